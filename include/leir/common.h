@@ -1,0 +1,133 @@
+/*
+ * libleir — common definitions: versions, status codes, the last-error
+ * record, dtypes and memory release.
+ *
+ * Conventions used by every libleir header:
+ *  - Every fallible call returns `leir_status` (0 = LEIR_OK, negative = error).
+ *    Details of the most recent failure on the calling thread are available from
+ *    leir_error_last(); reporting never allocates.
+ *  - Handles are opaque. A handle is not shared between threads without external
+ *    locking; distinct handles are independent.
+ *  - Ownership is written on each function: "borrowed" (valid as long as the
+ *    owning handle lives and is not modified), "copied" (the library keeps its
+ *    own copy), or "caller frees with leir_free()" / a type-specific _free.
+ *  - Strings are UTF-8 and NUL-terminated; large texts also carry lengths.
+ */
+#ifndef LEIR_COMMON_H
+#define LEIR_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ----- export macro ---------------------------------------------------- */
+#if defined(LEIR_BUILDING_LIBRARY) && defined(__GNUC__)
+#define LEIR_API __attribute__((visibility("default")))
+#else
+#define LEIR_API
+#endif
+
+/* ----- versions -------------------------------------------------------- */
+/* Library version: same major = ABI compatible. */
+#define LEIR_VERSION_MAJOR 0
+#define LEIR_VERSION_MINOR 1
+#define LEIR_VERSION_PATCH 0
+#define LEIR_VERSION_STRING "0.1.0"
+#define LEIR_VERSION_NUMBER \
+  (LEIR_VERSION_MAJOR * 10000 + LEIR_VERSION_MINOR * 100 + LEIR_VERSION_PATCH)
+/* Version of the LEIR text language (spec/leir.md), independent of the library. */
+#define LEIR_LANGUAGE_VERSION 1
+
+/* Library version string of the loaded library ("0.1.0"); static storage. */
+LEIR_API const char *leir_version(void);
+/* LEIR_VERSION_NUMBER of the loaded library. */
+LEIR_API int leir_version_number(void);
+
+/* ----- status codes ---------------------------------------------------- */
+/* One table generates the enum, the names and the messages. */
+#define LEIR_STATUS_TABLE(X)                                                   \
+  X(OK, 0, "success")                                                          \
+  X(ERR_PARSE, -1, "malformed LEIR text")                                      \
+  X(ERR_INVALID, -2, "program failed a static check")                          \
+  X(ERR_ARGUMENT, -3, "invalid argument")                                      \
+  X(ERR_NOMEM, -4, "out of memory")                                            \
+  X(ERR_IO, -5, "input/output error")                                          \
+  X(ERR_LIMIT, -6, "a configured limit was exceeded")                          \
+  X(ERR_SIGNATURE, -7, "missing, ambiguous or inconsistent signature")         \
+  X(ERR_NOT_APPLICABLE, -8, "the strategy does not apply")                     \
+  X(ERR_COMPILE, -9, "the backend compiler rejected the lowered code")         \
+  X(ERR_RUNTIME, -10, "the program failed while running")                      \
+  X(ERR_TIMEOUT, -11, "the time limit was exceeded")                           \
+  X(ERR_NO_DEVICE, -12, "no device available for this backend")               \
+  X(ERR_UNSUPPORTED, -13, "not supported by this build or backend")            \
+  X(ERR_NOT_FOUND, -14, "not found")                                           \
+  X(ERR_CANCELLED, -15, "cancelled")                                           \
+  X(ERR_INTERNAL, -16, "internal error")
+
+typedef enum leir_status {
+#define LEIR__STATUS_ENUM(name, value, msg) LEIR_##name = value,
+  LEIR_STATUS_TABLE(LEIR__STATUS_ENUM)
+#undef LEIR__STATUS_ENUM
+} leir_status;
+
+/* "LEIR_ERR_PARSE" etc.; static storage; "LEIR_UNKNOWN_STATUS" if unknown. */
+LEIR_API const char *leir_status_name(leir_status status);
+/* One-line description of a status; static storage. */
+LEIR_API const char *leir_status_message(leir_status status);
+
+/* ----- last error ------------------------------------------------------ */
+/* Details of the most recent failure on the calling thread. Text fields are
+ * never NULL (empty when unknown). `line`/`column` are 1-based, 0 = unknown.
+ * `rule` names the violated rule ("parse.expected", "check.bounds", ...);
+ * `subject` names the tensor, loop, strategy or file concerned. */
+typedef struct leir_error {
+  leir_status status;
+  const char *message;
+  const char *rule;
+  const char *subject;
+  uint32_t line;
+  uint32_t column;
+} leir_error;
+
+/* Borrowed: valid until the next libleir call on this thread. Never NULL;
+ * status is LEIR_OK when no error was recorded since leir_error_clear(). */
+LEIR_API const leir_error *leir_error_last(void);
+LEIR_API void leir_error_clear(void);
+
+/* ----- memory ---------------------------------------------------------- */
+/* Releases memory the library returned with "caller frees with leir_free".
+ * NULL is a no-op. */
+LEIR_API void leir_free(void *ptr);
+
+/* ----- element types --------------------------------------------------- */
+typedef enum leir_dtype {
+  LEIR_F16 = 0,
+  LEIR_BF16,
+  LEIR_F32,
+  LEIR_F64,
+  LEIR_I8,
+  LEIR_I16,
+  LEIR_I32,
+  LEIR_I64,
+  LEIR_U8,
+  LEIR_BOOL,
+  LEIR_DTYPE_COUNT
+} leir_dtype;
+
+/* "f16", "bf16", ...; static storage; NULL for an invalid value. */
+LEIR_API const char *leir_dtype_name(leir_dtype dtype);
+/* Parses "f32" etc.; returns LEIR_ERR_ARGUMENT for an unknown name. */
+LEIR_API leir_status leir_dtype_from_name(const char *name, leir_dtype *out);
+/* Bytes per element in memory (bool is 1). 0 for an invalid value. */
+LEIR_API size_t leir_dtype_size(leir_dtype dtype);
+
+/* Memory scope of a tensor (a placement hint; never changes values). */
+typedef enum leir_scope { LEIR_SCOPE_GLOBAL = 0, LEIR_SCOPE_SHARED, LEIR_SCOPE_LOCAL } leir_scope;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LEIR_COMMON_H */

@@ -1,0 +1,114 @@
+/*
+ * Program analysis (spec/leir.md §3): loop-variable resolution, buffers and
+ * their shapes (§3.5), implicit initialization (§3.4), and the static checks
+ * of §3.6 (definedness, dtypes, provable bounds with guard narrowing,
+ * output shapes, limits). Backends run only programs whose analysis has no
+ * diagnostics, and use the tables below instead of re-deriving semantics.
+ */
+#ifndef LEIR_ANALYSIS_H
+#define LEIR_ANALYSIS_H
+
+#include "diag.h"
+#include "ir.h"
+
+typedef enum leir__init_kind {
+  LEIR__INIT_NONE = 0,
+  LEIR__INIT_ZERO,    /* X+..., X-... */
+  LEIR__INIT_ONE,     /* X*..., .../X */
+  LEIR__INIT_NEG_INF, /* max(X,...) */
+  LEIR__INIT_POS_INF  /* min(X,...) */
+} leir__init_kind;
+
+typedef enum leir__buffer_role {
+  LEIR__BUF_INPUT = 0,
+  LEIR__BUF_OUTPUT,
+  LEIR__BUF_TEMP /* intermediate */
+} leir__buffer_role;
+
+#define LEIR__NONE UINT32_MAX
+/* Hard cap on loops enclosing one equation (check option max_loop_depth is
+ * clamped to it); keeps per-equation scratch on the stack. */
+#define LEIR__MAX_LOOPS 64
+
+typedef struct leir__buffer {
+  uint32_t sym;
+  uint8_t dtype;
+  uint8_t scope;
+  uint8_t role;           /* leir__buffer_role */
+  uint32_t rank;
+  int64_t shape[LEIR_MAX_RANK];
+  uint64_t elements;      /* product of shape (1 for scalars) */
+  uint32_t decl;          /* signature index, LEIR__NONE for intermediates */
+  uint32_t first_writer;  /* index into eqs, LEIR__NONE if never written */
+  uint32_t last_writer;
+} leir__buffer;
+
+typedef struct leir__eqinfo {
+  const leir_equation *eq;
+  uint32_t top;                 /* index of the enclosing top-level nest */
+  const leir_nest *nest;        /* innermost enclosing nest */
+  uint32_t nloops;              /* loops enclosing the equation, all levels */
+  const leir__loop *const *loops; /* outermost first */
+  uint32_t lhs_buffer;
+  uint8_t init;                 /* leir__init_kind */
+  uint64_t evaluations;         /* product of enclosing extents (saturating) */
+} leir__eqinfo;
+
+typedef struct leir__analysis {
+  const leir_program *p;
+  leir__arena arena;
+  uint32_t nbuffers;
+  leir__buffer *buffers;   /* signature declarations first, in order */
+  uint32_t neqs;
+  leir__eqinfo *eqs;       /* program order: nests in text order, items in order */
+  uint32_t nids;           /* size of the by-id tables (program->next_id) */
+  uint32_t *expr_buffer;   /* by node id: buffer of a TENSOR node, else LEIR__NONE */
+  uint32_t *expr_loop;     /* by node id: VAR -> position in its equation's loop list */
+  uint32_t *eq_index;      /* by equation id: index into eqs, else LEIR__NONE */
+  uint64_t total_evaluations;
+} leir__analysis;
+
+/* Analyzes `p` against the declarations `sig` (n entries; usually the
+ * program's own). Findings go to `diags` (may be NULL). Returns LEIR_OK when
+ * there are none; LEIR_ERR_INVALID or LEIR_ERR_LIMIT otherwise, with the
+ * first finding as the last error. On LEIR_OK *out is set (caller frees with
+ * leir__analysis_free); on error *out is NULL unless `keep_on_error` is set
+ * (the tables are then best-effort). */
+leir_status leir__analyze(const leir_program *p, const leir__decl *sig, uint32_t nsig,
+                          const leir_check_options *opts, leir_diagnostics *diags,
+                          bool keep_on_error, leir__analysis **out);
+void leir__analysis_free(leir__analysis *a);
+
+/* Infers declarations (spec/leir.md §2) into `arena`. LEIR_ERR_SIGNATURE
+ * with a reason when the program has no well-defined interface. */
+leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,
+                              uint32_t *nout);
+
+/* The program's signature, or an inferred one (allocated in `arena`). */
+leir_status leir__effective_signature(const leir_program *p, leir__arena *arena,
+                                      const leir__decl **sig, uint32_t *nsig);
+
+/* Convenience: effective signature + analysis with default options. */
+leir_status leir__analyze_program(const leir_program *p, const leir_check_options *opts,
+                                  leir__analysis **out);
+
+/* ---- index ranges (lib/interval.c) ------------------------------------ */
+
+typedef struct leir__range {
+  int64_t lo, hi;
+  bool known; /* false: unknown (indirect index, non-integer, overflow) */
+} leir__range;
+
+/* Range of an index expression given ranges of the loop variables (by
+ * position in the equation's loop list, resolved through expr_loop). */
+leir__range leir__index_range(const leir__analysis *a, const leir_expr *e,
+                              const leir__range *vars);
+
+/* Narrows `vars` (nvars entries, modified in place) by assuming `cond` is
+ * true (`truth`) or false (!truth). Returns false when the assumption is
+ * unsatisfiable (the guarded branch never runs). Conditions it cannot use
+ * leave `vars` unchanged. */
+bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, leir__range *vars,
+                  uint32_t nvars);
+
+#endif

@@ -1,0 +1,838 @@
+/*
+ * Program analysis and static checks (spec/leir.md §3.4-§3.6).
+ *
+ * Four passes over the equations in program order:
+ *  1. collect equations with their enclosing loops; check extents, depth,
+ *     duplicate loop variables and work limits; resolve loop variables;
+ *  2. bind every tensor access to a buffer (known variable, or the latest
+ *     intermediate buffer of that name and rank), infer intermediate shapes
+ *     from left-hand subscripts, decide implicit initialization, and flag
+ *     reads of never-written data and dtype conflicts;
+ *  3. prove every access in bounds by interval analysis, narrowing loop
+ *     ranges by if_then_else guards on the lazily evaluated branch;
+ *  4. compare the outputs' written shapes with the signature; size limits.
+ * The same passes infer a signature when asked (infer mode): tensors never
+ * written become inputs whose shapes grow with their (narrowed) reads.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "error.h"
+
+typedef struct ctx {
+  leir__analysis *a;
+  const leir_program *p;
+  const leir__decl *sig;
+  uint32_t nsig;
+  leir_check_options o;
+  leir_diagnostics *diags;
+  bool infer;
+  uint32_t nfindings;
+  leir_status first;
+  uint32_t nsyms;
+  uint32_t *decl_of;       /* by symbol */
+  uint32_t *latest;        /* by symbol: newest buffer */
+  bool *written_anywhere;  /* by symbol (infer mode) */
+  uint32_t cap_buffers;
+  uint32_t *prev;          /* by buffer: older buffer of the same symbol */
+  int64_t (*written)[LEIR_MAX_RANK]; /* by buffer: 1 + highest written index */
+  uint32_t *last_write_top, *last_read_top; /* by buffer */
+  uint32_t cap_eqs;
+  const leir__loop *stack[LEIR__MAX_LOOPS];
+} ctx;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 6, 7)))
+#endif
+static void
+finding(ctx *c, leir_status status, uint32_t pos, const char *rule, const char *subject,
+        const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  uint32_t line, col;
+  leir__position(c->p, pos, &line, &col);
+  if (c->nfindings++ == 0) {
+    c->first = status;
+    leir__error_set(status, rule, subject, line, col, msg);
+  }
+  leir__diag_add(c->diags, rule, subject, line, col, "%s", msg);
+}
+
+static const char *sym_name(ctx *c, uint32_t sym) { return leir__sym_name(c->p, sym); }
+
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static void nomem(ctx *c) {
+  if (c->nfindings++ == 0) {
+    c->first = LEIR_ERR_NOMEM;
+    leir__error_nomem();
+  }
+}
+
+/* ---- pass 1: equations, loops, variables ------------------------------ */
+
+static void resolve_vars(ctx *c, const leir_expr *e, uint32_t depth) {
+  if (e->kind == LEIR_EXPR_VAR) {
+    uint32_t slot = LEIR__NONE;
+    for (uint32_t k = depth; k-- > 0;)
+      if (c->stack[k]->sym == e->sym) {
+        slot = k;
+        break;
+      }
+    if (e->id < c->a->nids) c->a->expr_loop[e->id] = slot;
+    if (slot == LEIR__NONE)
+      finding(c, LEIR_ERR_INVALID, e->pos, "check.unknown-var", sym_name(c, e->sym),
+              "'%s' is not a loop variable of an enclosing loop", sym_name(c, e->sym));
+  }
+  for (uint32_t k = 0; k < e->n; k++) resolve_vars(c, e->kids[k], depth);
+}
+
+static bool add_equation(ctx *c, const leir_equation *eq, uint32_t top, const leir_nest *nest,
+                         uint32_t depth, uint64_t evals) {
+  leir__analysis *a = c->a;
+  if (a->neqs == c->cap_eqs) {
+    uint32_t cap = c->cap_eqs ? c->cap_eqs * 2 : 16;
+    leir__eqinfo *eqs = realloc(a->eqs, cap * sizeof *eqs);
+    if (!eqs) return false;
+    a->eqs = eqs;
+    c->cap_eqs = cap;
+  }
+  const leir__loop **loops = NULL;
+  if (depth) {
+    loops = leir__arena_alloc(&a->arena, depth * sizeof *loops);
+    if (!loops) return false;
+    memcpy(loops, c->stack, depth * sizeof *loops);
+  }
+  leir__eqinfo *info = &a->eqs[a->neqs];
+  memset(info, 0, sizeof *info);
+  info->eq = eq;
+  info->top = top;
+  info->nest = nest;
+  info->nloops = depth;
+  info->loops = loops;
+  info->lhs_buffer = LEIR__NONE;
+  info->evaluations = evals;
+  if (eq->id < a->nids) a->eq_index[eq->id] = a->neqs;
+  a->neqs++;
+  resolve_vars(c, eq->lhs, depth);
+  resolve_vars(c, eq->rhs, depth);
+  return true;
+}
+
+static uint64_t collect(ctx *c, const leir_nest *n, uint32_t top, uint32_t depth,
+                        uint64_t evals) {
+  uint32_t d = depth;
+  for (uint32_t k = 0; k < n->nloops; k++) {
+    const leir__loop *l = &n->loops[k];
+    const char *v = sym_name(c, l->sym);
+    if (l->extent < 1)
+      finding(c, LEIR_ERR_INVALID, l->pos, "check.extent", v,
+              "loop '%s' has extent %lld; extents must be at least 1", v, (long long)l->extent);
+    else if (l->extent > c->o.max_extent)
+      finding(c, LEIR_ERR_LIMIT, l->pos, "limit.extent", v,
+              "loop '%s' has extent %lld, above the limit of %lld", v, (long long)l->extent,
+              (long long)c->o.max_extent);
+    for (uint32_t s = 0; s < d; s++)
+      if (c->stack[s]->sym == l->sym) {
+        finding(c, LEIR_ERR_INVALID, l->pos, "check.duplicate-loop", v,
+                "loop variable '%s' is already used by an enclosing loop", v);
+        break;
+      }
+    if (d >= c->o.max_loop_depth) {
+      finding(c, LEIR_ERR_LIMIT, l->pos, "limit.depth", v,
+              "more than %u loops enclose this point", c->o.max_loop_depth);
+      return 0;
+    }
+    c->stack[d++] = l;
+    evals = sat_mul(evals, l->extent > 0 ? (uint64_t)l->extent : 0);
+  }
+  uint64_t work = 0;
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].eq) {
+      if (!add_equation(c, n->items[k].eq, top, n, d, evals)) {
+        nomem(c);
+        return work;
+      }
+      work = sat_add(work, evals);
+    } else {
+      work = sat_add(work, collect(c, n->items[k].nest, top, d, evals));
+    }
+  }
+  return work;
+}
+
+/* ---- pass 2: buffers ---------------------------------------------------- */
+
+static uint32_t find_buffer(ctx *c, uint32_t sym, uint32_t rank) {
+  for (uint32_t b = c->latest[sym]; b != LEIR__NONE; b = c->prev[b])
+    if (c->a->buffers[b].rank == rank) return b;
+  return LEIR__NONE;
+}
+
+static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
+  leir__analysis *a = c->a;
+  if (a->nbuffers == c->cap_buffers) {
+    uint32_t cap = c->cap_buffers ? c->cap_buffers * 2 : 16;
+    leir__buffer *bufs = realloc(a->buffers, cap * sizeof *bufs);
+    uint32_t *prev = bufs ? realloc(c->prev, cap * sizeof *prev) : NULL;
+    if (prev) c->prev = prev;
+    int64_t(*written)[LEIR_MAX_RANK] = prev ? realloc(c->written, cap * sizeof *written) : NULL;
+    if (written) c->written = written;
+    uint32_t *lw = written ? realloc(c->last_write_top, cap * sizeof *lw) : NULL;
+    if (lw) c->last_write_top = lw;
+    uint32_t *lr = lw ? realloc(c->last_read_top, cap * sizeof *lr) : NULL;
+    if (lr) c->last_read_top = lr;
+    if (bufs) a->buffers = bufs;
+    if (!lr) {
+      nomem(c);
+      return LEIR__NONE;
+    }
+    c->cap_buffers = cap;
+  }
+  uint32_t b = a->nbuffers++;
+  leir__buffer *buf = &a->buffers[b];
+  memset(buf, 0, sizeof *buf);
+  buf->sym = t->sym;
+  buf->dtype = t->dtype;
+  buf->scope = t->scope;
+  buf->role = (uint8_t)role;
+  buf->rank = t->n;
+  buf->decl = LEIR__NONE;
+  buf->first_writer = buf->last_writer = LEIR__NONE;
+  memset(c->written[b], 0, sizeof c->written[b]);
+  c->last_write_top[b] = c->last_read_top[b] = LEIR__NONE;
+  c->prev[b] = c->latest[t->sym];
+  c->latest[t->sym] = b;
+  return b;
+}
+
+static bool known_access_ok(ctx *c, const leir_expr *t, uint32_t decl) {
+  const leir__decl *d = &c->sig[decl];
+  const char *name = sym_name(c, t->sym);
+  if (t->n != d->rank) {
+    finding(c, LEIR_ERR_INVALID, t->pos, "check.rank", name,
+            "%s is used with %u subscript%s but the signature gives it rank %u", name, t->n,
+            t->n == 1 ? "" : "s", d->rank);
+    return false;
+  }
+  if (t->dtype != d->dtype) {
+    finding(c, LEIR_ERR_INVALID, t->pos, "check.dtype", name,
+            "%s is written ^{%s,...} but the signature declares %s", name,
+            leir_dtype_name((leir_dtype)t->dtype), leir_dtype_name((leir_dtype)d->dtype));
+    return false;
+  }
+  return true;
+}
+
+/* Binds every TENSOR node under e (except the left-hand tensor itself). */
+static void bind_reads(ctx *c, const leir_expr *e, uint32_t eqi) {
+  leir__analysis *a = c->a;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    const char *name = sym_name(c, e->sym);
+    uint32_t b = LEIR__NONE;
+    if (c->decl_of[e->sym] != LEIR__NONE) {
+      if (known_access_ok(c, e, c->decl_of[e->sym])) b = c->decl_of[e->sym];
+    } else {
+      b = find_buffer(c, e->sym, e->n);
+      if (b == LEIR__NONE && c->infer && !c->written_anywhere[e->sym]) {
+        b = new_buffer(c, e, LEIR__BUF_INPUT);
+      } else if (b == LEIR__NONE) {
+        if (c->latest[e->sym] != LEIR__NONE)
+          finding(c, LEIR_ERR_INVALID, e->pos, "check.rank", name,
+                  "%s is read with %u subscript%s but was defined with %u", name, e->n,
+                  e->n == 1 ? "" : "s", a->buffers[c->latest[e->sym]].rank);
+        else if (c->written_anywhere[e->sym])
+          finding(c, LEIR_ERR_INVALID, e->pos, "check.undefined", name,
+                  "%s is read before any equation writes it", name);
+        else
+          finding(c, LEIR_ERR_INVALID, e->pos, "check.undefined", name,
+                  "%s is neither a known variable (signature) nor written by the program",
+                  name);
+      } else if (a->buffers[b].dtype != e->dtype) {
+        finding(c, LEIR_ERR_INVALID, e->pos, "check.dtype", name,
+                "%s is read as %s but its buffer holds %s", name,
+                leir_dtype_name((leir_dtype)e->dtype),
+                leir_dtype_name((leir_dtype)a->buffers[b].dtype));
+        b = LEIR__NONE;
+      }
+    }
+    if (e->id < a->nids) a->expr_buffer[e->id] = b;
+    if (b != LEIR__NONE) {
+      uint32_t top = a->eqs[eqi].top;
+      if (c->last_read_top[b] == LEIR__NONE || c->last_read_top[b] < top)
+        c->last_read_top[b] = top;
+      const leir__buffer *buf = &a->buffers[b];
+      if (buf->role == LEIR__BUF_OUTPUT && buf->first_writer == LEIR__NONE &&
+          b != a->eqs[eqi].lhs_buffer)
+        finding(c, LEIR_ERR_INVALID, e->pos, "check.uninitialized", name,
+                "output %s is read before any equation writes it", name);
+    }
+  }
+  for (uint32_t k = 0; k < e->n; k++) bind_reads(c, e->kids[k], eqi);
+}
+
+static const leir_expr *first_read_of(const leir__analysis *a, const leir_expr *e, uint32_t b) {
+  if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids && a->expr_buffer[e->id] == b) return e;
+  for (uint32_t k = 0; k < e->n; k++) {
+    const leir_expr *hit = first_read_of(a, e->kids[k], b);
+    if (hit) return hit;
+  }
+  return NULL;
+}
+
+static bool same_subscript(const leir_program *p, const leir_expr *x, const leir_expr *y) {
+  if (x->n != y->n) return false;
+  for (uint32_t k = 0; k < x->n; k++)
+    if (!leir__expr_equal(p, x->kids[k], p, y->kids[k])) return false;
+  return true;
+}
+
+/* §3.4 rule 3: the syntactic accumulation forms. */
+static leir__init_kind init_form(const leir_expr *rhs, const leir_expr *x) {
+  const leir_expr *e = rhs, *parent = NULL;
+  while (e->kind == LEIR_EXPR_BINARY) {
+    parent = e;
+    e = e->kids[0];
+  }
+  if (e == x && parent) {
+    if (parent->op == LEIR_OP_ADD || parent->op == LEIR_OP_SUB) return LEIR__INIT_ZERO;
+    if (parent->op == LEIR_OP_MUL) return LEIR__INIT_ONE;
+  }
+  if (rhs->kind == LEIR_EXPR_CALL && rhs->n >= 2 && rhs->kids[0] == x) {
+    if (rhs->op == LEIR_OP_MAX) return LEIR__INIT_NEG_INF;
+    if (rhs->op == LEIR_OP_MIN) return LEIR__INIT_POS_INF;
+  }
+  e = rhs;
+  parent = NULL;
+  while (e->kind == LEIR_EXPR_BINARY) {
+    parent = e;
+    e = e->kids[1];
+  }
+  if (e == x && parent && parent->op == LEIR_OP_DIV) return LEIR__INIT_ONE;
+  return LEIR__INIT_NONE;
+}
+
+/* Any self-read of the element being defined (same subscript)? */
+static const leir_expr *same_element_read(const leir__analysis *a, const leir_expr *e,
+                                          const leir_expr *lhs, uint32_t b) {
+  if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids && a->expr_buffer[e->id] == b &&
+      same_subscript(a->p, e, lhs))
+    return e;
+  for (uint32_t k = 0; k < e->n; k++) {
+    const leir_expr *hit = same_element_read(a, e->kids[k], lhs, b);
+    if (hit) return hit;
+  }
+  return NULL;
+}
+
+static void full_ranges(const leir__eqinfo *info, leir__range *vars) {
+  for (uint32_t k = 0; k < info->nloops; k++) {
+    vars[k].lo = 0;
+    vars[k].hi = info->loops[k]->extent - 1;
+    vars[k].known = info->loops[k]->extent >= 1;
+  }
+}
+
+static bool contains_tensor(const leir_expr *e) {
+  if (e->kind == LEIR_EXPR_TENSOR) return true;
+  for (uint32_t k = 0; k < e->n; k++)
+    if (contains_tensor(e->kids[k])) return true;
+  return false;
+}
+
+static void define(ctx *c, uint32_t eqi) {
+  leir__analysis *a = c->a;
+  leir__eqinfo *info = &a->eqs[eqi];
+  const leir_expr *lhs = info->eq->lhs;
+  const char *name = sym_name(c, lhs->sym);
+  uint32_t b = LEIR__NONE;
+  uint32_t decl = c->decl_of[lhs->sym];
+  if (decl != LEIR__NONE) {
+    if (known_access_ok(c, lhs, decl)) b = decl;
+    if (b != LEIR__NONE && a->buffers[b].role == LEIR__BUF_INPUT) {
+      finding(c, LEIR_ERR_INVALID, lhs->pos, "check.input-written", name,
+              "%s is an input and cannot be written", name);
+      b = LEIR__NONE;
+    }
+  } else {
+    b = find_buffer(c, lhs->sym, lhs->n);
+    if (b != LEIR__NONE && a->buffers[b].dtype != lhs->dtype) {
+      uint32_t line = 0, col = 0, fw = a->buffers[b].first_writer;
+      if (fw != LEIR__NONE) leir__position(c->p, a->eqs[fw].eq->lhs->pos, &line, &col);
+      finding(c, LEIR_ERR_INVALID, lhs->pos, "check.dtype", name,
+              "%s is written as %s here but as %s at %u:%u", name,
+              leir_dtype_name((leir_dtype)lhs->dtype),
+              leir_dtype_name((leir_dtype)a->buffers[b].dtype), line, col);
+      b = LEIR__NONE;
+    } else if (b == LEIR__NONE) {
+      b = new_buffer(c, lhs, LEIR__BUF_TEMP);
+    }
+  }
+  info->lhs_buffer = b;
+  if (lhs->id < a->nids) a->expr_buffer[lhs->id] = b;
+
+  /* Shape of intermediates (and written extent of outputs) from the LHS. */
+  if (b != LEIR__NONE) {
+    leir__range vars[LEIR__MAX_LOOPS];
+    full_ranges(info, vars);
+    leir__buffer *buf = &a->buffers[b];
+    for (uint32_t k = 0; k < lhs->n; k++) {
+      const leir_expr *ix = lhs->kids[k];
+      leir__range r = leir__index_range(a, ix, vars);
+      if (!r.known) {
+        if (buf->role == LEIR__BUF_TEMP || !contains_tensor(ix))
+          finding(c, LEIR_ERR_INVALID, ix->pos, "check.shape", name,
+                  "cannot bound subscript %u of %s on the left-hand side (%s)", k + 1, name,
+                  contains_tensor(ix) ? "an indirect index cannot define an intermediate's shape"
+                                      : "not an integer expression of loop variables");
+        else
+          c->written[b][k] = -1; /* indirect write: checked at run time */
+        continue;
+      }
+      if (r.lo < 0) {
+        finding(c, LEIR_ERR_INVALID, ix->pos, "check.bounds", name,
+                "subscript %u of %s can be %lld on the left-hand side; indices start at 0",
+                k + 1, name, (long long)r.lo);
+        continue;
+      }
+      int64_t extent = r.hi == INT64_MAX ? INT64_MAX : r.hi + 1;
+      if (buf->role == LEIR__BUF_TEMP && extent > buf->shape[k]) buf->shape[k] = extent;
+      if (c->written[b][k] >= 0 && extent > c->written[b][k]) c->written[b][k] = extent;
+    }
+    uint32_t top = info->top;
+    if (c->last_write_top[b] == LEIR__NONE || c->last_write_top[b] < top)
+      c->last_write_top[b] = top;
+  }
+
+  /* Reads (right side and any indirect index on the left). */
+  for (uint32_t k = 0; k < lhs->n; k++) bind_reads(c, lhs->kids[k], eqi);
+  bind_reads(c, info->eq->rhs, eqi);
+
+  /* Implicit initialization (§3.4) and reads of the element being defined. */
+  if (b != LEIR__NONE && a->buffers[b].role != LEIR__BUF_INPUT &&
+      a->buffers[b].first_writer == LEIR__NONE) {
+    const leir_expr *rhs = info->eq->rhs;
+    const leir_expr *x = first_read_of(a, rhs, b);
+    if (x && same_subscript(c->p, x, lhs)) info->init = (uint8_t)init_form(rhs, x);
+    if (info->init == LEIR__INIT_NONE) {
+      const leir_expr *bad = same_element_read(a, rhs, lhs, b);
+      if (bad)
+        finding(c, LEIR_ERR_INVALID, bad->pos, "check.uninitialized", name,
+                "%s is read before it is written: only X+..., X-..., X*..., .../X, "
+                "max(X,...) and min(X,...) start from an implicit initial value",
+                name);
+    }
+  }
+  if (b != LEIR__NONE) {
+    if (a->buffers[b].first_writer == LEIR__NONE) a->buffers[b].first_writer = eqi;
+    a->buffers[b].last_writer = eqi;
+  }
+}
+
+/* ---- pass 3: bounds ----------------------------------------------------- */
+
+static void check_access(ctx *c, const leir_expr *t, const leir__range *vars, bool is_lhs);
+
+static void check_expr(ctx *c, const leir_expr *e, leir__range *vars, uint32_t nvars) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    check_access(c, e, vars, false);
+    for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], vars, nvars);
+    return;
+  }
+  if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
+    check_expr(c, e->kids[0], vars, nvars);
+    for (int branch = 1; branch <= 2; branch++) {
+      leir__range narrowed[LEIR__MAX_LOOPS];
+      memcpy(narrowed, vars, nvars * sizeof *vars);
+      if (leir__narrow(c->a, e->kids[0], branch == 1, narrowed, nvars))
+        check_expr(c, e->kids[branch], narrowed, nvars);
+    }
+    return;
+  }
+  for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], vars, nvars);
+}
+
+static void check_access(ctx *c, const leir_expr *t, const leir__range *vars, bool is_lhs) {
+  leir__analysis *a = c->a;
+  uint32_t b = t->id < a->nids ? a->expr_buffer[t->id] : LEIR__NONE;
+  if (b == LEIR__NONE) return;
+  leir__buffer *buf = &a->buffers[b];
+  if (is_lhs && buf->role == LEIR__BUF_TEMP) return; /* defines the shape */
+  const char *name = sym_name(c, t->sym);
+  for (uint32_t k = 0; k < t->n && k < buf->rank; k++) {
+    const leir_expr *ix = t->kids[k];
+    leir__range r = leir__index_range(a, ix, vars);
+    if (!r.known) {
+      if (!contains_tensor(ix))
+        finding(c, LEIR_ERR_INVALID, ix->pos, "check.bounds", name,
+                "cannot bound subscript %u of %s (not an integer expression of loop "
+                "variables, or it overflows)",
+                k + 1, name);
+      else if (c->infer && buf->role == LEIR__BUF_INPUT)
+        buf->shape[k] = -1; /* marks an ambiguous input extent */
+      continue;             /* indirect: checked at run time by the backends */
+    }
+    if (c->infer && buf->role == LEIR__BUF_INPUT) {
+      if (r.lo < 0) {
+        finding(c, LEIR_ERR_INVALID, ix->pos, "check.bounds", name,
+                "subscript %u of %s can be %lld; indices start at 0", k + 1, name,
+                (long long)r.lo);
+      } else if (buf->shape[k] >= 0) {
+        int64_t extent = r.hi == INT64_MAX ? INT64_MAX : r.hi + 1;
+        if (extent > buf->shape[k]) buf->shape[k] = extent;
+      }
+      continue;
+    }
+    if (r.lo < 0 || r.hi >= buf->shape[k]) {
+      finding(c, LEIR_ERR_INVALID, ix->pos, "check.bounds", name,
+              "subscript %u of %s ranges over [%lld, %lld] but the dimension has extent %lld",
+              k + 1, name, (long long)r.lo, (long long)r.hi, (long long)buf->shape[k]);
+    }
+  }
+}
+
+static void check_bounds(ctx *c, uint32_t eqi) {
+  const leir__eqinfo *info = &c->a->eqs[eqi];
+  leir__range vars[LEIR__MAX_LOOPS];
+  full_ranges(info, vars);
+  const leir_expr *lhs = info->eq->lhs;
+  check_access(c, lhs, vars, true);
+  for (uint32_t k = 0; k < lhs->n; k++) check_expr(c, lhs->kids[k], vars, info->nloops);
+  check_expr(c, info->eq->rhs, vars, info->nloops);
+}
+
+/* ---- pass 4: outputs and sizes ------------------------------------------ */
+
+static void format_shape(char *buf, size_t cap, const int64_t *shape, uint32_t rank) {
+  size_t n = 0;
+  n += (size_t)snprintf(buf + n, cap - n, "[");
+  for (uint32_t k = 0; k < rank && n < cap; k++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", k ? ", " : "", (long long)shape[k]);
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+static void check_outputs(ctx *c) {
+  leir__analysis *a = c->a;
+  for (uint32_t b = 0; b < a->nbuffers; b++) {
+    leir__buffer *buf = &a->buffers[b];
+    const char *name = sym_name(c, buf->sym);
+    buf->elements = 1;
+    for (uint32_t k = 0; k < buf->rank; k++)
+      buf->elements = sat_mul(buf->elements, buf->shape[k] > 0 ? (uint64_t)buf->shape[k] : 0);
+    if (buf->elements > c->o.max_buffer_elements)
+      finding(c, LEIR_ERR_LIMIT, LEIR__NOPOS, "limit.buffer", name,
+              "%s would hold %llu elements, above the limit of %llu", name,
+              (unsigned long long)buf->elements, (unsigned long long)c->o.max_buffer_elements);
+    if (c->infer || buf->role != LEIR__BUF_OUTPUT) continue;
+    if (buf->first_writer == LEIR__NONE) {
+      finding(c, LEIR_ERR_INVALID, LEIR__NOPOS, "check.output", name,
+              "output %s is never written", name);
+      continue;
+    }
+    bool differs = false;
+    int64_t written[LEIR_MAX_RANK];
+    for (uint32_t k = 0; k < buf->rank; k++) {
+      written[k] = c->written[b][k] < 0 ? buf->shape[k] : c->written[b][k];
+      if (written[k] != buf->shape[k]) differs = true;
+    }
+    if (differs) {
+      char got[256], want[256];
+      format_shape(got, sizeof got, written, buf->rank);
+      format_shape(want, sizeof want, buf->shape, buf->rank);
+      finding(c, LEIR_ERR_INVALID, a->eqs[buf->first_writer].eq->lhs->pos, "check.output-shape",
+              name, "output %s is written over shape %s but the signature declares %s", name,
+              got, want);
+    }
+  }
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+void leir__analysis_free(leir__analysis *a) {
+  if (!a) return;
+  free(a->buffers);
+  free(a->eqs);
+  free(a->expr_buffer);
+  free(a->expr_loop);
+  free(a->eq_index);
+  leir__arena_release(&a->arena);
+  free(a);
+}
+
+static void mark_written(ctx *c, const leir_nest *n) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].eq)
+      c->written_anywhere[n->items[k].eq->lhs->sym] = true;
+    else
+      mark_written(c, n->items[k].nest);
+  }
+}
+
+static leir_status run(ctx *c) {
+  const leir_program *p = c->p;
+  leir__analysis *a = c->a;
+  c->nsyms = p->syms.count;
+  size_t ns = c->nsyms ? c->nsyms : 1;
+  c->decl_of = malloc(ns * sizeof *c->decl_of);
+  c->latest = malloc(ns * sizeof *c->latest);
+  c->written_anywhere = calloc(ns, sizeof *c->written_anywhere);
+  a->nids = p->next_id;
+  size_t ni = a->nids ? a->nids : 1;
+  a->expr_buffer = malloc(ni * sizeof *a->expr_buffer);
+  a->expr_loop = malloc(ni * sizeof *a->expr_loop);
+  a->eq_index = malloc(ni * sizeof *a->eq_index);
+  if (!c->decl_of || !c->latest || !c->written_anywhere || !a->expr_buffer || !a->expr_loop ||
+      !a->eq_index) {
+    nomem(c);
+    return c->first;
+  }
+  memset(c->decl_of, 0xff, ns * sizeof *c->decl_of);
+  memset(c->latest, 0xff, ns * sizeof *c->latest);
+  memset(a->expr_buffer, 0xff, ni * sizeof *a->expr_buffer);
+  memset(a->expr_loop, 0xff, ni * sizeof *a->expr_loop);
+  memset(a->eq_index, 0xff, ni * sizeof *a->eq_index);
+
+  /* Known variables become buffers 0..nsig-1. */
+  for (uint32_t i = 0; i < c->nsig; i++) {
+    const leir__decl *d = &c->sig[i];
+    leir_expr fake;
+    memset(&fake, 0, sizeof fake);
+    fake.sym = d->sym;
+    fake.dtype = d->dtype;
+    fake.n = d->rank;
+    uint32_t b = new_buffer(
+        c, &fake, d->role == LEIR_ROLE_INPUT ? LEIR__BUF_INPUT : LEIR__BUF_OUTPUT);
+    if (b == LEIR__NONE) return c->first;
+    a->buffers[b].decl = i;
+    for (uint32_t k = 0; k < d->rank; k++) a->buffers[b].shape[k] = d->shape[k];
+    c->decl_of[d->sym] = i;
+  }
+  for (uint32_t t = 0; t < p->nnests; t++) mark_written(c, p->nests[t]);
+
+  /* pass 1 */
+  uint64_t total = 0;
+  for (uint32_t t = 0; t < p->nnests; t++) {
+    uint64_t work = collect(c, p->nests[t], t, 0, 1);
+    if (work > c->o.max_nest_iterations)
+      finding(c, LEIR_ERR_LIMIT, p->nests[t]->pos, "limit.iterations", NULL,
+              "this nest runs %llu equation evaluations, above the limit of %llu",
+              (unsigned long long)work, (unsigned long long)c->o.max_nest_iterations);
+    total = sat_add(total, work);
+  }
+  a->total_evaluations = total;
+  if (total > c->o.max_total_iterations)
+    finding(c, LEIR_ERR_LIMIT, LEIR__NOPOS, "limit.iterations", NULL,
+            "the program runs %llu equation evaluations, above the limit of %llu",
+            (unsigned long long)total, (unsigned long long)c->o.max_total_iterations);
+  if (c->nfindings) return c->first; /* later passes need resolved loops */
+  /* pass 2 */
+  for (uint32_t i = 0; i < a->neqs; i++) define(c, i);
+  /* pass 3 */
+  for (uint32_t i = 0; i < a->neqs; i++) check_bounds(c, i);
+  /* pass 4 */
+  check_outputs(c);
+  return c->nfindings ? c->first : LEIR_OK;
+}
+
+static void free_ctx(ctx *c) {
+  free(c->decl_of);
+  free(c->latest);
+  free(c->written_anywhere);
+  free(c->prev);
+  free(c->written);
+  free(c->last_write_top);
+  free(c->last_read_top);
+}
+
+static leir_status setup(ctx *c, const leir_program *p, const leir__decl *sig, uint32_t nsig,
+                         const leir_check_options *opts, leir_diagnostics *diags) {
+  memset(c, 0, sizeof *c);
+  leir_check_options o = LEIR_CHECK_OPTIONS_INIT;
+  if (opts) {
+    if (opts->size < sizeof(leir_check_options))
+      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                         "leir_check_options.size is too small (use LEIR_CHECK_OPTIONS_INIT)");
+    o = *opts;
+  }
+  if (o.max_loop_depth > LEIR__MAX_LOOPS || o.max_loop_depth == 0) o.max_loop_depth = LEIR__MAX_LOOPS;
+  c->o = o;
+  c->p = p;
+  c->sig = sig;
+  c->nsig = nsig;
+  c->diags = diags;
+  c->first = LEIR_OK;
+  c->a = calloc(1, sizeof *c->a);
+  if (!c->a) return leir__error_nomem();
+  c->a->p = p;
+  leir__arena_init(&c->a->arena, 4096);
+  return LEIR_OK;
+}
+
+leir_status leir__analyze(const leir_program *p, const leir__decl *sig, uint32_t nsig,
+                          const leir_check_options *opts, leir_diagnostics *diags,
+                          bool keep_on_error, leir__analysis **out) {
+  *out = NULL;
+  ctx c;
+  leir_status st = setup(&c, p, sig, nsig, opts, diags);
+  if (st != LEIR_OK) return st;
+  st = run(&c);
+  free_ctx(&c);
+  if (diags) leir__diags_sort(diags);
+  if (st != LEIR_OK && !keep_on_error) {
+    leir__analysis_free(c.a);
+    return st;
+  }
+  *out = c.a;
+  return st;
+}
+
+/* ---- signature inference (spec/leir.md §2) ------------------------------ */
+
+static int by_name_index(const leir_program *p, uint32_t x, uint32_t y) {
+  const char *nx = leir__sym_name(p, x), *ny = leir__sym_name(p, y);
+  int64_t ix = leir__tensor_index_of_name(nx, strlen(nx));
+  int64_t iy = leir__tensor_index_of_name(ny, strlen(ny));
+  if (ix >= 0 && iy >= 0 && ix != iy) return ix < iy ? -1 : 1;
+  if ((ix >= 0) != (iy >= 0)) return ix >= 0 ? -1 : 1;
+  return strcmp(nx, ny);
+}
+
+leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,
+                              uint32_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  ctx c;
+  leir_status st = setup(&c, p, NULL, 0, NULL, NULL);
+  if (st != LEIR_OK) return st;
+  c.infer = true;
+  /* Inference tolerates nothing: a program that fails the checks has no
+   * well-defined interface. */
+  st = run(&c);
+  leir__analysis *a = c.a;
+  if (st != LEIR_OK) {
+    const leir_error *e = leir_error_last();
+    leir__error(LEIR_ERR_SIGNATURE, e->rule, e->subject, e->line, e->column,
+                "cannot infer a signature: %s", e->message);
+    st = LEIR_ERR_SIGNATURE;
+    goto done;
+  }
+  uint32_t *inputs = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *inputs);
+  uint32_t *outputs = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *outputs);
+  uint32_t nin = 0, nouts = 0;
+  if (!inputs || !outputs) {
+    free(inputs);
+    free(outputs);
+    st = leir__error_nomem();
+    goto done;
+  }
+  for (uint32_t b = 0; b < a->nbuffers; b++) {
+    const leir__buffer *buf = &a->buffers[b];
+    const char *name = leir__sym_name(p, buf->sym);
+    if (buf->role == LEIR__BUF_INPUT) {
+      for (uint32_t k = 0; k < buf->rank; k++)
+        if (buf->shape[k] < 0) {
+          st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
+                           "cannot infer the extent of input %s along dimension %u: it is "
+                           "only indexed indirectly; give a signature",
+                           name, k + 1);
+        }
+      if (c.latest[buf->sym] != b) {
+        st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
+                         "input %s is read with different ranks; give a signature", name);
+      }
+      inputs[nin++] = b;
+    } else if (c.last_read_top[b] == LEIR__NONE || c.last_read_top[b] <= c.last_write_top[b]) {
+      for (uint32_t o = 0; o < nouts; o++)
+        if (a->buffers[outputs[o]].sym == buf->sym)
+          st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
+                           "%s is a result with two different ranks; give a signature", name);
+      outputs[nouts++] = b;
+    }
+  }
+  if (st == LEIR_OK && nouts == 0)
+    st = leir__error(LEIR_ERR_SIGNATURE, "signature.no-output", NULL, 0, 0,
+                     "the program has no outputs (every result is read by a later nest)");
+  if (st == LEIR_OK) {
+    /* insertion sort by name index */
+    uint32_t *lists[2] = {inputs, outputs};
+    uint32_t counts[2] = {nin, nouts};
+    for (int l = 0; l < 2; l++)
+      for (uint32_t i = 1; i < counts[l]; i++) {
+        uint32_t x = lists[l][i], j = i;
+        while (j > 0 && by_name_index(p, a->buffers[x].sym, a->buffers[lists[l][j - 1]].sym) < 0) {
+          lists[l][j] = lists[l][j - 1];
+          j--;
+        }
+        lists[l][j] = x;
+      }
+    leir__decl *decls = leir__arena_alloc(arena, (nin + nouts) * sizeof *decls);
+    if (!decls) {
+      st = leir__error_nomem();
+    } else {
+      for (uint32_t i = 0; i < nin + nouts && st == LEIR_OK; i++) {
+        const leir__buffer *buf = &a->buffers[i < nin ? inputs[i] : outputs[i - nin]];
+        leir__decl *d = &decls[i];
+        d->sym = buf->sym;
+        d->dtype = buf->dtype;
+        d->role = i < nin ? LEIR_ROLE_INPUT : LEIR_ROLE_OUTPUT;
+        d->rank = buf->rank;
+        d->shape = NULL;
+        if (buf->rank) {
+          d->shape = leir__arena_alloc(arena, buf->rank * sizeof *d->shape);
+          if (!d->shape) st = leir__error_nomem();
+          else memcpy(d->shape, buf->shape, buf->rank * sizeof *d->shape);
+        }
+      }
+      if (st == LEIR_OK) {
+        *out = decls;
+        *nout = nin + nouts;
+      }
+    }
+  }
+  free(inputs);
+  free(outputs);
+done:
+  free_ctx(&c);
+  leir__analysis_free(a);
+  return st;
+}
+
+leir_status leir__effective_signature(const leir_program *p, leir__arena *arena,
+                                      const leir__decl **sig, uint32_t *nsig) {
+  if (p->nsig) {
+    *sig = p->sig;
+    *nsig = p->nsig;
+    return LEIR_OK;
+  }
+  leir__decl *decls;
+  leir_status st = leir__infer_decls(p, arena, &decls, nsig);
+  *sig = decls;
+  return st;
+}
+
+leir_status leir__analyze_program(const leir_program *p, const leir_check_options *opts,
+                                  leir__analysis **out) {
+  *out = NULL;
+  leir__arena arena;
+  leir__arena_init(&arena, 1024);
+  const leir__decl *sig;
+  uint32_t nsig;
+  leir_status st = leir__effective_signature(p, &arena, &sig, &nsig);
+  if (st == LEIR_OK) st = leir__analyze(p, sig, nsig, opts, NULL, false, out);
+  leir__arena_release(&arena);
+  return st;
+}

@@ -1,0 +1,27 @@
+/* leir_program_check: the public face of the analysis. */
+#include "analysis.h"
+#include "error.h"
+
+leir_status leir_program_check(const leir_program *p, const leir_check_options *opts,
+                               leir_diagnostics **diags) {
+  if (diags) *diags = NULL;
+  if (!p) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  leir_diagnostics *list = NULL;
+  if (diags && !(list = leir__diags_new())) return leir__error_nomem();
+  leir__arena arena;
+  leir__arena_init(&arena, 1024);
+  const leir__decl *sig;
+  uint32_t nsig;
+  leir_status st = leir__effective_signature(p, &arena, &sig, &nsig);
+  if (st != LEIR_OK) {
+    const leir_error *e = leir_error_last();
+    if (list) leir__diag_add(list, e->rule, e->subject, e->line, e->column, "%s", e->message);
+  } else {
+    leir__analysis *a = NULL;
+    st = leir__analyze(p, sig, nsig, opts, list, false, &a);
+    leir__analysis_free(a);
+  }
+  leir__arena_release(&arena);
+  if (diags) *diags = list;
+  return st;
+}

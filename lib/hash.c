@@ -1,0 +1,107 @@
+/* Program identity: XXH3 of the canonical text, plain and alpha-normalized. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "ir.h"
+#include "signature.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+uint64_t leir_program_hash(const leir_program *p) {
+  if (!p) return 0;
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__print_program(&b, p, 0, NULL);
+  uint64_t h = b.failed ? 0 : XXH3_64bits(b.data, b.len);
+  leir__sb_release(&b);
+  return h;
+}
+
+/* Renaming state: fresh names are written into one buffer; names[] points
+ * into it (by offset until the buffer stops moving). */
+typedef struct alpha {
+  const leir_program *p;
+  const bool *known;      /* by symbol */
+  uint32_t *tensor_index; /* by symbol: intermediate number + 1, 0 = none yet */
+  uint32_t ntensors;
+  uint32_t *loop_index;   /* by symbol: loop number + 1 within the current nest */
+  uint32_t nloops;
+} alpha;
+
+static void visit_expr(alpha *a, const leir_expr *e) {
+  if (e->kind == LEIR_EXPR_TENSOR && !a->known[e->sym] && !a->tensor_index[e->sym])
+    a->tensor_index[e->sym] = ++a->ntensors;
+  for (uint32_t k = 0; k < e->n; k++) visit_expr(a, e->kids[k]);
+}
+
+static void visit_nest_tensors(alpha *a, const leir_nest *n) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].eq) {
+      visit_expr(a, n->items[k].eq->lhs);
+      visit_expr(a, n->items[k].eq->rhs);
+    } else {
+      visit_nest_tensors(a, n->items[k].nest);
+    }
+  }
+}
+
+/* Loops by first appearance: headers in print order (nested nests' headers
+ * appear after the equations that precede them). */
+static void visit_nest_loops(alpha *a, const leir_nest *n) {
+  for (uint32_t k = 0; k < n->nloops; k++)
+    if (!a->loop_index[n->loops[k].sym]) a->loop_index[n->loops[k].sym] = ++a->nloops;
+  for (uint32_t k = 0; k < n->nitems; k++)
+    if (n->items[k].nest) visit_nest_loops(a, n->items[k].nest);
+}
+
+uint64_t leir_program_hash_alpha(const leir_program *p) {
+  if (!p) return 0;
+  uint32_t nsym = p->syms.count;
+  bool *known = calloc(nsym ? nsym : 1, sizeof *known);
+  uint32_t *tidx = calloc(nsym ? nsym : 1, sizeof *tidx);
+  uint32_t *lidx = calloc(nsym ? nsym : 1, sizeof *lidx);
+  const char **names = calloc(nsym ? nsym : 1, sizeof *names);
+  char *store = malloc((size_t)(nsym ? nsym : 1) * 12);
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  uint64_t h = 0;
+  if (!known || !tidx || !lidx || !names || !store) goto done;
+  leir__known_symbols(p, known);
+  alpha a = {p, known, tidx, 0, lidx, 0};
+  for (uint32_t k = 0; k < p->nnests; k++) visit_nest_tensors(&a, p->nests[k]);
+  /* Intermediates: "#<n>"; loops: "$<n>" — never valid LEIR names, so no
+   * renamed text can collide with an original one. */
+  for (uint32_t s = 0; s < nsym; s++) {
+    if (tidx[s]) {
+      snprintf(store + (size_t)s * 12, 12, "#%u", tidx[s] - 1);
+      names[s] = store + (size_t)s * 12;
+    }
+  }
+  leir__rename rn = {names, nsym};
+  for (uint32_t k = 0; k < p->nnests; k++) {
+    memset(lidx, 0, nsym * sizeof *lidx);
+    a.nloops = 0;
+    visit_nest_loops(&a, p->nests[k]);
+    for (uint32_t s = 0; s < nsym; s++) {
+      if (lidx[s]) {
+        snprintf(store + (size_t)s * 12, 12, "$%u", lidx[s] - 1);
+        names[s] = store + (size_t)s * 12;
+      } else if (!tidx[s]) {
+        names[s] = NULL;
+      }
+    }
+    /* Loop variables (lower case) and tensors (upper case) never share a
+     * symbol, so per-nest loop names cannot clobber tensor names. */
+    leir__print_nest(&b, p, p->nests[k], &rn);
+  }
+  if (!b.failed) h = XXH3_64bits(b.data, b.len);
+done:
+  leir__sb_release(&b);
+  free(known);
+  free(tidx);
+  free(lidx);
+  free(names);
+  free(store);
+  return h;
+}

@@ -1,0 +1,125 @@
+#include "strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int leir__sb_reserve(leir__strbuf *b, size_t extra) {
+  if (b->failed) return 0;
+  if (extra > SIZE_MAX - b->len - 1) {
+    b->failed = 1;
+    return 0;
+  }
+  size_t need = b->len + extra + 1;
+  if (need <= b->cap) return 1;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+  char *p = realloc(b->data, cap);
+  if (!p) {
+    b->failed = 1;
+    return 0;
+  }
+  b->data = p;
+  b->cap = cap;
+  return 1;
+}
+
+void leir__sb_putc(leir__strbuf *b, char c) {
+  if (b->len + 1 >= b->cap && !leir__sb_reserve(b, 1)) return;
+  if (b->failed) return;
+  b->data[b->len++] = c;
+}
+
+void leir__sb_put(leir__strbuf *b, const char *s, size_t n) {
+  if (!leir__sb_reserve(b, n)) return;
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+}
+
+void leir__sb_puts(leir__strbuf *b, const char *s) { leir__sb_put(b, s, strlen(s)); }
+
+void leir__sb_vprintf(leir__strbuf *b, const char *fmt, va_list ap) {
+  if (b->failed) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  char small[256];
+  int n = vsnprintf(small, sizeof small, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) {
+    b->failed = 1;
+    return;
+  }
+  if ((size_t)n < sizeof small) {
+    leir__sb_put(b, small, (size_t)n);
+    return;
+  }
+  if (!leir__sb_reserve(b, (size_t)n)) return;
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
+void leir__sb_printf(leir__strbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  leir__sb_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+void leir__sb_put_i64(leir__strbuf *b, int64_t v) {
+  char tmp[24];
+  int i = (int)sizeof tmp;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[--i] = (char)('0' + (u % 10));
+    u /= 10;
+  } while (u);
+  if (v < 0) tmp[--i] = '-';
+  leir__sb_put(b, tmp + i, sizeof tmp - (size_t)i);
+}
+
+void leir__sb_put_json_string(leir__strbuf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  leir__sb_putc(b, '"');
+  size_t start = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    leir__sb_put(b, s + start, i - start);
+    start = i + 1;
+    switch (c) {
+      case '"': leir__sb_put(b, "\\\"", 2); break;
+      case '\\': leir__sb_put(b, "\\\\", 2); break;
+      case '\n': leir__sb_put(b, "\\n", 2); break;
+      case '\t': leir__sb_put(b, "\\t", 2); break;
+      case '\r': leir__sb_put(b, "\\r", 2); break;
+      default: {
+        char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        leir__sb_put(b, u, 6);
+      }
+    }
+  }
+  leir__sb_put(b, s + start, n - start);
+  leir__sb_putc(b, '"');
+}
+
+char *leir__sb_finish(leir__strbuf *b, size_t *len) {
+  if (!b->failed) leir__sb_reserve(b, 0);
+  if (b->failed) {
+    leir__sb_release(b);
+    if (len) *len = 0;
+    return NULL;
+  }
+  b->data[b->len] = '\0';
+  char *out = b->data;
+  if (len) *len = b->len;
+  b->data = NULL;
+  b->len = b->cap = 0;
+  return out;
+}
+
+void leir__sb_release(leir__strbuf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+  b->failed = 0;
+}

@@ -1,0 +1,37 @@
+/* Growable byte buffer with a sticky out-of-memory flag: appends after a
+ * failure are no-ops, so callers check once at the end. */
+#ifndef LEIR_STRBUF_H
+#define LEIR_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct leir__strbuf {
+  char *data;
+  size_t len;
+  size_t cap;
+  int failed;
+} leir__strbuf;
+
+#define LEIR__STRBUF_INIT {NULL, 0, 0, 0}
+
+int leir__sb_reserve(leir__strbuf *b, size_t extra);
+void leir__sb_putc(leir__strbuf *b, char c);
+void leir__sb_put(leir__strbuf *b, const char *s, size_t n);
+void leir__sb_puts(leir__strbuf *b, const char *s);
+void leir__sb_printf(leir__strbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void leir__sb_vprintf(leir__strbuf *b, const char *fmt, va_list ap);
+void leir__sb_put_i64(leir__strbuf *b, int64_t v);
+/* JSON string literal with quotes and escapes. */
+void leir__sb_put_json_string(leir__strbuf *b, const char *s, size_t n);
+/* NUL-terminates and hands the buffer over (caller frees with free/leir_free);
+ * NULL if any append failed (the buffer is released). */
+char *leir__sb_finish(leir__strbuf *b, size_t *len);
+void leir__sb_release(leir__strbuf *b);
+
+#endif

@@ -1,0 +1,354 @@
+/*
+ * Program files (*.leir.yaml): a signature plus LEIR text (spec/leir.md §2),
+ * read with libyaml's document loader and written by hand.
+ *
+ *   name: softmax                 # optional
+ *   inputs:                       # mapping name -> {dtype, shape}, in order;
+ *     A: {dtype: f64, shape: [2, 8]}   # or a sequence of {name, dtype, shape}
+ *   outputs:
+ *     C: {dtype: f64, shape: [2, 8]}
+ *   leir: B^{2}_{tx=0}...         # parsed in lenient mode
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "error.h"
+#include "ir.h"
+
+typedef struct yctx {
+  yaml_document_t doc;
+  leir_tensor_decl decls[1024];
+  int64_t shapes[1024][LEIR_MAX_RANK];
+  char names[1024][64];
+  size_t ndecls;
+} yctx;
+
+static leir_status yerr(const yaml_node_t *node, const char *fmt, const char *arg) {
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+  uint32_t line = node ? (uint32_t)node->start_mark.line + 1 : 0;
+  uint32_t col = node ? (uint32_t)node->start_mark.column + 1 : 0;
+  return leir__error_set(LEIR_ERR_PARSE, "yaml.structure", arg, line, col, msg);
+}
+
+static const char *scalar(const yaml_node_t *n) {
+  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static bool key_is(yaml_document_t *doc, yaml_node_pair_t *pair, const char *key) {
+  const char *k = scalar(yaml_document_get_node(doc, pair->key));
+  return k && strcmp(k, key) == 0;
+}
+
+static leir_status read_shape(yctx *y, yaml_node_t *node, int64_t *shape, uint32_t *rank,
+                              const char *name) {
+  if (!node || node->type != YAML_SEQUENCE_NODE)
+    return yerr(node, "the shape of %s must be a list of extents, e.g. [2, 8]", name);
+  uint32_t r = 0;
+  for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top;
+       it++) {
+    yaml_node_t *v = yaml_document_get_node(&y->doc, *it);
+    const char *s = scalar(v);
+    if (r == LEIR_MAX_RANK) return yerr(v, "%s has more than 16 dimensions", name);
+    char *end = NULL;
+    errno = 0;
+    long long x = s ? strtoll(s, &end, 10) : 0;
+    if (!s || !*s || *end || errno || x < 1)
+      return yerr(v, "each extent of %s must be a positive integer", name);
+    shape[r++] = x;
+  }
+  *rank = r;
+  return LEIR_OK;
+}
+
+static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_node_t *at,
+                             leir_role role) {
+  if (y->ndecls == 1024) return yerr(at, "too many declarations%s", "");
+  if (!name || strlen(name) >= 64) return yerr(at, "a tensor name is missing or too long%s", "");
+  if (!spec || spec->type != YAML_MAPPING_NODE)
+    return yerr(spec ? spec : at, "%s must map to {dtype: ..., shape: [...]}", name);
+  size_t i = y->ndecls;
+  leir_tensor_decl *d = &y->decls[i];
+  memcpy(y->names[i], name, strlen(name) + 1);
+  d->name = y->names[i];
+  d->role = role;
+  d->shape = y->shapes[i];
+  bool have_dtype = false, have_shape = false;
+  for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start; pr < spec->data.mapping.pairs.top;
+       pr++) {
+    yaml_node_t *v = yaml_document_get_node(&y->doc, pr->value);
+    if (key_is(&y->doc, pr, "dtype")) {
+      const char *s = scalar(v);
+      if (!s || leir_dtype_from_name(s, &d->dtype) != LEIR_OK)
+        return yerr(v, "unknown dtype '%s' (f16, bf16, f32, f64, i8, i16, i32, i64, u8, bool)",
+                    s ? s : "");
+      have_dtype = true;
+    } else if (key_is(&y->doc, pr, "shape")) {
+      leir_status st = read_shape(y, v, y->shapes[i], &d->rank, name);
+      if (st != LEIR_OK) return st;
+      have_shape = true;
+    } else if (key_is(&y->doc, pr, "name")) {
+      /* sequence form: handled by the caller */
+    } else {
+      const char *k = scalar(yaml_document_get_node(&y->doc, pr->key));
+      return yerr(yaml_document_get_node(&y->doc, pr->key), "unknown field '%s' (expected dtype, shape)",
+                  k ? k : "?");
+    }
+  }
+  if (!have_dtype) return yerr(spec, "%s has no dtype", name);
+  if (!have_shape) return yerr(spec, "%s has no shape (use [] for a scalar)", name);
+  y->ndecls++;
+  return LEIR_OK;
+}
+
+static leir_status read_decls(yctx *y, yaml_node_t *node, leir_role role, const char *section) {
+  if (node->type == YAML_MAPPING_NODE) {
+    for (yaml_node_pair_t *pr = node->data.mapping.pairs.start;
+         pr < node->data.mapping.pairs.top; pr++) {
+      yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
+      leir_status st = read_decl(y, scalar(k), yaml_document_get_node(&y->doc, pr->value), k, role);
+      if (st != LEIR_OK) return st;
+    }
+    return LEIR_OK;
+  }
+  if (node->type == YAML_SEQUENCE_NODE) {
+    for (yaml_node_item_t *it = node->data.sequence.items.start;
+         it < node->data.sequence.items.top; it++) {
+      yaml_node_t *spec = yaml_document_get_node(&y->doc, *it);
+      const char *name = NULL;
+      if (spec && spec->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start;
+             pr < spec->data.mapping.pairs.top; pr++)
+          if (key_is(&y->doc, pr, "name")) name = scalar(yaml_document_get_node(&y->doc, pr->value));
+      leir_status st = read_decl(y, name, spec, spec, role);
+      if (st != LEIR_OK) return st;
+    }
+    return LEIR_OK;
+  }
+  return yerr(node, "'%s' must be a mapping (name: {dtype, shape}) or a list", section);
+}
+
+/* Maps a position inside the LEIR scalar back to the YAML file. */
+static void relocate(const char *text, size_t len, const yaml_node_t *leir_node) {
+  const leir_error *e = leir_error_last();
+  if (!e->line) return;
+  uint32_t line = (uint32_t)leir_node->start_mark.line + 1;
+  uint32_t col = (uint32_t)leir_node->start_mark.column + 1;
+  yaml_scalar_style_t style = leir_node->data.scalar.style;
+  uint32_t out_line, out_col;
+  if (style == YAML_LITERAL_SCALAR_STYLE || style == YAML_FOLDED_SCALAR_STYLE) {
+    out_line = line + e->line; /* content starts on the line after '|' */
+    /* indentation of that line in the file */
+    size_t off = 0;
+    uint32_t l = 1;
+    while (off < len && l < out_line) {
+      if (text[off] == '\n') l++;
+      off++;
+    }
+    uint32_t indent = 0;
+    while (off + indent < len && text[off + indent] == ' ') indent++;
+    out_col = e->column + indent;
+  } else {
+    out_line = line + e->line - 1;
+    out_col = e->line == 1 ? col + e->column - 1 + (style != YAML_PLAIN_SCALAR_STYLE) : e->column;
+  }
+  leir__error_state s;
+  leir__error_save(&s);
+  s.line = out_line;
+  s.column = out_col;
+  leir__error_restore(&s);
+}
+
+leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t len,
+                                    const leir_parse_options *opts) {
+  if (!out || (!text && len))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
+  if (opts) o = *opts;
+  if (len > o.max_input_bytes)
+    return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
+                       "input of %zu bytes exceeds the limit of %llu bytes", len,
+                       (unsigned long long)o.max_input_bytes);
+  if (memchr(text, '\0', len))
+    return leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, 0, 0,
+                       "a program file cannot contain NUL bytes");
+  yctx *y = calloc(1, sizeof *y);
+  if (!y) return leir__error_nomem();
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) {
+    free(y);
+    return leir__error_nomem();
+  }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  leir_status st = LEIR_OK;
+  bool have_doc = false;
+  if (!yaml_parser_load(&parser, &y->doc)) {
+    st = leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, (uint32_t)parser.problem_mark.line + 1,
+                     (uint32_t)parser.problem_mark.column + 1, "YAML: %s%s%s",
+                     parser.problem ? parser.problem : "syntax error",
+                     parser.context ? " " : "", parser.context ? parser.context : "");
+    goto done;
+  }
+  have_doc = true;
+  yaml_node_t *root = yaml_document_get_root_node(&y->doc);
+  if (!root || root->type != YAML_MAPPING_NODE) {
+    st = yerr(root, "a program file is a mapping with inputs, outputs and leir%s", "");
+    goto done;
+  }
+  yaml_node_t *inputs = NULL, *outputs = NULL, *leir_node = NULL;
+  const char *name = NULL;
+  for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top;
+       pr++) {
+    yaml_node_t *v = yaml_document_get_node(&y->doc, pr->value);
+    if (key_is(&y->doc, pr, "inputs"))
+      inputs = v;
+    else if (key_is(&y->doc, pr, "outputs"))
+      outputs = v;
+    else if (key_is(&y->doc, pr, "leir"))
+      leir_node = v;
+    else if (key_is(&y->doc, pr, "name")) {
+      name = scalar(v);
+      if (!name) {
+        st = yerr(v, "name must be a string%s", "");
+        goto done;
+      }
+    } else {
+      yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
+      st = yerr(k, "unknown field '%s' (expected name, inputs, outputs, leir)",
+                scalar(k) ? scalar(k) : "?");
+      goto done;
+    }
+  }
+  if (!leir_node || !scalar(leir_node)) {
+    st = yerr(leir_node ? leir_node : root, "the 'leir' field (program text) is missing%s", "");
+    goto done;
+  }
+  if (inputs && (st = read_decls(y, inputs, LEIR_ROLE_INPUT, "inputs")) != LEIR_OK) goto done;
+  if (!outputs) {
+    st = yerr(root, "the 'outputs' field is missing%s", "");
+    goto done;
+  }
+  if ((st = read_decls(y, outputs, LEIR_ROLE_OUTPUT, "outputs")) != LEIR_OK) goto done;
+  leir_parse_options lo = o;
+  lo.flags |= LEIR_PARSE_LENIENT;
+  leir_program *p = NULL;
+  const char *src = scalar(leir_node);
+  st = leir_program_parse(&p, src, leir_node->data.scalar.length, &lo);
+  if (st != LEIR_OK) {
+    relocate(text, len, leir_node);
+    goto done;
+  }
+  st = leir_program_set_signature(p, y->decls, y->ndecls);
+  if (st == LEIR_OK && name) st = leir_program_set_name(p, name);
+  if (st != LEIR_OK) {
+    leir_program_free(p);
+    goto done;
+  }
+  *out = p;
+done:
+  if (have_doc) yaml_document_delete(&y->doc);
+  yaml_parser_delete(&parser);
+  free(y);
+  return st;
+}
+
+static void put_decls(leir__strbuf *b, const leir_program *p, leir_role role) {
+  for (uint32_t i = 0; i < p->nsig; i++) {
+    const leir__decl *d = &p->sig[i];
+    if (d->role != role) continue;
+    leir__sb_printf(b, "  %s: {dtype: %s, shape: [", leir__sym_name(p, d->sym),
+                    leir_dtype_name((leir_dtype)d->dtype));
+    for (uint32_t k = 0; k < d->rank; k++) {
+      if (k) leir__sb_puts(b, ", ");
+      leir__sb_put_i64(b, d->shape[k]);
+    }
+    leir__sb_puts(b, "]}\n");
+  }
+}
+
+leir_status leir_program_to_yaml(const leir_program *p, char **out, size_t *out_len) {
+  if (!p || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  if (!p->nsig)
+    return leir__error(LEIR_ERR_SIGNATURE, "signature.missing", NULL, 0, 0,
+                       "a program file needs a signature (set or infer one first)");
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  if (p->name) {
+    leir__sb_puts(&b, "name: ");
+    leir__sb_put_json_string(&b, p->name, strlen(p->name)); /* JSON strings are YAML */
+    leir__sb_putc(&b, '\n');
+  }
+  bool any_input = false;
+  for (uint32_t i = 0; i < p->nsig; i++) any_input |= p->sig[i].role == LEIR_ROLE_INPUT;
+  leir__sb_puts(&b, any_input ? "inputs:\n" : "inputs: {}\n");
+  put_decls(&b, p, LEIR_ROLE_INPUT);
+  leir__sb_puts(&b, "outputs:\n");
+  put_decls(&b, p, LEIR_ROLE_OUTPUT);
+  /* A literal block keeps LEIR's punctuation away from YAML syntax. */
+  leir__sb_puts(&b, "leir: |-\n");
+  leir__strbuf text = LEIR__STRBUF_INIT;
+  leir__print_program(&text, p, LEIR_PRINT_PRETTY, NULL);
+  if (text.failed) b.failed = 1;
+  size_t start = 0;
+  for (size_t k = 0; k <= text.len && !text.failed; k++) {
+    if (k == text.len || text.data[k] == '\n') {
+      if (k > start) {
+        leir__sb_puts(&b, "  ");
+        leir__sb_put(&b, text.data + start, k - start);
+        leir__sb_putc(&b, '\n');
+      }
+      start = k + 1;
+    }
+  }
+  leir__sb_release(&text);
+  size_t n;
+  *out = leir__sb_finish(&b, &n);
+  if (!*out) return leir__error_nomem();
+  if (out_len) *out_len = n;
+  return LEIR_OK;
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+leir_status leir_program_load_file(leir_program **out, const char *path,
+                                   const leir_parse_options *opts) {
+  if (!out || !path) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
+  if (opts) o = *opts;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return leir__error(LEIR_ERR_IO, "io.open", path, 0, 0, "cannot open %s: %s", path,
+                       strerror(errno));
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    leir__sb_put(&b, chunk, n);
+    if (b.len > o.max_input_bytes) break;
+  }
+  bool read_error = ferror(f) != 0;
+  fclose(f);
+  if (read_error) {
+    leir__sb_release(&b);
+    return leir__error(LEIR_ERR_IO, "io.read", path, 0, 0, "cannot read %s", path);
+  }
+  if (b.failed) {
+    leir__sb_release(&b);
+    return leir__error_nomem();
+  }
+  leir_status st;
+  if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
+    st = leir_program_parse_yaml(out, b.data ? b.data : "", b.len, &o);
+  else
+    st = leir_program_parse(out, b.data ? b.data : "", b.len, &o);
+  leir__sb_release(&b);
+  return st;
+}

@@ -1,0 +1,15 @@
+/* Every `leir` subcommand: one file each (cmd_NAME.c), one row in
+ * commands.c. */
+#ifndef LEIR_TOOL_COMMANDS_H
+#define LEIR_TOOL_COMMANDS_H
+
+#include "tool.h"
+
+int cmd_fmt(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_hash(int argc, char **argv);
+
+extern const tool_command tool_commands[];
+extern const size_t tool_command_count;
+
+#endif
