@@ -65,6 +65,12 @@ typedef struct leir__analysis {
   uint32_t *expr_buffer;   /* by node id: buffer of a TENSOR node, else LEIR__NONE */
   uint32_t *expr_loop;     /* by node id: VAR -> position in its equation's loop list */
   uint32_t *eq_index;      /* by equation id: index into eqs, else LEIR__NONE */
+  struct leir__range *values; /* by buffer: range of the values of integer
+                               * intermediates (indirect indices), else unknown */
+  uint32_t *value_def;     /* by buffer: the one equation defining an integer
+                            * intermediate as a tensor-free expression of the
+                            * loop variables of its subscript (so reads can be
+                            * bounded by substitution), else LEIR__NONE */
   uint64_t total_evaluations;
 } leir__analysis;
 
@@ -99,16 +105,49 @@ typedef struct leir__range {
   bool known; /* false: unknown (indirect index, non-integer, overflow) */
 } leir__range;
 
-/* Range of an index expression given ranges of the loop variables (by
- * position in the equation's loop list, resolved through expr_loop). */
-leir__range leir__index_range(const leir__analysis *a, const leir_expr *e,
-                              const leir__range *vars);
+#define LEIR__AFFINE_TERMS 8
+#define LEIR__MAX_FACTS 8
 
-/* Narrows `vars` (nvars entries, modified in place) by assuming `cond` is
- * true (`truth`) or false (!truth). Returns false when the assumption is
- * unsatisfiable (the guarded branch never runs). Conditions it cannot use
- * leave `vars` unchanged. */
-bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, leir__range *vars,
-                  uint32_t nvars);
+/* sum(coef[i] * loop[slot[i]]) + c, slots ascending, no zero coefficients. */
+typedef struct leir__affine {
+  uint32_t nterms;
+  uint32_t slot[LEIR__AFFINE_TERMS];
+  int64_t coef[LEIR__AFFINE_TERMS];
+  int64_t c;
+} leir__affine;
+
+/* lo <= form <= hi (form.c is 0). */
+typedef struct leir__fact {
+  leir__affine form;
+  int64_t lo, hi;
+} leir__fact;
+
+/* What is known at a point of an equation: loop ranges (by position in the
+ * equation's loop list) and facts learnt from enclosing guards. */
+typedef struct leir__env {
+  uint32_t nvars;
+  uint32_t nfacts;
+  leir__range vars[LEIR__MAX_LOOPS];
+  leir__fact facts[LEIR__MAX_FACTS];
+} leir__env;
+
+/* Full loop ranges of an equation, no facts. */
+void leir__env_init(leir__env *env, const leir__eqinfo *info);
+
+/* Range of an integer expression in env. Loop variables resolve through
+ * a->expr_loop; tensors (indirect indices) by substituting their defining
+ * expression (a->value_def) or through a->values when known. Backends check
+ * indirect indices at run time regardless. */
+leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const leir__env *env);
+
+/* Narrows env by assuming `cond` is true (`truth`) or false. Returns false
+ * when that is impossible (the guarded branch never runs). Conditions it
+ * cannot use leave env unchanged. */
+bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, leir__env *env);
+
+/* Affine form of an integer expression; false if it is not affine. */
+bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *f);
+
+leir__range leir__range_union(leir__range a, leir__range b);
 
 #endif

@@ -40,6 +40,7 @@ typedef struct ctx {
   uint32_t *prev;          /* by buffer: older buffer of the same symbol */
   int64_t (*written)[LEIR_MAX_RANK]; /* by buffer: 1 + highest written index */
   uint32_t *last_write_top, *last_read_top; /* by buffer */
+  bool *value_seen;        /* by buffer: some definition fed a->values */
   uint32_t cap_eqs;
   const leir__loop *stack[LEIR__MAX_LOOPS];
 } ctx;
@@ -196,8 +197,14 @@ static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
     if (lw) c->last_write_top = lw;
     uint32_t *lr = lw ? realloc(c->last_read_top, cap * sizeof *lr) : NULL;
     if (lr) c->last_read_top = lr;
+    leir__range *vals = lr ? realloc(a->values, cap * sizeof *vals) : NULL;
+    if (vals) a->values = vals;
+    uint32_t *vdef = vals ? realloc(a->value_def, cap * sizeof *vdef) : NULL;
+    if (vdef) a->value_def = vdef;
+    bool *seen = vdef ? realloc(c->value_seen, cap * sizeof *seen) : NULL;
+    if (seen) c->value_seen = seen;
     if (bufs) a->buffers = bufs;
-    if (!lr) {
+    if (!seen) {
       nomem(c);
       return LEIR__NONE;
     }
@@ -215,6 +222,10 @@ static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
   buf->first_writer = buf->last_writer = LEIR__NONE;
   memset(c->written[b], 0, sizeof c->written[b]);
   c->last_write_top[b] = c->last_read_top[b] = LEIR__NONE;
+  a->values[b].known = false;
+  a->values[b].lo = a->values[b].hi = 0;
+  c->value_seen[b] = false;
+  a->value_def[b] = LEIR__NONE;
   c->prev[b] = c->latest[t->sym];
   c->latest[t->sym] = b;
   return b;
@@ -339,19 +350,30 @@ static const leir_expr *same_element_read(const leir__analysis *a, const leir_ex
   return NULL;
 }
 
-static void full_ranges(const leir__eqinfo *info, leir__range *vars) {
-  for (uint32_t k = 0; k < info->nloops; k++) {
-    vars[k].lo = 0;
-    vars[k].hi = info->loops[k]->extent - 1;
-    vars[k].known = info->loops[k]->extent >= 1;
-  }
-}
-
 static bool contains_tensor(const leir_expr *e) {
   if (e->kind == LEIR_EXPR_TENSOR) return true;
   for (uint32_t k = 0; k < e->n; k++)
     if (contains_tensor(e->kids[k])) return true;
   return false;
+}
+
+static bool is_integer(uint8_t dt) {
+  return dt == LEIR_I8 || dt == LEIR_I16 || dt == LEIR_I32 || dt == LEIR_I64 || dt == LEIR_U8 ||
+         dt == LEIR_BOOL;
+}
+
+/* Values of r survive a store into dtype dt unchanged. */
+static bool fits(leir__range r, leir_dtype dt) {
+  int64_t lo, hi;
+  switch (dt) {
+    case LEIR_I8: lo = -128, hi = 127; break;
+    case LEIR_I16: lo = -32768, hi = 32767; break;
+    case LEIR_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case LEIR_U8: lo = 0, hi = 255; break;
+    case LEIR_BOOL: lo = 0, hi = 1; break;
+    default: return true;
+  }
+  return r.lo >= lo && r.hi <= hi;
 }
 
 static void define(ctx *c, uint32_t eqi) {
@@ -384,21 +406,24 @@ static void define(ctx *c, uint32_t eqi) {
   }
   info->lhs_buffer = b;
   if (lhs->id < a->nids) a->expr_buffer[lhs->id] = b;
+  /* Indirect indices on the left first: their values bound the shape. */
+  for (uint32_t k = 0; k < lhs->n; k++) bind_reads(c, lhs->kids[k], eqi);
 
+  leir__env env;
+  leir__env_init(&env, info);
   /* Shape of intermediates (and written extent of outputs) from the LHS. */
   if (b != LEIR__NONE) {
-    leir__range vars[LEIR__MAX_LOOPS];
-    full_ranges(info, vars);
     leir__buffer *buf = &a->buffers[b];
     for (uint32_t k = 0; k < lhs->n; k++) {
       const leir_expr *ix = lhs->kids[k];
-      leir__range r = leir__index_range(a, ix, vars);
+      leir__range r = leir__index_range(a, ix, &env);
       if (!r.known) {
         if (buf->role == LEIR__BUF_TEMP || !contains_tensor(ix))
           finding(c, LEIR_ERR_INVALID, ix->pos, "check.shape", name,
                   "cannot bound subscript %u of %s on the left-hand side (%s)", k + 1, name,
-                  contains_tensor(ix) ? "an indirect index cannot define an intermediate's shape"
-                                      : "not an integer expression of loop variables");
+                  contains_tensor(ix)
+                      ? "an index tensor whose values are unknown cannot define a shape"
+                      : "not an integer expression of loop variables");
         else
           c->written[b][k] = -1; /* indirect write: checked at run time */
         continue;
@@ -418,9 +443,23 @@ static void define(ctx *c, uint32_t eqi) {
       c->last_write_top[b] = top;
   }
 
-  /* Reads (right side and any indirect index on the left). */
-  for (uint32_t k = 0; k < lhs->n; k++) bind_reads(c, lhs->kids[k], eqi);
   bind_reads(c, info->eq->rhs, eqi);
+
+  /* Values of integer intermediates, for indices read through them. */
+  if (b != LEIR__NONE && a->buffers[b].role == LEIR__BUF_TEMP && is_integer(lhs->dtype)) {
+    leir__range r = leir__index_range(a, info->eq->rhs, &env);
+    if (r.known && !fits(r, (leir_dtype)lhs->dtype)) r.known = false;
+    bool substitutable = !contains_tensor(info->eq->rhs);
+    for (uint32_t k = 0; k < lhs->n && substitutable; k++) {
+      const leir_expr *ix = lhs->kids[k];
+      substitutable = ix->kind == LEIR_EXPR_VAR && a->expr_loop[ix->id] != LEIR__NONE;
+      for (uint32_t j = 0; j < k && substitutable; j++)
+        substitutable = lhs->kids[j]->sym != ix->sym;
+    }
+    a->value_def[b] = !c->value_seen[b] && substitutable ? eqi : LEIR__NONE;
+    a->values[b] = c->value_seen[b] ? leir__range_union(a->values[b], r) : r;
+    c->value_seen[b] = true;
+  }
 
   /* Implicit initialization (§3.4) and reads of the element being defined. */
   if (b != LEIR__NONE && a->buffers[b].role != LEIR__BUF_INPUT &&
@@ -445,28 +484,27 @@ static void define(ctx *c, uint32_t eqi) {
 
 /* ---- pass 3: bounds ----------------------------------------------------- */
 
-static void check_access(ctx *c, const leir_expr *t, const leir__range *vars, bool is_lhs);
+static void check_access(ctx *c, const leir_expr *t, const leir__env *env, bool is_lhs);
 
-static void check_expr(ctx *c, const leir_expr *e, leir__range *vars, uint32_t nvars) {
+static void check_expr(ctx *c, const leir_expr *e, const leir__env *env) {
   if (e->kind == LEIR_EXPR_TENSOR) {
-    check_access(c, e, vars, false);
-    for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], vars, nvars);
+    check_access(c, e, env, false);
+    for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], env);
     return;
   }
   if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
-    check_expr(c, e->kids[0], vars, nvars);
+    check_expr(c, e->kids[0], env);
     for (int branch = 1; branch <= 2; branch++) {
-      leir__range narrowed[LEIR__MAX_LOOPS];
-      memcpy(narrowed, vars, nvars * sizeof *vars);
-      if (leir__narrow(c->a, e->kids[0], branch == 1, narrowed, nvars))
-        check_expr(c, e->kids[branch], narrowed, nvars);
+      leir__env narrowed = *env;
+      if (leir__narrow(c->a, e->kids[0], branch == 1, &narrowed))
+        check_expr(c, e->kids[branch], &narrowed);
     }
     return;
   }
-  for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], vars, nvars);
+  for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], env);
 }
 
-static void check_access(ctx *c, const leir_expr *t, const leir__range *vars, bool is_lhs) {
+static void check_access(ctx *c, const leir_expr *t, const leir__env *env, bool is_lhs) {
   leir__analysis *a = c->a;
   uint32_t b = t->id < a->nids ? a->expr_buffer[t->id] : LEIR__NONE;
   if (b == LEIR__NONE) return;
@@ -475,7 +513,7 @@ static void check_access(ctx *c, const leir_expr *t, const leir__range *vars, bo
   const char *name = sym_name(c, t->sym);
   for (uint32_t k = 0; k < t->n && k < buf->rank; k++) {
     const leir_expr *ix = t->kids[k];
-    leir__range r = leir__index_range(a, ix, vars);
+    leir__range r = leir__index_range(a, ix, env);
     if (!r.known) {
       if (!contains_tensor(ix))
         finding(c, LEIR_ERR_INVALID, ix->pos, "check.bounds", name,
@@ -507,12 +545,12 @@ static void check_access(ctx *c, const leir_expr *t, const leir__range *vars, bo
 
 static void check_bounds(ctx *c, uint32_t eqi) {
   const leir__eqinfo *info = &c->a->eqs[eqi];
-  leir__range vars[LEIR__MAX_LOOPS];
-  full_ranges(info, vars);
+  leir__env env;
+  leir__env_init(&env, info);
   const leir_expr *lhs = info->eq->lhs;
-  check_access(c, lhs, vars, true);
-  for (uint32_t k = 0; k < lhs->n; k++) check_expr(c, lhs->kids[k], vars, info->nloops);
-  check_expr(c, info->eq->rhs, vars, info->nloops);
+  check_access(c, lhs, &env, true);
+  for (uint32_t k = 0; k < lhs->n; k++) check_expr(c, lhs->kids[k], &env);
+  check_expr(c, info->eq->rhs, &env);
 }
 
 /* ---- pass 4: outputs and sizes ------------------------------------------ */
@@ -569,6 +607,8 @@ void leir__analysis_free(leir__analysis *a) {
   free(a->expr_buffer);
   free(a->expr_loop);
   free(a->eq_index);
+  free(a->values);
+  free(a->value_def);
   leir__arena_release(&a->arena);
   free(a);
 }
@@ -656,6 +696,7 @@ static void free_ctx(ctx *c) {
   free(c->written);
   free(c->last_write_top);
   free(c->last_read_top);
+  free(c->value_seen);
 }
 
 static leir_status setup(ctx *c, const leir_program *p, const leir__decl *sig, uint32_t nsig,

@@ -1,8 +1,16 @@
 /*
- * Integer ranges of index expressions, and narrowing of loop-variable ranges
- * by if_then_else guards (spec/leir.md §3.6: bounds are proven by interval
- * analysis, narrowed by the guard on the lazily evaluated branch).
+ * Integer ranges of index expressions, and narrowing by if_then_else guards
+ * (spec/leir.md §3.6: bounds are proven by interval analysis, narrowed by
+ * the guard on the lazily evaluated branch).
+ *
+ * An environment holds a range per loop variable plus a few affine facts
+ * ("3*d+g-1 >= 0") learnt from guards over several variables; the range of
+ * an expression is its interval, intersected with any fact about the same
+ * affine form. Integer intermediates contribute the range of the values
+ * written into them (indirect indices built by precompute_indices).
  */
+#include <string.h>
+
 #include "analysis.h"
 
 static const leir__range UNKNOWN = {0, 0, false};
@@ -14,6 +22,21 @@ static leir__range mk(int64_t lo, int64_t hi) {
 
 static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max2(int64_t a, int64_t b) { return a > b ? a : b; }
+
+leir__range leir__range_union(leir__range a, leir__range b) {
+  if (!a.known || !b.known) return UNKNOWN;
+  return mk(min2(a.lo, b.lo), max2(a.hi, b.hi));
+}
+
+void leir__env_init(leir__env *env, const leir__eqinfo *info) {
+  env->nvars = info->nloops;
+  env->nfacts = 0;
+  for (uint32_t k = 0; k < info->nloops; k++) {
+    env->vars[k].lo = 0;
+    env->vars[k].hi = info->loops[k]->extent - 1;
+    env->vars[k].known = info->loops[k]->extent >= 1;
+  }
+}
 
 /* Python-style floor division; *ok = false on overflow or zero divisor. */
 static int64_t floordiv(int64_t a, int64_t b, bool *ok) {
@@ -56,25 +79,186 @@ static leir__range mod_range(leir__range l, leir__range r) {
   return UNKNOWN;
 }
 
-leir__range leir__index_range(const leir__analysis *a, const leir_expr *e,
-                              const leir__range *vars) {
+/* ---- affine forms ------------------------------------------------------ */
+
+static uint32_t slot_of(const leir__analysis *a, const leir_expr *e) {
+  return e->id < a->nids ? a->expr_loop[e->id] : LEIR__NONE;
+}
+
+static bool aff_const(leir__affine *f, int64_t c) {
+  f->nterms = 0;
+  f->c = c;
+  return true;
+}
+
+/* f = x + sign * y; false on overflow or too many terms. */
+static bool aff_add(leir__affine *f, const leir__affine *x, const leir__affine *y, int sign) {
+  leir__affine r;
+  r.nterms = 0;
+  uint32_t i = 0, j = 0;
+  while (i < x->nterms || j < y->nterms) {
+    uint32_t slot;
+    int64_t coef;
+    if (j >= y->nterms || (i < x->nterms && x->slot[i] < y->slot[j])) {
+      slot = x->slot[i];
+      coef = x->coef[i++];
+    } else {
+      int64_t yc = y->coef[j];
+      if (sign < 0) {
+        if (yc == INT64_MIN) return false;
+        yc = -yc;
+      }
+      if (i < x->nterms && x->slot[i] == y->slot[j]) {
+        slot = x->slot[i];
+        if (__builtin_add_overflow(x->coef[i], yc, &coef)) return false;
+        i++;
+        j++;
+      } else {
+        slot = y->slot[j++];
+        coef = yc;
+      }
+    }
+    if (coef == 0) continue;
+    if (r.nterms == LEIR__AFFINE_TERMS) return false;
+    r.slot[r.nterms] = slot;
+    r.coef[r.nterms++] = coef;
+  }
+  int64_t yc = y->c;
+  if (sign < 0) {
+    if (yc == INT64_MIN) return false;
+    yc = -yc;
+  }
+  if (__builtin_add_overflow(x->c, yc, &r.c)) return false;
+  *f = r;
+  return true;
+}
+
+static bool aff_scale(leir__affine *f, int64_t k) {
+  for (uint32_t i = 0; i < f->nterms; i++)
+    if (__builtin_mul_overflow(f->coef[i], k, &f->coef[i])) return false;
+  if (__builtin_mul_overflow(f->c, k, &f->c)) return false;
+  if (k == 0) f->nterms = 0;
+  return true;
+}
+
+bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *f) {
+  switch ((leir_expr_kind)e->kind) {
+    case LEIR_EXPR_NUMBER: return e->u.num->is_int && aff_const(f, e->u.num->ival);
+    case LEIR_EXPR_VAR: {
+      uint32_t slot = slot_of(a, e);
+      if (slot == LEIR__NONE) return false;
+      f->nterms = 1;
+      f->slot[0] = slot;
+      f->coef[0] = 1;
+      f->c = 0;
+      return true;
+    }
+    case LEIR_EXPR_PAREN: return leir__affine_of(a, e->kids[0], f);
+    case LEIR_EXPR_NEG: return leir__affine_of(a, e->kids[0], f) && aff_scale(f, -1);
+    case LEIR_EXPR_BINARY: {
+      leir__affine l, r;
+      if (!leir__affine_of(a, e->kids[0], &l) || !leir__affine_of(a, e->kids[1], &r)) return false;
+      switch ((leir_op)e->op) {
+        case LEIR_OP_ADD: return aff_add(f, &l, &r, 1);
+        case LEIR_OP_SUB: return aff_add(f, &l, &r, -1);
+        case LEIR_OP_MUL:
+          if (l.nterms && r.nterms) return false;
+          if (l.nterms) {
+            *f = l;
+            return aff_scale(f, r.c);
+          }
+          *f = r;
+          return aff_scale(f, l.c);
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+static bool same_terms(const leir__affine *x, const leir__affine *y) {
+  if (x->nterms != y->nterms) return false;
+  for (uint32_t i = 0; i < x->nterms; i++)
+    if (x->slot[i] != y->slot[i] || x->coef[i] != y->coef[i]) return false;
+  return true;
+}
+
+/* Range of an affine form from the variable ranges (exact for affine forms
+ * since every variable appears once), intersected with known facts. */
+static leir__range affine_range(const leir__affine *f, const leir__env *env) {
+  int64_t lo = f->c, hi = f->c;
+  for (uint32_t i = 0; i < f->nterms; i++) {
+    const leir__range *v = &env->vars[f->slot[i]];
+    if (!v->known) return UNKNOWN;
+    leir__range t = mul_range(mk(f->coef[i], f->coef[i]), *v);
+    if (!t.known || __builtin_add_overflow(lo, t.lo, &lo) || __builtin_add_overflow(hi, t.hi, &hi))
+      return UNKNOWN;
+  }
+  for (uint32_t k = 0; k < env->nfacts; k++) {
+    const leir__fact *fact = &env->facts[k];
+    if (!same_terms(&fact->form, f)) continue;
+    int64_t shift, flo, fhi;
+    if (__builtin_sub_overflow(f->c, fact->form.c, &shift) ||
+        __builtin_add_overflow(fact->lo, shift, &flo) ||
+        __builtin_add_overflow(fact->hi, shift, &fhi))
+      continue;
+    lo = max2(lo, flo);
+    hi = min2(hi, fhi);
+  }
+  if (lo > hi) return mk(lo, lo); /* infeasible: the branch never runs */
+  return mk(lo, hi);
+}
+
+leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const leir__env *env) {
+  leir__affine f;
+  if (e->kind != LEIR_EXPR_NUMBER && e->kind != LEIR_EXPR_VAR && leir__affine_of(a, e, &f))
+    return affine_range(&f, env);
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_NUMBER:
       return e->u.num->is_int ? mk(e->u.num->ival, e->u.num->ival) : UNKNOWN;
     case LEIR_EXPR_VAR: {
-      uint32_t slot = e->id < a->nids ? a->expr_loop[e->id] : LEIR__NONE;
-      return slot == LEIR__NONE ? UNKNOWN : vars[slot];
+      uint32_t slot = slot_of(a, e);
+      return slot == LEIR__NONE || slot >= env->nvars ? UNKNOWN : env->vars[slot];
     }
-    case LEIR_EXPR_PAREN: return leir__index_range(a, e->kids[0], vars);
+    case LEIR_EXPR_TENSOR: {
+      uint32_t b = e->id < a->nids ? a->expr_buffer[e->id] : LEIR__NONE;
+      if (b == LEIR__NONE || !a->values) return UNKNOWN;
+      uint32_t d = a->value_def[b];
+      if (d == LEIR__NONE || d >= a->neqs) return a->values[b];
+      /* Substitute the definition E_{v1..vk} = f(v...) at this read. */
+      const leir__eqinfo *def = &a->eqs[d];
+      const leir_expr *lhs = def->eq->lhs;
+      if (lhs->n != e->n) return a->values[b];
+      leir__env sub;
+      leir__env_init(&sub, def);
+      for (uint32_t k = 0; k < e->n; k++) {
+        uint32_t slot = slot_of(a, lhs->kids[k]);
+        leir__range r = leir__index_range(a, e->kids[k], env);
+        if (slot >= sub.nvars || !r.known) continue;
+        sub.vars[slot].lo = max2(sub.vars[slot].lo, r.lo);
+        sub.vars[slot].hi = min2(sub.vars[slot].hi, r.hi);
+        if (sub.vars[slot].lo > sub.vars[slot].hi) return a->values[b];
+      }
+      leir__range v = leir__index_range(a, def->eq->rhs, &sub);
+      leir__range all = a->values[b];
+      if (!v.known) return all;
+      if (all.known) {
+        v.lo = max2(v.lo, all.lo);
+        v.hi = min2(v.hi, all.hi);
+        if (v.lo > v.hi) return all;
+      }
+      return v;
+    }
+    case LEIR_EXPR_PAREN: return leir__index_range(a, e->kids[0], env);
     case LEIR_EXPR_NEG: {
-      leir__range r = leir__index_range(a, e->kids[0], vars);
+      leir__range r = leir__index_range(a, e->kids[0], env);
       if (!r.known || r.lo == INT64_MIN) return UNKNOWN;
       return mk(-r.hi, -r.lo);
     }
     case LEIR_EXPR_BINARY: {
-      leir__range l = leir__index_range(a, e->kids[0], vars);
+      leir__range l = leir__index_range(a, e->kids[0], env);
       if (!l.known) return UNKNOWN;
-      leir__range r = leir__index_range(a, e->kids[1], vars);
+      leir__range r = leir__index_range(a, e->kids[1], env);
       if (!r.known) return UNKNOWN;
       int64_t lo, hi;
       switch ((leir_op)e->op) {
@@ -94,14 +278,31 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e,
     }
     case LEIR_EXPR_CALL:
       if ((e->op == LEIR_OP_MAX || e->op == LEIR_OP_MIN) && e->n >= 1) {
-        leir__range acc = leir__index_range(a, e->kids[0], vars);
+        leir__range acc = leir__index_range(a, e->kids[0], env);
         for (uint32_t k = 1; k < e->n && acc.known; k++) {
-          leir__range r = leir__index_range(a, e->kids[k], vars);
+          leir__range r = leir__index_range(a, e->kids[k], env);
           if (!r.known) return UNKNOWN;
           acc = e->op == LEIR_OP_MAX ? mk(max2(acc.lo, r.lo), max2(acc.hi, r.hi))
                                      : mk(min2(acc.lo, r.lo), min2(acc.hi, r.hi));
         }
         return acc;
+      }
+      if (e->op == LEIR_OP_ABS && e->n == 1) {
+        leir__range r = leir__index_range(a, e->kids[0], env);
+        if (!r.known || r.lo == INT64_MIN) return UNKNOWN;
+        if (r.lo >= 0) return r;
+        if (r.hi <= 0) return mk(-r.hi, -r.lo);
+        return mk(0, max2(-r.lo, r.hi));
+      }
+      if (e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
+        leir__env t = *env, f2 = *env;
+        bool tt = leir__narrow(a, e->kids[0], true, &t);
+        bool ff = leir__narrow(a, e->kids[0], false, &f2);
+        if (!tt && !ff) return UNKNOWN;
+        if (!tt) return leir__index_range(a, e->kids[2], &f2);
+        if (!ff) return leir__index_range(a, e->kids[1], &t);
+        return leir__range_union(leir__index_range(a, e->kids[1], &t),
+                                 leir__index_range(a, e->kids[2], &f2));
       }
       return UNKNOWN;
     case LEIR_EXPR_COMPARE:
@@ -112,72 +313,6 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e,
 }
 
 /* ---- guards ----------------------------------------------------------- */
-
-/* e = coef * var + c, with at most one loop variable. */
-typedef struct lin1 {
-  bool ok;
-  uint32_t slot; /* LEIR__NONE: constant */
-  int64_t coef, c;
-} lin1;
-
-static lin1 linear(const leir__analysis *a, const leir_expr *e) {
-  lin1 bad = {false, LEIR__NONE, 0, 0};
-  switch ((leir_expr_kind)e->kind) {
-    case LEIR_EXPR_NUMBER: {
-      if (!e->u.num->is_int) return bad;
-      lin1 r = {true, LEIR__NONE, 0, e->u.num->ival};
-      return r;
-    }
-    case LEIR_EXPR_VAR: {
-      uint32_t slot = e->id < a->nids ? a->expr_loop[e->id] : LEIR__NONE;
-      if (slot == LEIR__NONE) return bad;
-      lin1 r = {true, slot, 1, 0};
-      return r;
-    }
-    case LEIR_EXPR_PAREN: return linear(a, e->kids[0]);
-    case LEIR_EXPR_NEG: {
-      lin1 r = linear(a, e->kids[0]);
-      if (!r.ok || r.coef == INT64_MIN || r.c == INT64_MIN) return bad;
-      r.coef = -r.coef;
-      r.c = -r.c;
-      return r;
-    }
-    case LEIR_EXPR_BINARY: {
-      lin1 l = linear(a, e->kids[0]);
-      if (!l.ok) return bad;
-      lin1 r = linear(a, e->kids[1]);
-      if (!r.ok) return bad;
-      lin1 out = {true, l.slot != LEIR__NONE ? l.slot : r.slot, 0, 0};
-      switch ((leir_op)e->op) {
-        case LEIR_OP_ADD:
-        case LEIR_OP_SUB: {
-          if (l.slot != LEIR__NONE && r.slot != LEIR__NONE && l.slot != r.slot) return bad;
-          int64_t rc = r.coef, rk = r.c;
-          if (e->op == LEIR_OP_SUB) {
-            if (rc == INT64_MIN || rk == INT64_MIN) return bad;
-            rc = -rc;
-            rk = -rk;
-          }
-          if (__builtin_add_overflow(l.coef, rc, &out.coef) ||
-              __builtin_add_overflow(l.c, rk, &out.c))
-            return bad;
-          return out;
-        }
-        case LEIR_OP_MUL: {
-          const lin1 *v = l.slot != LEIR__NONE ? &l : &r;
-          const lin1 *k = l.slot != LEIR__NONE ? &r : &l;
-          if (k->slot != LEIR__NONE) return bad; /* product of variables */
-          if (__builtin_mul_overflow(v->coef, k->c, &out.coef) ||
-              __builtin_mul_overflow(v->c, k->c, &out.c))
-            return bad;
-          return out;
-        }
-        default: return bad;
-      }
-    }
-    default: return bad;
-  }
-}
 
 static leir_op negate(leir_op op) {
   switch (op) {
@@ -209,127 +344,142 @@ static int64_t ceildiv(int64_t a, int64_t b, bool *ok) {
   return -floordiv(-a, b, ok);
 }
 
-/* Applies `l op r` (a single comparison) to vars; false if unsatisfiable. */
+/* Bounds [lo, hi] on t from `coef * t  op  k` (coef > 0). false: no t. */
+static bool solve(int64_t coef, leir_op op, int64_t k, int64_t *lo, int64_t *hi) {
+  bool ok = true;
+  switch (op) {
+    case LEIR_OP_LT:
+      if (k == INT64_MIN) return false;
+      *hi = min2(*hi, floordiv(k - 1, coef, &ok));
+      break;
+    case LEIR_OP_LE: *hi = min2(*hi, floordiv(k, coef, &ok)); break;
+    case LEIR_OP_GT:
+      if (k == INT64_MAX) return false;
+      *lo = max2(*lo, ceildiv(k + 1, coef, &ok));
+      break;
+    case LEIR_OP_GE: *lo = max2(*lo, ceildiv(k, coef, &ok)); break;
+    case LEIR_OP_EQ:
+      if (k % coef != 0) return false;
+      *lo = max2(*lo, k / coef);
+      *hi = min2(*hi, k / coef);
+      break;
+    default: return true;
+  }
+  return ok ? *lo <= *hi : true;
+}
+
+/* Applies `l op r` (a single comparison) to env; false if unsatisfiable. */
 static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
-                      const leir_expr *r, leir__range *vars) {
-  lin1 L = linear(a, l), R = linear(a, r);
-  if (!L.ok || !R.ok) return true;
-  if (L.slot != LEIR__NONE && R.slot != LEIR__NONE && L.slot != R.slot) return true;
-  /* coef * v + c  op  0 */
-  int64_t coef, c;
-  if (R.coef == INT64_MIN || R.c == INT64_MIN || __builtin_sub_overflow(L.coef, R.coef, &coef) ||
-      __builtin_sub_overflow(L.c, R.c, &c))
+                      const leir_expr *r, leir__env *env) {
+  leir__affine L, R, F;
+  if (!leir__affine_of(a, l, &L) || !leir__affine_of(a, r, &R) || !aff_add(&F, &L, &R, -1))
     return true;
-  uint32_t slot = L.slot != LEIR__NONE ? L.slot : R.slot;
-  if (slot == LEIR__NONE || coef == 0) {
+  /* F = l - r; the constraint is F op 0 */
+  leir__range fr = affine_range(&F, env);
+  if (F.nterms == 0 || (fr.known && fr.lo == fr.hi && F.nterms)) {
+    if (!fr.known) return true;
+    int64_t v = fr.lo;
     switch (op) {
-      case LEIR_OP_LT: return c < 0;
-      case LEIR_OP_LE: return c <= 0;
-      case LEIR_OP_GT: return c > 0;
-      case LEIR_OP_GE: return c >= 0;
-      case LEIR_OP_EQ: return c == 0;
-      case LEIR_OP_NE: return c != 0;
+      case LEIR_OP_LT: return v < 0;
+      case LEIR_OP_LE: return v <= 0;
+      case LEIR_OP_GT: return v > 0;
+      case LEIR_OP_GE: return v >= 0;
+      case LEIR_OP_EQ: return v == 0;
+      case LEIR_OP_NE: return v != 0;
       default: return true;
     }
   }
-  if (coef < 0) {
-    if (coef == INT64_MIN || c == INT64_MIN) return true;
-    coef = -coef;
-    c = -c;
-    op = flip(op);
+  if (op == LEIR_OP_NE) return true;
+  if (F.nterms == 1) {
+    /* coef * v + c op 0  ->  bounds on v */
+    int64_t coef = F.coef[0], c = F.c;
+    if (coef < 0) {
+      if (coef == INT64_MIN || c == INT64_MIN) return true;
+      coef = -coef;
+      c = -c;
+      op = flip(op);
+    }
+    if (c == INT64_MIN) return true;
+    leir__range *v = &env->vars[F.slot[0]];
+    if (!v->known) return true;
+    int64_t lo = v->lo, hi = v->hi;
+    if (!solve(coef, op, -c, &lo, &hi)) return false;
+    v->lo = lo;
+    v->hi = hi;
+    return true;
   }
-  /* coef * v  op  -c, coef > 0 */
-  if (c == INT64_MIN) return true;
-  int64_t k = -c, lo = vars[slot].lo, hi = vars[slot].hi;
-  bool ok = true;
-  switch (op) {
-    case LEIR_OP_LT: /* coef*v <= k-1 */
-      if (k == INT64_MIN) return false;
-      hi = min2(hi, floordiv(k - 1, coef, &ok));
-      break;
-    case LEIR_OP_LE: hi = min2(hi, floordiv(k, coef, &ok)); break;
-    case LEIR_OP_GT: /* coef*v >= k+1 */
-      if (k == INT64_MAX) return false;
-      lo = max2(lo, ceildiv(k + 1, coef, &ok));
-      break;
-    case LEIR_OP_GE: lo = max2(lo, ceildiv(k, coef, &ok)); break;
-    case LEIR_OP_EQ:
-      if (k % coef != 0) return false;
-      lo = max2(lo, k / coef);
-      hi = min2(hi, k / coef);
-      break;
-    case LEIR_OP_NE:
-      if (k % coef == 0 && lo == hi && lo == k / coef) return false;
-      return true;
-    default: return true;
+  /* Several variables: remember "form - c op -c" as a fact on the form. */
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  if (F.c == INT64_MIN) return true;
+  if (!solve(1, op, -F.c, &lo, &hi)) return false;
+  if (fr.known && (max2(lo, fr.lo - F.c) > min2(hi, fr.hi - F.c))) return false;
+  if (env->nfacts < LEIR__MAX_FACTS) {
+    leir__fact *fact = &env->facts[env->nfacts++];
+    fact->form = F;
+    fact->form.c = 0;
+    fact->lo = lo;
+    fact->hi = hi;
   }
-  if (!ok) return true;
-  if (lo > hi) return false;
-  vars[slot].lo = lo;
-  vars[slot].hi = hi;
   return true;
 }
 
 /* Hull of two narrowed copies: sound for a disjunction. */
 static bool either(const leir__analysis *a, const leir_expr *x, bool tx, const leir_expr *y,
-                   bool ty, leir__range *vars, uint32_t n) {
-  leir__range bx[LEIR__MAX_LOOPS], by[LEIR__MAX_LOOPS];
-  if (n > LEIR__MAX_LOOPS) return true;
-  for (uint32_t k = 0; k < n; k++) bx[k] = by[k] = vars[k];
-  bool sx = leir__narrow(a, x, tx, bx, n);
-  bool sy = leir__narrow(a, y, ty, by, n);
+                   bool ty, leir__env *env) {
+  leir__env bx = *env, by = *env;
+  bool sx = leir__narrow(a, x, tx, &bx);
+  bool sy = leir__narrow(a, y, ty, &by);
   if (!sx && !sy) return false;
-  for (uint32_t k = 0; k < n; k++) {
-    if (!sx)
-      vars[k] = by[k];
-    else if (!sy)
-      vars[k] = bx[k];
-    else if (vars[k].known)
-      vars[k] = mk(min2(bx[k].lo, by[k].lo), max2(bx[k].hi, by[k].hi));
+  if (!sx) {
+    *env = by;
+    return true;
   }
+  if (!sy) {
+    *env = bx;
+    return true;
+  }
+  for (uint32_t k = 0; k < env->nvars; k++)
+    if (env->vars[k].known) env->vars[k] = leir__range_union(bx.vars[k], by.vars[k]);
   return true;
 }
 
-bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, leir__range *vars,
-                  uint32_t nvars) {
+bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, leir__env *env) {
   switch ((leir_expr_kind)cond->kind) {
-    case LEIR_EXPR_PAREN: return leir__narrow(a, cond->kids[0], truth, vars, nvars);
+    case LEIR_EXPR_PAREN: return leir__narrow(a, cond->kids[0], truth, env);
     case LEIR_EXPR_AND:
       if (truth)
-        return leir__narrow(a, cond->kids[0], true, vars, nvars) &&
-               leir__narrow(a, cond->kids[1], true, vars, nvars);
-      return either(a, cond->kids[0], false, cond->kids[1], false, vars, nvars);
+        return leir__narrow(a, cond->kids[0], true, env) &&
+               leir__narrow(a, cond->kids[1], true, env);
+      return either(a, cond->kids[0], false, cond->kids[1], false, env);
     case LEIR_EXPR_OR:
       if (!truth)
-        return leir__narrow(a, cond->kids[0], false, vars, nvars) &&
-               leir__narrow(a, cond->kids[1], false, vars, nvars);
-      return either(a, cond->kids[0], true, cond->kids[1], true, vars, nvars);
+        return leir__narrow(a, cond->kids[0], false, env) &&
+               leir__narrow(a, cond->kids[1], false, env);
+      return either(a, cond->kids[0], true, cond->kids[1], true, env);
     case LEIR_EXPR_COMPARE:
       if (truth || cond->n == 2) {
         for (uint32_t k = 0; k + 1 < cond->n; k++) {
           leir_op op = (leir_op)cond->u.cmp_ops[k];
-          if (!constrain(a, cond->kids[k], truth ? op : negate(op), cond->kids[k + 1], vars))
+          if (!constrain(a, cond->kids[k], truth ? op : negate(op), cond->kids[k + 1], env))
             return false;
         }
         return true;
       } else {
         /* not (c1 and c2 and ...): the hull of each negated link */
-        if (nvars > LEIR__MAX_LOOPS) return true;
-        leir__range hull[LEIR__MAX_LOOPS], tmp[LEIR__MAX_LOOPS];
+        leir__env hull = *env;
         bool any = false;
         for (uint32_t k = 0; k + 1 < cond->n; k++) {
-          for (uint32_t v = 0; v < nvars; v++) tmp[v] = vars[v];
+          leir__env tmp = *env;
           if (!constrain(a, cond->kids[k], negate((leir_op)cond->u.cmp_ops[k]),
-                         cond->kids[k + 1], tmp))
+                         cond->kids[k + 1], &tmp))
             continue;
-          for (uint32_t v = 0; v < nvars; v++)
-            hull[v] = !any ? tmp[v]
-                           : mk(min2(hull[v].lo, tmp[v].lo), max2(hull[v].hi, tmp[v].hi));
+          for (uint32_t v = 0; v < env->nvars; v++)
+            hull.vars[v] = any ? leir__range_union(hull.vars[v], tmp.vars[v]) : tmp.vars[v];
           any = true;
         }
         if (!any) return false;
-        for (uint32_t v = 0; v < nvars; v++)
-          if (vars[v].known) vars[v] = hull[v];
+        for (uint32_t v = 0; v < env->nvars; v++)
+          if (env->vars[v].known) env->vars[v] = hull.vars[v];
         return true;
       }
     default: return true;
