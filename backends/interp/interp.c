@@ -153,8 +153,8 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define F_ABS fabsf
 #define F_ERF erff
 #define F_POW powf
-#define F_MAX fmaxf
-#define F_MIN fminf
+#define F_MAX leir_fmax_f32
+#define F_MIN leir_fmin_f32
 #define F_FLOORDIV leir_floordiv_f32
 #define F_MOD leir_floormod_f32
 #include "eval_float.inc"
@@ -181,8 +181,8 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define F_ABS fabs
 #define F_ERF erf
 #define F_POW pow
-#define F_MAX fmax
-#define F_MIN fmin
+#define F_MAX leir_fmax_f64
+#define F_MIN leir_fmin_f64
 #define F_FLOORDIV leir_floordiv_f64
 #define F_MOD leir_floormod_f64
 #include "eval_float.inc"

@@ -42,6 +42,9 @@ typedef struct leir_backend leir_backend;
 /* cpu/cuda: bounds-check every access at run time, not only the indirect
  * ones (slower; for testing the static analysis). The interp always does. */
 #define LEIR_BACKEND_CHECK_ALL_BOUNDS 0x2u
+/* Open for lowering only: no compiler, driver or device is needed, and
+ * kernels cannot be built (LEIR_ERR_UNSUPPORTED). */
+#define LEIR_BACKEND_LOWER_ONLY 0x4u
 
 typedef struct leir_backend_options {
   uint32_t size;               /* sizeof(leir_backend_options); set by _INIT */
