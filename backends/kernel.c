@@ -85,7 +85,9 @@ leir_status leir__kernel_build(leir_backend *b, const leir_program *program,
     bytes = (bytes + n < bytes) ? UINT64_MAX : bytes + n;
   }
   k->buffer_bytes = bytes;
-  if (bytes > b->opts.max_buffer_bytes) {
+  if (b->opts.flags & LEIR_BACKEND_LOWER_ONLY) {
+    /* lowering runs nothing: the run limits do not apply */
+  } else if (bytes > b->opts.max_buffer_bytes) {
     st = leir__error(LEIR_ERR_LIMIT, "limit.buffer-bytes", NULL, 0, 0,
                      "the program's buffers need %llu bytes, above the backend limit of %llu",
                      (unsigned long long)bytes, (unsigned long long)b->opts.max_buffer_bytes);
