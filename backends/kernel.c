@@ -106,6 +106,7 @@ leir_status leir__kernel_build(leir_backend *b, const leir_program *program,
     return st;
   }
   for (uint32_t t = 0; t < k->program->nnests; t++) note_loops(k, k->program->nests[t], t);
+  leir__sb_terminate(&k->notes);
   if (k->notes.failed) {
     leir__kernel_destroy(k);
     return leir__error_nomem();
@@ -139,6 +140,7 @@ void leir__kernel_publish_log(leir_kernel *k) {
 leir_status leir__kernels_prepare(leir_backend *b, leir_kernel *const *ks, size_t n) {
   for (size_t i = 0; i < n; i++) ks[i]->prepared = LEIR_ERR_INTERNAL;
   leir_status st = b->ops->prepare(b, ks, n);
+  for (size_t i = 0; i < n; i++) leir__sb_terminate(&ks[i]->log);
   if (st != LEIR_OK) return st;
   for (size_t i = 0; i < n; i++)
     if (ks[i]->prepared == LEIR_ERR_COMPILE) leir__kernel_publish_log(ks[i]);
