@@ -226,7 +226,9 @@ START_TEST(test_whitespace_inside_tokens_is_rejected_even_when_lenient) {
   test_expect_parse_error("B ^{2}_{tx=0}[C^{f64,g}=1;];", LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1, 1,
                           "parse.expected", "expected a loop header");
   test_expect_parse_error("B^{2}_{tx=0}[C^ {f64,g}=1;];", LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1,
-                          15, "parse.expected", "expected '^{'");
+                          16, "parse.expected", "expected '{' after '^', found whitespace");
+  test_expect_parse_error("L^ {2}_{a=0}[C^{f64,g}=1;];", LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1, 3,
+                          "parse.expected", "expected '{' after '^', found whitespace");
   test_expect_parse_error("B^{2}_{t x=0}[C^{f64,g}=1;];", LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1,
                           8, "parse.bound-var", NULL);
   test_expect_parse_error("B^{2}_{tx=0}[C^{f 64,g}=1;];", LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1,

@@ -240,7 +240,8 @@ static const bad_case bad_cases[] = {
     {"L^{9223372036854775808}_{a=0}[C^{f64,g}=1;];", 4, "parse.integer", "integer too large"},
     /* tensors */
     {"B^{2}_{tx=0}[C_{tx}=1;];", 15, "parse.expected", "expected '^{' after the tensor name, found '_'"},
-    {"B^{2}_{tx=0}[C^f64,g}=1;];", 15, "parse.expected", "expected '^{' after the tensor name"},
+    {"B^{2}_{tx=0}[C^f64,g}=1;];", 16, "parse.expected", "expected '{' after '^', found 'f'"},
+    {"L^2}_{a=0}[C^{f64,g}=1;];", 3, "parse.expected", "expected '{' after '^', found '2'"},
     {"B^{2}_{tx=0}[C^{f64,g=1;];", 22, "parse.expected", "expected '}' closing the superscript"},
     {"B^{2}_{tx=0}[C^{f64,g}_{}=1;];", 25, "parse.expected", "expected an index (integer, loop variable, tensor or '('), found '}'"},
     {"B^{2}_{tx=0}[C^{f64,g}_{tx,}=1;];", 28, "parse.expected", "expected an index"},
