@@ -176,11 +176,30 @@ bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *
   }
 }
 
-static bool same_terms(const leir__affine *x, const leir__affine *y) {
-  if (x->nterms != y->nterms) return false;
-  for (uint32_t i = 0; i < x->nterms; i++)
-    if (x->slot[i] != y->slot[i] || x->coef[i] != y->coef[i]) return false;
-  return true;
+/* 1 when x and y have the same terms, -1 when y's are x's negated, else 0. */
+static int terms_relation(const leir__affine *x, const leir__affine *y) {
+  if (x->nterms != y->nterms || x->nterms == 0) return 0;
+  bool same = true, negated = true;
+  for (uint32_t i = 0; i < x->nterms; i++) {
+    if (x->slot[i] != y->slot[i]) return 0;
+    same = same && x->coef[i] == y->coef[i];
+    negated = negated && x->coef[i] != INT64_MIN && -x->coef[i] == y->coef[i];
+  }
+  return same ? 1 : negated ? -1 : 0;
+}
+
+/* Facts use INT64_MIN / INT64_MAX for "unbounded"; shifting keeps them so
+ * (an overflow also means unbounded, which is always sound). */
+static int64_t shift_lo(int64_t lo, int64_t by) {
+  int64_t r;
+  if (lo == INT64_MIN || __builtin_add_overflow(lo, by, &r)) return INT64_MIN;
+  return r;
+}
+
+static int64_t shift_hi(int64_t hi, int64_t by) {
+  int64_t r;
+  if (hi == INT64_MAX || __builtin_add_overflow(hi, by, &r)) return INT64_MAX;
+  return r;
 }
 
 /* Range of an affine form from the variable ranges (exact for affine forms
@@ -196,14 +215,16 @@ static leir__range affine_range(const leir__affine *f, const leir__env *env) {
   }
   for (uint32_t k = 0; k < env->nfacts; k++) {
     const leir__fact *fact = &env->facts[k];
-    if (!same_terms(&fact->form, f)) continue;
-    int64_t shift, flo, fhi;
-    if (__builtin_sub_overflow(f->c, fact->form.c, &shift) ||
-        __builtin_add_overflow(fact->lo, shift, &flo) ||
-        __builtin_add_overflow(fact->hi, shift, &fhi))
-      continue;
-    lo = max2(lo, flo);
-    hi = min2(hi, fhi);
+    /* f = sign * form + f->c, with lo <= form <= hi (form.c is 0) */
+    int sign = terms_relation(&fact->form, f);
+    if (!sign) continue;
+    int64_t flo = fact->lo, fhi = fact->hi;
+    if (sign < 0) {
+      flo = fact->hi == INT64_MAX ? INT64_MIN : -fact->hi;
+      fhi = fact->lo == INT64_MIN ? INT64_MAX : -fact->lo;
+    }
+    lo = max2(lo, shift_lo(flo, f->c));
+    hi = min2(hi, shift_hi(fhi, f->c));
   }
   if (lo > hi) return mk(lo, lo); /* infeasible: the branch never runs */
   return mk(lo, hi);
@@ -408,15 +429,36 @@ static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
     v->hi = hi;
     return true;
   }
-  /* Several variables: remember "form - c op -c" as a fact on the form. */
+  /* Several variables: remember "terms op -c" as a fact on the terms. The
+   * leading coefficient is made positive so that both halves of a guard
+   * like 0<=c*2+g-1<8 land on the same form (and reads of either sign
+   * match it, see affine_range). */
+  if (F.coef[0] < 0) {
+    for (uint32_t i = 0; i < F.nterms; i++) {
+      if (F.coef[i] == INT64_MIN) return true;
+      F.coef[i] = -F.coef[i];
+    }
+    if (F.c == INT64_MIN) return true;
+    F.c = -F.c;
+    op = flip(op);
+  }
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   if (F.c == INT64_MIN) return true;
   if (!solve(1, op, -F.c, &lo, &hi)) return false;
-  if (fr.known && (max2(lo, fr.lo - F.c) > min2(hi, fr.hi - F.c))) return false;
+  leir__affine terms = F;
+  terms.c = 0;
+  leir__range tr = affine_range(&terms, env); /* includes earlier facts */
+  if (tr.known && (max2(lo, tr.lo) > min2(hi, tr.hi))) return false;
+  for (uint32_t k = 0; k < env->nfacts; k++) {
+    leir__fact *fact = &env->facts[k];
+    if (terms_relation(&fact->form, &terms) != 1) continue;
+    fact->lo = max2(fact->lo, lo);
+    fact->hi = min2(fact->hi, hi);
+    return true;
+  }
   if (env->nfacts < LEIR__MAX_FACTS) {
     leir__fact *fact = &env->facts[env->nfacts++];
-    fact->form = F;
-    fact->form.c = 0;
+    fact->form = terms;
     fact->lo = lo;
     fact->hi = hi;
   }
