@@ -29,6 +29,15 @@ void leir__sb_vprintf(leir__strbuf *b, const char *fmt, va_list ap);
 void leir__sb_put_i64(leir__strbuf *b, int64_t v);
 /* JSON string literal with quotes and escapes. */
 void leir__sb_put_json_string(leir__strbuf *b, const char *s, size_t n);
+/* YAML double-quoted scalar: like JSON, and code points YAML does not allow
+ * raw or that break lines (DEL, C1 controls, U+2028/U+2029, U+FEFF,
+ * U+FFFE/U+FFFF) are escaped. `s` must be
+ * valid UTF-8 (see leir__utf8_valid). */
+void leir__sb_put_yaml_string(leir__strbuf *b, const char *s, size_t n);
+/* Length of the UTF-8 sequence at s (n bytes available) and its code point;
+ * 0 when the bytes are not a valid, shortest-form sequence. */
+size_t leir__utf8_next(const char *s, size_t n, uint32_t *cp);
+int leir__utf8_valid(const char *s, size_t n);
 /* NUL-terminates and hands the buffer over (caller frees with free/leir_free);
  * NULL if any append failed (the buffer is released). */
 char *leir__sb_finish(leir__strbuf *b, size_t *len);

@@ -313,7 +313,7 @@ leir_status leir_program_to_yaml(const leir_program *p, char **out, size_t *out_
   leir__strbuf b = LEIR__STRBUF_INIT;
   if (p->name) {
     leir__sb_puts(&b, "name: ");
-    leir__sb_put_json_string(&b, p->name, strlen(p->name)); /* JSON strings are YAML */
+    leir__sb_put_yaml_string(&b, p->name, strlen(p->name));
     leir__sb_putc(&b, '\n');
   }
   bool any_input = false;

@@ -140,6 +140,22 @@ START_TEST(test_round_trip_through_to_yaml) {
   expect_decl(q, 0, "C", LEIR_F64, LEIR_ROLE_OUTPUT, 0, NULL);
   leir_free(yaml);
   leir_program_free(q);
+  /* characters YAML does not allow raw are escaped: DEL, C1 controls, BOM */
+  static const char *const odd[] = {"del\x7f", "nel\xc2\x85 c1\xc2\x9f", "bom\xef\xbb\xbf",
+                                    "tab\tcr\r", "emoji \xf0\x9f\x98\x80 \xe2\x80\xa8"};
+  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+    ck_assert_int_eq(leir_program_set_name(p, odd[i]), LEIR_OK);
+    ck_assert_int_eq(leir_program_to_yaml(p, &yaml, NULL), LEIR_OK);
+    q = parse_yaml(yaml);
+    ck_assert_str_eq(leir_program_name(q), odd[i]);
+    leir_free(yaml);
+    leir_program_free(q);
+  }
+  /* names are UTF-8 */
+  ck_assert_int_eq(leir_program_set_name(p, "bad \xff"), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_set_name(p, "overlong \xc0\xaf"), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_set_name(p, "surrogate \xed\xa0\x80"), LEIR_ERR_ARGUMENT);
+  ck_assert_str_eq(leir_program_name(p), odd[4]);
   leir_program_free(p);
 }
 END_TEST

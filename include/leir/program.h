@@ -106,7 +106,8 @@ LEIR_API leir_status leir_program_infer_signature(leir_program *program);
 
 /* Optional program name (from a program file); borrowed, "" when unset. */
 LEIR_API const char *leir_program_name(const leir_program *program);
-/* Copies `name` (NULL clears it). */
+/* Copies `name` (NULL clears it). Errors: LEIR_ERR_ARGUMENT when `name` is
+ * not valid UTF-8. */
 LEIR_API leir_status leir_program_set_name(leir_program *program, const char *name);
 
 /* ======================================================================
