@@ -18,12 +18,16 @@
 #include "error.h"
 #include "ir.h"
 
+/* Declarations grow as read; names point into the YAML document, which
+ * lives until leir_program_set_signature has copied them. `shape` pointers
+ * are set once the arrays stop moving. */
+#define MAX_DECLS 4096 /* as leir_program_set_signature */
+
 typedef struct yctx {
   yaml_document_t doc;
-  leir_tensor_decl decls[1024];
-  int64_t shapes[1024][LEIR_MAX_RANK];
-  char names[1024][64];
-  size_t ndecls;
+  leir_tensor_decl *decls;
+  int64_t (*shapes)[LEIR_MAX_RANK];
+  size_t ndecls, cap;
 } yctx;
 
 static leir_status yerr(const yaml_node_t *node, const char *fmt, const char *arg) {
@@ -66,22 +70,30 @@ static leir_status read_shape(yctx *y, yaml_node_t *node, int64_t *shape, uint32
 
 static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_node_t *at,
                              leir_role role) {
-  if (y->ndecls == 1024) return yerr(at, "too many declarations%s", "");
-  if (!name || strlen(name) >= 64) return yerr(at, "a tensor name is missing or too long%s", "");
+  if (y->ndecls == MAX_DECLS) return yerr(at, "more than 4096 declarations%s", "");
+  if (!name || !*name) return yerr(at, "a tensor name is missing%s", "");
   if (!leir__is_tensor_name(name, strlen(name)))
     return yerr(at,
                 "'%s' is not a tensor name ([A-Z][a-z]*, not starting with L, P, V, U, B or T)",
                 name);
   for (size_t j = 0; j < y->ndecls; j++)
-    if (strcmp(y->names[j], name) == 0) return yerr(at, "%s is declared twice", name);
+    if (strcmp(y->decls[j].name, name) == 0) return yerr(at, "%s is declared twice", name);
   if (!spec || spec->type != YAML_MAPPING_NODE)
     return yerr(spec ? spec : at, "%s must map to {dtype: ..., shape: [...]}", name);
+  if (y->ndecls == y->cap) {
+    size_t cap = y->cap ? y->cap * 2 : 16;
+    leir_tensor_decl *decls = realloc(y->decls, cap * sizeof *decls);
+    if (decls) y->decls = decls;
+    int64_t(*shapes)[LEIR_MAX_RANK] = decls ? realloc(y->shapes, cap * sizeof *shapes) : NULL;
+    if (!shapes) return leir__error_nomem();
+    y->shapes = shapes;
+    y->cap = cap;
+  }
   size_t i = y->ndecls;
   leir_tensor_decl *d = &y->decls[i];
-  memcpy(y->names[i], name, strlen(name) + 1);
-  d->name = y->names[i];
+  memset(d, 0, sizeof *d);
+  d->name = name;
   d->role = role;
-  d->shape = y->shapes[i];
   bool have_dtype = false, have_shape = false;
   for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start; pr < spec->data.mapping.pairs.top;
        pr++) {
@@ -276,6 +288,7 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
     relocate(text, len, leir_node, src, leir_node->data.scalar.length);
     goto done;
   }
+  for (size_t i = 0; i < y->ndecls; i++) y->decls[i].shape = y->shapes[i];
   st = leir_program_set_signature(p, y->decls, y->ndecls);
   if (st == LEIR_OK && name) st = leir_program_set_name(p, name);
   if (st != LEIR_OK) {
@@ -286,6 +299,8 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
 done:
   if (have_doc) yaml_document_delete(&y->doc);
   yaml_parser_delete(&parser);
+  free(y->decls);
+  free(y->shapes);
   free(y);
   return st;
 }
