@@ -95,10 +95,12 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
  * check's status (LEIR_ERR_INVALID, LEIR_ERR_LIMIT; the last error is the
  * first finding) where leir__infer_decls says LEIR_ERR_SIGNATURE; here
  * LEIR_ERR_SIGNATURE means only "no well-defined interface" (ambiguous
- * shapes, no outputs). */
+ * shapes, no outputs). *checked (may be NULL) is set when the inference
+ * pass already made every check that analyzing with the inferred signature
+ * would make, so that a checker can skip that second pass. */
 leir_status leir__infer_decls_checked(const leir_program *p, const leir_check_options *opts,
                                       leir_diagnostics *diags, leir__arena *arena,
-                                      leir__decl **out, uint32_t *nout);
+                                      leir__decl **out, uint32_t *nout, bool *checked);
 
 /* The program's signature, or an inferred one (allocated in `arena`). */
 leir_status leir__effective_signature(const leir_program *p, leir__arena *arena,

@@ -118,6 +118,7 @@ struct leir_program {
   uint32_t nsig;
   leir__decl *sig;         /* inputs first, then outputs */
   char *name;              /* program file name field; NULL if unset */
+  size_t text_len;         /* length of the parsed text: a size hint for printing */
   jmp_buf *oom_jmp;        /* see the header comment */
 };
 

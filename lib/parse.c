@@ -221,6 +221,17 @@ static leir_expr *unary(parser *ps, leir_expr_kind kind, leir_expr *a, size_t po
 }
 
 
+/* The dtype spelled by s[0..n), or -1. */
+static int dtype_of(const char *s, size_t n) {
+  if (n < 2 || n > 4) return -1;
+  for (int d = 0; d < LEIR_DTYPE_COUNT; d++) {
+    const char *name = leir_dtype_name((leir_dtype)d);
+    if (name[0] == s[0] && name[1] == s[1] && strlen(name) == n && memcmp(name, s, n) == 0)
+      return d;
+  }
+  return -1;
+}
+
 /* tensor = tname "^{" dtype "," scope "}" [ "_{" index { "," index } "}" ] */
 static leir_expr *parse_tensor(parser *ps) {
   size_t start = ps->i;
@@ -228,7 +239,7 @@ static leir_expr *parse_tensor(parser *ps) {
   ps->i++;
   while (ps->i < ps->len && is_lower(ps->src[ps->i])) ps->i++;
   size_t name_len = ps->i - start;
-  if (strchr("LPVUBT", ps->src[start]))
+  if (memchr("LPVUBT", ps->src[start], 6))
     fail_at(ps, start, "parse.tensor-name",
             "tensor names may not start with L, P, V, U, B or T ('%.*s')", (int)name_len,
             ps->src + start);
@@ -240,11 +251,7 @@ static leir_expr *parse_tensor(parser *ps) {
   size_t dstart = ps->i;
   while (ps->i < ps->len && (is_lower(ps->src[ps->i]) || is_digit(ps->src[ps->i]))) ps->i++;
   size_t dlen = ps->i - dstart;
-  int dtype = -1;
-  for (int d = 0; d < LEIR_DTYPE_COUNT; d++)
-    if (strlen(leir_dtype_name((leir_dtype)d)) == dlen &&
-        memcmp(leir_dtype_name((leir_dtype)d), ps->src + dstart, dlen) == 0)
-      dtype = d;
+  int dtype = dtype_of(ps->src + dstart, dlen);
   if (dtype < 0) {
     ps->i = dstart;
     expected(ps, "a dtype (f16, bf16, f32, f64, i8, i16, i32, i64, u8, bool)");
@@ -263,24 +270,24 @@ static leir_expr *parse_tensor(parser *ps) {
   ps->i++;
   expect(ps, '}', "'}' closing the superscript");
   uint32_t sym = leir__sym_intern(ps->p, ps->src + start, name_len);
-  vec idx = {0};
-  uint32_t h = 0;
+  leir_expr *idx[LEIR_MAX_RANK];
+  uint32_t rank = 0, h = 0;
   if (peek(ps) == '_') {
     ps->i++;
     expect(ps, '{', "'{' after '_'");
     enter(ps);
     do {
-      if (idx.n == LEIR_MAX_RANK)
+      if (rank == LEIR_MAX_RANK)
         fail_at(ps, ps->i, "parse.rank", "tensor rank above %d", LEIR_MAX_RANK);
-      vec_push(ps, &idx, parse_index(ps));
+      idx[rank++] = parse_index(ps);
       h = max_u32(h, ps->tree);
     } while (accept(ps, ','));
     leave(ps);
     expect(ps, '}', "',' or '}' in the subscript");
   }
-  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, idx.n);
+  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, rank);
   t->pos = pos32(start);
-  for (uint32_t k = 0; k < idx.n; k++) t->kids[k] = idx.items[k];
+  for (uint32_t k = 0; k < rank; k++) t->kids[k] = idx[k];
   return height(ps, t, h + 1);
 }
 
@@ -634,8 +641,14 @@ static leir_expr *parse_cond(parser *ps) {
 /* ---- nests ------------------------------------------------------------ */
 
 static int loop_kind_of(int c) {
-  const char *k = c > 0 ? strchr(leir__loop_kind_letters, c) : NULL;
-  return k ? (int)(k - leir__loop_kind_letters) : -1;
+  switch (c) { /* the order of leir__loop_kind_letters */
+    case 'L': return LEIR_LOOP_SERIAL;
+    case 'P': return LEIR_LOOP_PARALLEL;
+    case 'V': return LEIR_LOOP_VECTORIZED;
+    case 'U': return LEIR_LOOP_UNROLLED;
+    case 'B': return LEIR_LOOP_BOUND;
+    default: return -1;
+  }
 }
 
 static bool at_header(parser *ps) {
@@ -814,6 +827,7 @@ leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
     if (!leir__program_insert_nest(p, p->nnests, n)) longjmp(ps.jmp, LEIR__JMP_OOM);
   }
   p->oom_jmp = NULL;
+  p->text_len = len;
   *out = p;
   return LEIR_OK;
 }

@@ -207,6 +207,8 @@ void leir__print_program(leir__strbuf *b, const leir_program *p, uint32_t flags,
                          const leir__rename *rn) {
   printer pr = {b, p, rn};
   bool pretty = (flags & LEIR_PRINT_PRETTY) != 0;
+  /* canonical text is as long as strict input; pretty adds a little */
+  leir__sb_reserve(b, p->text_len + (pretty ? p->text_len / 8 + 64 : 0));
   for (uint32_t k = 0; k < p->nnests; k++) {
     print_nest(&pr, p->nests[k], pretty, 0);
     if (pretty) leir__sb_putc(b, '\n');

@@ -53,6 +53,12 @@ char *leir__pstrndup(leir_program *p, const char *s, size_t len) {
 /* ---- symbols ---------------------------------------------------------- */
 
 static uint32_t hash_name(const char *s, size_t len) {
+  /* names are short (A, tx, Aqz): an inline FNV-1a beats a call */
+  if (len <= 16) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h ^ (h >> 15);
+  }
   return (uint32_t)XXH3_64bits(s, len);
 }
 
@@ -151,8 +157,14 @@ void leir__position(const leir_program *p, uint32_t pos, uint32_t *line, uint32_
 
 /* ---- builders --------------------------------------------------------- */
 
+_Static_assert(sizeof(leir_expr) % sizeof(void *) == 0, "child pointers follow the node");
+
 leir_expr *leir__new_expr(leir_program *p, leir_expr_kind kind, leir_op op, uint32_t n) {
-  leir_expr *e = leir__palloc(p, sizeof *e);
+  /* one allocation: the node, its child pointers, and a comparison's
+   * operators (node sizes are multiples of 8, so the pointers align) */
+  size_t ops = kind == LEIR_EXPR_COMPARE && n > 1 ? n - 1 : 0;
+  if (n > (UINT32_MAX - sizeof(leir_expr)) / (sizeof(leir_expr *) + 1)) return oom(p);
+  leir_expr *e = leir__palloc(p, sizeof *e + n * sizeof *e->kids + ops);
   if (!e) return NULL;
   e->kind = (uint8_t)kind;
   e->op = (uint8_t)op;
@@ -160,14 +172,8 @@ leir_expr *leir__new_expr(leir_program *p, leir_expr_kind kind, leir_op op, uint
   e->sym = LEIR__NOSYM;
   e->id = p->next_id++;
   e->pos = LEIR__NOPOS;
-  if (n) {
-    e->kids = leir__palloc(p, n * sizeof *e->kids);
-    if (!e->kids) return NULL;
-  }
-  if (kind == LEIR_EXPR_COMPARE && n > 1) {
-    e->u.cmp_ops = leir__palloc(p, n - 1);
-    if (!e->u.cmp_ops) return NULL;
-  }
+  if (n) e->kids = (leir_expr **)(e + 1);
+  if (ops) e->u.cmp_ops = (uint8_t *)(e->kids + n);
   return e;
 }
 
@@ -179,7 +185,6 @@ leir_expr *leir__new_number(leir_program *p, const char *lexeme, size_t len) {
   if (!num || !lex) return NULL;
   num->lexeme = lex;
   num->len = (uint32_t)len;
-  num->value = strtod(lex, NULL);
   bool digits = len > 0;
   int64_t v = 0;
   for (size_t i = 0; i < len && digits; i++) {
@@ -193,6 +198,8 @@ leir_expr *leir__new_number(leir_program *p, const char *lexeme, size_t len) {
   }
   num->is_int = digits;
   num->ival = digits ? v : 0;
+  /* integers below 2^53 convert exactly; strtod for the rest */
+  num->value = digits && v < ((int64_t)1 << 53) ? (double)v : strtod(lex, NULL);
   e->u.num = num;
   return e;
 }
@@ -391,6 +398,7 @@ leir_status leir_program_clone(leir_program **out, const leir_program *src) {
   }
   if (copy_signature(p, src) != LEIR_OK) goto nomem;
   if (src->name && !(p->name = leir__pstrndup(p, src->name, strlen(src->name)))) goto nomem;
+  p->text_len = src->text_len;
   *out = p;
   return LEIR_OK;
 nomem:
@@ -453,18 +461,23 @@ int64_t leir__loop_index_of_name(const char *s, size_t len) {
 
 bool leir__is_tensor_name(const char *s, size_t len) {
   if (len == 0 || s[0] < 'A' || s[0] > 'Z') return false;
-  if (strchr("LPVUBT", s[0])) return false;
+  if (memchr("LPVUBT", s[0], 6)) return false;
   for (size_t i = 1; i < len; i++)
     if (s[i] < 'a' || s[i] > 'z') return false;
   return true;
 }
 
 static bool is_reserved_word(const char *s, size_t len) {
-  static const char *const words[] = {"exp", "log", "sqrt", "abs", "erf",
-                                      "max", "min", "if_then_else", "inf"};
-  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-    if (strlen(words[i]) == len && memcmp(words[i], s, len) == 0) return true;
-  return false;
+  /* function names and inf; by length, since this runs for every index */
+  switch (len) {
+    case 3:
+      return memcmp(s, "exp", 3) == 0 || memcmp(s, "log", 3) == 0 || memcmp(s, "abs", 3) == 0 ||
+             memcmp(s, "erf", 3) == 0 || memcmp(s, "max", 3) == 0 || memcmp(s, "min", 3) == 0 ||
+             memcmp(s, "inf", 3) == 0;
+    case 4: return memcmp(s, "sqrt", 4) == 0;
+    case 12: return memcmp(s, "if_then_else", 12) == 0;
+    default: return false;
+  }
 }
 
 bool leir__is_loop_var_name(const char *s, size_t len) {
