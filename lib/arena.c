@@ -11,6 +11,7 @@ struct leir__arena_chunk {
 
 #define CHUNK_HEADER ((sizeof(leir__arena_chunk) + 7u) & ~(size_t)7u)
 #define DEFAULT_CHUNK 4096u
+#define MIN_CHUNK 512u
 #define MAX_GROWTH_CHUNK ((size_t)1 << 24)
 
 void leir__arena_init(leir__arena *a, size_t first_chunk) {
@@ -51,9 +52,12 @@ void *leir__arena_alloc(leir__arena *a, size_t size) {
   a->total += CHUNK_HEADER + chunk;
   a->cur = (char *)c + CHUNK_HEADER + size;
   a->end = (char *)c + CHUNK_HEADER + chunk;
-  /* Grow geometrically so large programs need few chunks, but keep the
-   * waste bounded for small ones. */
-  if (a->next_size < MAX_GROWTH_CHUNK) a->next_size *= 2;
+  /* The next chunk is half of everything so far: few chunks for large
+   * objects, and at most a third of the memory left unused when a size
+   * hint was too small (doubling could leave two thirds). */
+  a->next_size = a->total / 2;
+  if (a->next_size < MIN_CHUNK) a->next_size = MIN_CHUNK;
+  if (a->next_size > MAX_GROWTH_CHUNK) a->next_size = MAX_GROWTH_CHUNK;
   return (char *)c + CHUNK_HEADER;
 }
 

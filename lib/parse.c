@@ -25,6 +25,12 @@ typedef struct parser {
   uint32_t depth, max_depth;
   uint32_t nests; /* nests enclosing the cursor */
   uint32_t tree; /* height of the expression tree the last parse_* returned */
+  /* Short names (tx, a, Aq) repeat all over a program: a direct-mapped
+   * cache in front of the symbol table. key 0 = empty. */
+  struct {
+    uint64_t key;
+    uint32_t sym;
+  } names[64];
   jmp_buf jmp;
 } parser;
 
@@ -145,6 +151,19 @@ static leir_expr *height(parser *ps, leir_expr *e, uint32_t h) {
 }
 
 static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* Symbol of src[s..s+n). */
+static uint32_t intern(parser *ps, size_t s, size_t n) {
+  if (n > 7) return leir__sym_intern(ps->p, ps->src + s, n);
+  uint64_t key = n; /* length in the low byte, then the characters */
+  for (size_t k = 0; k < n; k++) key |= (uint64_t)(unsigned char)ps->src[s + k] << (8 * (k + 1));
+  uint32_t slot = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 58);
+  if (ps->names[slot].key == key) return ps->names[slot].sym;
+  uint32_t sym = leir__sym_intern(ps->p, ps->src + s, n);
+  ps->names[slot].key = key;
+  ps->names[slot].sym = sym;
+  return sym;
+}
 
 /* Reads [a-z][a-z0-9_]* at the cursor; returns its start and sets *n. */
 static size_t lower_ident(parser *ps, size_t *n) {
@@ -269,7 +288,7 @@ static leir_expr *parse_tensor(parser *ps) {
     expected(ps, "a scope (g, s or l)");
   ps->i++;
   expect(ps, '}', "'}' closing the superscript");
-  uint32_t sym = leir__sym_intern(ps->p, ps->src + start, name_len);
+  uint32_t sym = intern(ps, start, name_len);
   leir_expr *idx[LEIR_MAX_RANK];
   uint32_t rank = 0, h = 0;
   if (peek(ps) == '_') {
@@ -309,7 +328,7 @@ static leir_expr *parse_index_atom(parser *ps) {
     size_t s = lower_ident(ps, &n);
     if (!leir__is_loop_var_name(ps->src + s, n))
       fail_at(ps, s, "parse.index", "'%.*s' cannot appear in an index", (int)n, ps->src + s);
-    leir_expr *e = leir__new_var(ps->p, leir__sym_intern(ps->p, ps->src + s, n));
+    leir_expr *e = leir__new_var(ps->p, intern(ps, s, n));
     e->pos = pos32(s);
     return height(ps, e, 1);
   }
@@ -462,7 +481,7 @@ static leir_expr *parse_atom(parser *ps) {
     }
     if (peek(ps) == '(')
       fail_at(ps, s, "parse.function", "unknown function '%.*s'", (int)n, ps->src + s);
-    leir_expr *e = leir__new_var(ps->p, leir__sym_intern(ps->p, ps->src + s, n));
+    leir_expr *e = leir__new_var(ps->p, intern(ps, s, n));
     e->pos = pos32(s);
     return height(ps, e, 1);
   }
@@ -680,7 +699,7 @@ static void parse_header(parser *ps, leir__loop *loop) {
     fail_at(ps, s, "parse.bound-var",
             "a B loop variable must start with t or b and then x, y or z (found '%.*s')",
             (int)n, ps->src + s);
-  loop->sym = leir__sym_intern(ps->p, ps->src + s, n);
+  loop->sym = intern(ps, s, n);
   expect(ps, '=', "'=' after the loop variable");
   size_t zero = (peek(ps), ps->i);
   if (!is_digit(peek(ps))) expected(ps, "the loop start 0");
@@ -799,7 +818,8 @@ leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
     return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
                        "input of %zu bytes exceeds the limit of %llu bytes", len,
                        (unsigned long long)o.max_input_bytes);
-  leir_program *p = leir__program_new(len * 12);
+  /* parsed programs take 7-15 bytes per byte of text (bench/README.md) */
+  leir_program *p = leir__program_new(len * 10 + 256);
   if (!p) return leir__error_nomem();
   parser ps;
   memset(&ps, 0, sizeof ps);

@@ -15,7 +15,7 @@ const char *const leir__loop_kind_letters = "LPVUB";
 leir_program *leir__program_new(size_t size_hint) {
   leir_program *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  size_t first = size_hint < 1024 ? 1024 : size_hint;
+  size_t first = size_hint < 512 ? 512 : size_hint;
   if (first > ((size_t)1 << 24)) first = (size_t)1 << 24;
   leir__arena_init(&p->arena, first);
   return p;
@@ -53,13 +53,20 @@ char *leir__pstrndup(leir_program *p, const char *s, size_t len) {
 /* ---- symbols ---------------------------------------------------------- */
 
 static uint32_t hash_name(const char *s, size_t len) {
-  /* names are short (A, tx, Aqz): an inline FNV-1a beats a call */
-  if (len <= 16) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h ^ (h >> 15);
+  /* names are short (A, tx, Aqz): pack up to 8 bytes and mix, no call */
+  if (len <= 8) {
+    uint64_t w = len;
+    for (size_t i = 0; i < len; i++) w = (w << 8) | (unsigned char)s[i];
+    w *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(w >> 32);
   }
   return (uint32_t)XXH3_64bits(s, len);
+}
+
+static bool same_name(const char *a, const char *b, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (a[i] != b[i]) return false;
+  return true;
 }
 
 static int symtab_grow_slots(leir__symtab *t) {
@@ -83,7 +90,7 @@ uint32_t leir__sym_find(const leir_program *p, const char *s, size_t len) {
   uint32_t h = hash_name(s, len) & (t->nslots - 1);
   while (t->slots[h]) {
     uint32_t sym = t->slots[h] - 1;
-    if (t->lens[sym] == len && memcmp(t->names[sym], s, len) == 0) return sym;
+    if (t->lens[sym] == len && same_name(t->names[sym], s, len)) return sym;
     h = (h + 1) & (t->nslots - 1);
   }
   return LEIR__NOSYM;
