@@ -146,6 +146,15 @@ typedef struct leir__env {
 /* Full loop ranges of an equation, no facts. */
 void leir__env_init(leir__env *env, const leir__eqinfo *info);
 
+/* *dst = *src, copying only the entries in use (an env is a few KB, and
+ * guards copy one per branch). */
+static inline void leir__env_copy(leir__env *dst, const leir__env *src) {
+  dst->nvars = src->nvars;
+  dst->nfacts = src->nfacts;
+  for (uint32_t k = 0; k < src->nvars; k++) dst->vars[k] = src->vars[k];
+  for (uint32_t k = 0; k < src->nfacts; k++) dst->facts[k] = src->facts[k];
+}
+
 /* Range of an integer expression in env. Loop variables resolve through
  * a->expr_loop; tensors (indirect indices) by substituting their defining
  * expression (a->value_def) or through a->values when known. Backends check

@@ -502,7 +502,8 @@ static void check_expr(ctx *c, const leir_expr *e, const leir__env *env) {
   if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
     check_expr(c, e->kids[0], env);
     for (int branch = 1; branch <= 2; branch++) {
-      leir__env narrowed = *env;
+      leir__env narrowed;
+      leir__env_copy(&narrowed, env);
       if (leir__narrow(c->a, e->kids[0], branch == 1, &narrowed))
         check_expr(c, e->kids[branch], &narrowed);
     }

@@ -33,15 +33,9 @@ void leir__arena_release(leir__arena *a) {
   a->total = 0;
 }
 
-void *leir__arena_alloc(leir__arena *a, size_t size) {
-  size = (size + 7u) & ~(size_t)7u;
-  if (size == 0) size = 8;
-  if ((size_t)(a->end - a->cur) >= size && a->cur) {
-    void *p = a->cur;
-    a->cur += size;
-    return p;
-  }
-  if (size > SIZE_MAX / 2 - CHUNK_HEADER) return NULL;
+void *leir__arena_alloc_chunk(leir__arena *a, size_t size) {
+  /* `size` is rounded by leir__arena_alloc; 0 means it overflowed */
+  if (size == 0 || size > SIZE_MAX / 2 - CHUNK_HEADER) return NULL;
   size_t chunk = a->next_size;
   if (chunk < size) chunk = size;
   leir__arena_chunk *c = malloc(CHUNK_HEADER + chunk);

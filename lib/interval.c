@@ -316,7 +316,9 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const
         return mk(0, max2(-r.lo, r.hi));
       }
       if (e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
-        leir__env t = *env, f2 = *env;
+        leir__env t, f2;
+        leir__env_copy(&t, env);
+        leir__env_copy(&f2, env);
         bool tt = leir__narrow(a, e->kids[0], true, &t);
         bool ff = leir__narrow(a, e->kids[0], false, &f2);
         if (!tt && !ff) return UNKNOWN;
@@ -468,16 +470,18 @@ static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
 /* Hull of two narrowed copies: sound for a disjunction. */
 static bool either(const leir__analysis *a, const leir_expr *x, bool tx, const leir_expr *y,
                    bool ty, leir__env *env) {
-  leir__env bx = *env, by = *env;
+  leir__env bx, by;
+  leir__env_copy(&bx, env);
+  leir__env_copy(&by, env);
   bool sx = leir__narrow(a, x, tx, &bx);
   bool sy = leir__narrow(a, y, ty, &by);
   if (!sx && !sy) return false;
   if (!sx) {
-    *env = by;
+    leir__env_copy(env, &by);
     return true;
   }
   if (!sy) {
-    *env = bx;
+    leir__env_copy(env, &bx);
     return true;
   }
   for (uint32_t k = 0; k < env->nvars; k++)
@@ -508,10 +512,12 @@ bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, le
         return true;
       } else {
         /* not (c1 and c2 and ...): the hull of each negated link */
-        leir__env hull = *env;
+        leir__env hull;
+        leir__env_copy(&hull, env);
         bool any = false;
         for (uint32_t k = 0; k + 1 < cond->n; k++) {
-          leir__env tmp = *env;
+          leir__env tmp;
+          leir__env_copy(&tmp, env);
           if (!constrain(a, cond->kids[k], negate((leir_op)cond->u.cmp_ops[k]),
                          cond->kids[k + 1], &tmp))
             continue;

@@ -185,6 +185,8 @@ void leir__print_expr(leir__strbuf *b, const leir_program *p, const leir_expr *e
 /* ---- small helpers ---------------------------------------------------- */
 
 extern const char *const leir__loop_kind_letters; /* "LPVUB" */
+/* The dtype spelled by s[0..len) (not NUL-terminated), or -1. */
+int leir__dtype_of(const char *s, size_t len);
 bool leir__is_tensor_name(const char *s, size_t len);
 bool leir__is_loop_var_name(const char *s, size_t len);
 /* Bijective base-20 / base-19 fresh names (spec/leir.md §5). Writes a NUL-

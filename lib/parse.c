@@ -114,7 +114,7 @@ static inline bool accept(parser *ps, char c) {
   return false;
 }
 
-static void expect(parser *ps, char c, const char *what) {
+static inline void expect(parser *ps, char c, const char *what) {
   if (!accept(ps, c)) expected(ps, what);
 }
 
@@ -240,17 +240,6 @@ static leir_expr *unary(parser *ps, leir_expr_kind kind, leir_expr *a, size_t po
 }
 
 
-/* The dtype spelled by s[0..n), or -1. */
-static int dtype_of(const char *s, size_t n) {
-  if (n < 2 || n > 4) return -1;
-  for (int d = 0; d < LEIR_DTYPE_COUNT; d++) {
-    const char *name = leir_dtype_name((leir_dtype)d);
-    if (name[0] == s[0] && name[1] == s[1] && strlen(name) == n && memcmp(name, s, n) == 0)
-      return d;
-  }
-  return -1;
-}
-
 /* tensor = tname "^{" dtype "," scope "}" [ "_{" index { "," index } "}" ] */
 static leir_expr *parse_tensor(parser *ps) {
   size_t start = ps->i;
@@ -258,7 +247,8 @@ static leir_expr *parse_tensor(parser *ps) {
   ps->i++;
   while (ps->i < ps->len && is_lower(ps->src[ps->i])) ps->i++;
   size_t name_len = ps->i - start;
-  if (memchr("LPVUBT", ps->src[start], 6))
+  char first = ps->src[start];
+  if (first == 'L' || first == 'P' || first == 'V' || first == 'U' || first == 'B' || first == 'T')
     fail_at(ps, start, "parse.tensor-name",
             "tensor names may not start with L, P, V, U, B or T ('%.*s')", (int)name_len,
             ps->src + start);
@@ -270,7 +260,7 @@ static leir_expr *parse_tensor(parser *ps) {
   size_t dstart = ps->i;
   while (ps->i < ps->len && (is_lower(ps->src[ps->i]) || is_digit(ps->src[ps->i]))) ps->i++;
   size_t dlen = ps->i - dstart;
-  int dtype = dtype_of(ps->src + dstart, dlen);
+  int dtype = leir__dtype_of(ps->src + dstart, dlen);
   if (dtype < 0) {
     ps->i = dstart;
     expected(ps, "a dtype (f16, bf16, f32, f64, i8, i16, i32, i64, u8, bool)");

@@ -23,9 +23,6 @@ leir_program *leir__program_new(size_t size_hint) {
 
 void leir_program_free(leir_program *p) {
   if (!p) return;
-  free(p->syms.names);
-  free(p->syms.lens);
-  free(p->syms.slots);
   free(p->nests);
   free(p->line_starts);
   leir__arena_release(&p->arena);
@@ -69,16 +66,18 @@ static bool same_name(const char *a, const char *b, size_t len) {
   return true;
 }
 
-static int symtab_grow_slots(leir__symtab *t) {
-  uint32_t nslots = t->nslots ? t->nslots * 2 : 64;
-  uint32_t *slots = calloc(nslots, sizeof *slots);
+/* The symbol table lives in the program's arena (most programs have a
+ * dozen names: no separate mallocs). */
+static int symtab_grow_slots(leir_program *p) {
+  leir__symtab *t = &p->syms;
+  uint32_t nslots = t->nslots ? t->nslots * 2 : 32;
+  uint32_t *slots = leir__arena_calloc(&p->arena, nslots, sizeof *slots);
   if (!slots) return 0;
   for (uint32_t s = 0; s < t->count; s++) {
     uint32_t h = hash_name(t->names[s], t->lens[s]) & (nslots - 1);
     while (slots[h]) h = (h + 1) & (nslots - 1);
     slots[h] = s + 1;
   }
-  free(t->slots);
   t->slots = slots;
   t->nslots = nslots;
   return 1;
@@ -104,23 +103,23 @@ uint32_t leir__sym_intern(leir_program *p, const char *s, size_t len) {
   }
   uint32_t found = leir__sym_find(p, s, len);
   if (found != LEIR__NOSYM) return found;
-  if ((t->count + 1) * 2 > t->nslots && !symtab_grow_slots(t)) {
+  if ((t->count + 1) * 2 > t->nslots && !symtab_grow_slots(p)) {
     oom(p);
     return LEIR__NOSYM;
   }
   if (t->count == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 32;
-    const char **names = realloc(t->names, cap * sizeof *names);
-    if (!names) {
+    uint32_t cap = t->cap ? t->cap * 2 : 16;
+    const char **names = leir__arena_alloc(&p->arena, cap * sizeof *names);
+    uint32_t *lens = leir__arena_alloc(&p->arena, cap * sizeof *lens);
+    if (!names || !lens) {
       oom(p);
       return LEIR__NOSYM;
+    }
+    if (t->count) {
+      memcpy(names, t->names, t->count * sizeof *names);
+      memcpy(lens, t->lens, t->count * sizeof *lens);
     }
     t->names = names;
-    uint32_t *lens = realloc(t->lens, cap * sizeof *lens);
-    if (!lens) {
-      oom(p);
-      return LEIR__NOSYM;
-    }
     t->lens = lens;
     t->cap = cap;
   }
