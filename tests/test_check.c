@@ -140,6 +140,10 @@ START_TEST(test_rank) {
           29, "A is used with 1 subscript but the signature gives it rank 2");
   INVALID("B^{2}_{tx=0}[D^{f64,g}_{tx}=1;];B^{2}_{tx=0}[C^{f64,g}_{tx}=D^{f64,g}_{tx,0};];", NULL,
           "check.rank", 61, "D is read with 2 subscripts but was defined with 1");
+  /* without a signature the result D (rank 2) becomes a known variable, and
+   * its rank-1 uses no longer fit the declaration */
+  INVALID("B^{2}_{tx=0}[D^{f64,g}_{tx}=1;];L^{2}_{a=0}B^{2}_{tx=0}[D^{f64,g}_{tx,a}=D^{f64,g}_{tx}+a;];",
+          NULL, "check.rank", 14, "D is used with 1 subscript but the signature gives it rank 2");
   /* a definition with another rank starts a new buffer (online softmax) */
   VALID("B^{2}_{tx=0}[D^{f64,g}_{tx}=1;];L^{2}_{a=0}B^{2}_{tx=0}[D^{f64,g}_{tx,a}=D^{f64,g}_{tx}+a;];"
         "B^{2}_{tx=0}[C^{f64,g}_{tx}=D^{f64,g}_{tx,1};];",
