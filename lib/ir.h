@@ -165,6 +165,12 @@ leir_nest *leir__copy_nest(leir_program *dst, const leir_program *src, const lei
 int leir__program_insert_nest(leir_program *p, uint32_t at, leir_nest *nest);
 void leir__program_remove_nest(leir_program *p, uint32_t at);
 
+/* ---- parsing (lib/parse.c) -------------------------------------------- */
+
+/* Options with defaults filled in and limits applied; LEIR_ERR_ARGUMENT
+ * (recorded) when `opts->size` is too small. `opts` may be NULL. */
+leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_options *o);
+
 /* ---- printing (lib/print.c) ------------------------------------------- */
 
 /* Optional renaming used by the alpha-normalized hash: when non-NULL, a

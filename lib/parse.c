@@ -789,21 +789,29 @@ static leir_status build_line_table(leir_program *p, const char *text, size_t le
   return LEIR_OK;
 }
 
+leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_options *o) {
+  *o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
+  if (!opts) return LEIR_OK;
+  if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
+  /* copy only what the caller's struct has (older, smaller versions) */
+  memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
+  o->size = (uint32_t)sizeof *o;
+  if (o->max_depth == 0) o->max_depth = 200;
+  if (o->max_depth > 1000) o->max_depth = 1000;
+  return LEIR_OK;
+}
+
 leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
                                const leir_parse_options *opts) {
   if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "out is NULL");
   *out = NULL;
   if (!text && len)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "text is NULL");
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) {
-    if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
-    o = *opts;
-    if (o.max_depth == 0) o.max_depth = 200;
-    if (o.max_depth > 1000) o.max_depth = 1000;
-  }
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   if (len > o.max_input_bytes || len >= UINT32_MAX - 1)
     return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
                        "input of %zu bytes exceeds the limit of %llu bytes", len,

@@ -204,8 +204,9 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   if (!out || (!text && len))
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
   *out = NULL;
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) o = *opts;
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   if (len > o.max_input_bytes)
     return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
                        "input of %zu bytes exceeds the limit of %llu bytes", len,
@@ -370,8 +371,9 @@ leir_status leir_program_load_file(leir_program **out, const char *path,
                                    const leir_parse_options *opts) {
   if (!out || !path) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
   *out = NULL;
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) o = *opts;
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   FILE *f = fopen(path, "rb");
   if (!f)
     return leir__error(LEIR_ERR_IO, "io.open", path, 0, 0, "cannot open %s: %s", path,
