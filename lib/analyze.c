@@ -492,6 +492,28 @@ static void define(ctx *c, uint32_t eqi) {
 /* ---- pass 3: bounds ----------------------------------------------------- */
 
 static void check_access(ctx *c, const leir_expr *t, const leir__env *env, bool is_lhs);
+static void check_expr(ctx *c, const leir_expr *e, const leir__env *env);
+
+/* if_then_else: each branch under its narrowed guard. The narrowed copy
+ * lives on the heap, in a function of its own, so that check_expr's frame
+ * stays small however high the expression (see lib/interval.c). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void check_guarded(ctx *c, const leir_expr *e, const leir__env *env) {
+  check_expr(c, e->kids[0], env);
+  leir__env *narrowed = malloc(sizeof *narrowed);
+  if (!narrowed) {
+    nomem(c);
+    return;
+  }
+  for (int branch = 1; branch <= 2; branch++) {
+    leir__env_copy(narrowed, env);
+    if (leir__narrow(c->a, e->kids[0], branch == 1, narrowed))
+      check_expr(c, e->kids[branch], narrowed);
+  }
+  free(narrowed);
+}
 
 static void check_expr(ctx *c, const leir_expr *e, const leir__env *env) {
   if (e->kind == LEIR_EXPR_TENSOR) {
@@ -500,13 +522,7 @@ static void check_expr(ctx *c, const leir_expr *e, const leir__env *env) {
     return;
   }
   if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
-    check_expr(c, e->kids[0], env);
-    for (int branch = 1; branch <= 2; branch++) {
-      leir__env narrowed;
-      leir__env_copy(&narrowed, env);
-      if (leir__narrow(c->a, e->kids[0], branch == 1, &narrowed))
-        check_expr(c, e->kids[branch], &narrowed);
-    }
+    check_guarded(c, e, env);
     return;
   }
   for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], env);
