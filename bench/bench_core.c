@@ -229,12 +229,17 @@ int main(int argc, char **argv) {
          (double)arena_total / (double)c.bytes);
   free(ratios);
 
-  /* a 10 MB program: corpus programs one after another */
+  /* a 10 MB program: the largest valid source program, repeated (each copy
+   * reads the same inputs and rewrites the same results, so the whole
+   * program is valid and the checker does all of its work) */
+  size_t best = 0;
+  for (size_t i = 0; i < c.n && i < 121; i++)
+    if (c.lens[i] > c.lens[best] && leir_program_check(progs[i], NULL, NULL) == LEIR_OK) best = i;
   size_t big_len = 0, target = 10u << 20;
-  char *big = malloc(target + 65536);
-  for (size_t i = 0; big_len < target; i = (i + 1) % c.n) {
-    memcpy(big + big_len, c.texts[i], c.lens[i]);
-    big_len += c.lens[i];
+  char *big = malloc(target + c.lens[best]);
+  while (big_len < target) {
+    memcpy(big + big_len, c.texts[best], c.lens[best]);
+    big_len += c.lens[best];
   }
   double t0 = now();
   leir_program *p = NULL;
@@ -245,9 +250,10 @@ int main(int argc, char **argv) {
   char *out = NULL;
   leir_program_print(p, 0, &out, NULL);
   double t3 = now();
-  printf("10 MB program (%.1f MB, %u nests): parse %.0f ms, check %.0f ms (%s), print %.0f ms; "
-         "%.1f MB/s\n",
-         (double)big_len / 1e6, p ? p->nnests : 0, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+  printf("10 MB program (%.1f MB, %u nests, %zu copies of a %zu-byte program): parse %.0f ms, "
+         "check %.0f ms (%s), print %.0f ms; %.1f MB/s\n",
+         (double)big_len / 1e6, p ? p->nnests : 0, big_len / c.lens[best], c.lens[best],
+         (t1 - t0) * 1e3, (t2 - t1) * 1e3,
          leir_status_name(cst), (t3 - t2) * 1e3, (double)big_len / 1e6 / (t3 - t0));
   printf("  arena %.1fx the text\n", p ? (double)p->arena.total / (double)big_len : 0.0);
   leir_free(out);
