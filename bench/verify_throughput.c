@@ -3,7 +3,9 @@
  * conformance/steps-small.jsonl whose programs both run at most 10^6
  * equation evaluations, verified with 3 input sets.
  *
- *   verify_throughput CONFORMANCE_DIR [PAIRS]   (default 100 pairs)
+ *   verify_throughput CONFORMANCE_DIR [PAIRS [STRIDE]]
+ *
+ * takes PAIRS pairs (default 100), every STRIDE-th line (default 1).
  *
  * cold:   cpu backend with LEIR_BACKEND_NO_CACHE (both programs compiled
  *         for every pair);
@@ -81,6 +83,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t want = argc > 2 ? (size_t)atol(argv[2]) : 100;
+  size_t stride = argc > 3 ? (size_t)atol(argv[3]) : 1;
+  if (stride < 1) stride = 1;
   char path[4096];
   snprintf(path, sizeof path, "%s/sources-small.jsonl", argv[1]);
   jsonl_file *f = jsonl_open(path);
@@ -126,6 +130,7 @@ int main(int argc, char **argv) {
   pair *ps = calloc(want, sizeof *ps);
   size_t n = 0;
   while (n < want && (v = jsonl_next(f))) {
+    if ((jsonl_line(f) - 1) % stride) continue;
     size_t s = 0;
     while (s < nsrc && strcmp(ids[s], jsonl_str(jsonl_get(v, "id")))) s++;
     const char *before = jsonl_str(jsonl_get(v, "before")), *after = jsonl_str(jsonl_get(v, "after"));
@@ -165,7 +170,8 @@ int main(int argc, char **argv) {
     }
   }
   jsonl_close(f);
-  printf("%zu pairs (each program <= 10^6 evaluations), 3 input sets\n\n", n);
+  printf("%zu pairs (every %zu-th line; each program <= 10^6 evaluations), 3 input sets\n\n", n,
+         stride);
   printf("| mode | pairs | seconds | pairs/s | median ms/pair | p90 ms/pair | verdicts |\n"
          "|---|---:|---:|---:|---:|---:|---|\n");
   run("cpu, cold (no cache)", "cpu", LEIR_BACKEND_NO_CACHE, ps, n, false);

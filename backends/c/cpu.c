@@ -19,7 +19,7 @@
 #include "semantics.h"
 
 #define CPU_VERSION 1
-#define MEMORY_CACHE_MAX 256
+#define MEMORY_CACHE_MAX 1024
 /* Evaluations per entry of a parallel region below which a legal P/B loop
  * stays sequential (the region would cost more than it saves). */
 #define MIN_PARALLEL_WORK 32768
