@@ -98,7 +98,8 @@ struct leir__backend_ops {
    * on buffers bufs[k]: opts->warmup untimed runs each, then rounds of one
    * timed run per kernel in order (caches flushed before each timed run
    * unless LEIR_BENCH_NO_FLUSH) until every kernel has >= min_runs runs and
-   * >= min_seconds in total, or max_runs, or max_seconds of wall time.
+   * >= min_seconds in total, or max_runs, or max_seconds of wall time, or
+   * (min_runs done) max(1 s, 20 x min_seconds) of wall time.
    * Seconds per run go to out. Errors as execute (res->set = kernel index). */
   leir_status (*time)(leir_backend *b, leir_kernel *const *ks, size_t n,
                       void *const *const *bufs, const leir_bench_options *opts,

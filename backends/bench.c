@@ -89,9 +89,15 @@ leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const
       total[k] += dt;
     }
     if (st != LEIR_OK) break;
-    bool enough = round + 1 >= o->min_runs;
+    bool runs_done = round + 1 >= o->min_runs;
+    bool enough = runs_done;
     for (size_t k = 0; k < n && enough; k++) enough = total[k] >= o->min_seconds;
-    if (enough || leir__now() - start > o->max_seconds) break;
+    double wall = leir__now() - start;
+    /* Tiny kernels would need thousands of rounds to add up to min_seconds,
+     * each paying a cache flush: once min_runs are done, a wall-clock budget
+     * of max(1 s, 20 x min_seconds) ends the session. */
+    double budget = 20.0 * o->min_seconds > 1.0 ? 20.0 * o->min_seconds : 1.0;
+    if (enough || wall > o->max_seconds || (runs_done && wall > budget)) break;
   }
   free(total);
   free(scratch);

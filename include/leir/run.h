@@ -334,7 +334,11 @@ typedef struct leir_timing {
 
 /* Times n kernels of one backend in alternation in the same process (one
  * timed run of each per round, caches flushed between runs), each on its
- * own seeded inputs. out has n entries. Errors: as leir_kernel_run. */
+ * own seeded inputs. Rounds continue until every kernel has min_runs runs
+ * and min_seconds of timed runs, or max_runs, or max_seconds of wall time;
+ * once min_runs are done, also after max(1 s, 20 x min_seconds) of wall
+ * time (tiny kernels, where the flushes would dominate). out has n
+ * entries. Errors: as leir_kernel_run. */
 LEIR_API leir_status leir_kernels_time(leir_kernel *const *kernels, size_t n,
                                        const leir_bench_options *opts, leir_timing *out);
 
