@@ -1,10 +1,18 @@
 /*
  * The CPU backend: LEIR lowered to C (lower_c.c), compiled by the system C
- * compiler into a shared object (compile.c), loaded with dlopen, and run in
- * a sandboxed child process (sandbox.c). Compiled objects are cached by
- * leir__cache_key in memory (per backend) and in the cache directory.
+ * compiler into a shared object (compile.c), and run in a sandboxed child
+ * process (sandbox.c) that loads the object with dlopen. Generated code is
+ * never loaded into the caller's process: not even a library constructor of
+ * a (possibly planted) cached object runs outside the sandbox.
+ *
+ * Compiled objects live in a private directory of the backend (mkdtemp,
+ * removed by leir_backend_free) and are cached by leir__cache_key in memory
+ * (per backend) and, when configured, in the cache directory.
  */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +34,12 @@
 
 typedef int (*entry_fn)(void *const *bufs, leir__c_rt *rt);
 
-/* A loaded shared object. Kernels point at it; it is freed when evicted
- * (never while referenced). */
+/* A compiled shared object in the backend's directory. Kernels point at
+ * it; it is deleted when evicted (never while referenced). */
 typedef struct object {
   uint64_t key;
   bool cached;       /* findable by key (false under LEIR_BACKEND_NO_CACHE) */
-  void *handle;
-  entry_fn fn;
+  char path[512];
   uint32_t refs;     /* kernels using it */
   uint64_t last_use; /* for eviction */
 } object;
@@ -40,6 +47,8 @@ typedef struct object {
 typedef struct cpu {
   leir__cc cc;
   int threads;
+  char dir[256];     /* private object directory ("" until first needed) */
+  uint64_t serial;   /* unique object file names */
   object **objs;
   uint32_t nobjs, cap;
   uint64_t clock;
@@ -88,6 +97,7 @@ static void cpu_close(leir_backend *b) {
   if (!c) return;
   while (c->nobjs) drop_object(c, c->nobjs - 1);
   free(c->objs);
+  if (c->dir[0]) rmdir(c->dir);
   leir__cc_free(&c->cc);
   free(c);
   b->impl = NULL;
@@ -101,7 +111,7 @@ static leir_status cpu_lower(leir_backend *b, const leir__analysis *a, leir__str
 /* ---- the object cache ----------------------------------------------------- */
 
 static void drop_object(cpu *c, uint32_t i) {
-  dlclose(c->objs[i]->handle);
+  unlink(c->objs[i]->path);
   free(c->objs[i]);
   c->objs[i] = c->objs[--c->nobjs];
 }
@@ -125,8 +135,59 @@ static void evict(cpu *c) {
   }
 }
 
-/* Loads a shared object into the cache; NULL with the last error set. */
-static object *load_object(cpu *c, uint64_t key, bool cached, const char *path) {
+/* Copies src to dst (a new file); false on any error. */
+static bool copy_file(const char *src, const char *dst) {
+  int in = open(src, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return false;
+  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+  bool ok = out >= 0;
+  char buf[65536];
+  while (ok) {
+    ssize_t r = read(in, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      ok = r == 0;
+      break;
+    }
+    for (ssize_t done = 0; ok && done < r;) {
+      ssize_t w = write(out, buf + done, (size_t)(r - done));
+      if (w < 0 && errno == EINTR) continue;
+      ok = w > 0;
+      if (ok) done += w;
+    }
+  }
+  close(in);
+  if (out >= 0 && close(out) != 0) ok = false;
+  if (!ok && out >= 0) unlink(dst);
+  return ok;
+}
+
+/* A shared object starts with the ELF magic: a cheap check that a cached
+ * file is not garbage (the object itself is only ever opened in a child). */
+static bool looks_like_elf(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char magic[4] = {0};
+  bool ok = read(fd, magic, 4) == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
+            magic[3] == 'F';
+  close(fd);
+  return ok;
+}
+
+/* Takes a compiled object into the backend's directory (moving `src` when
+ * `move`, else copying it); NULL with the last error set. */
+static object *add_object(cpu *c, uint64_t key, bool cached, const char *src, bool move) {
+  if (!c->dir[0]) {
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    snprintf(c->dir, sizeof c->dir, "%s/leir-objects-XXXXXX", tmp);
+    if (!mkdtemp(c->dir)) {
+      c->dir[0] = '\0';
+      leir__error(LEIR_ERR_IO, "backend.tmpdir", NULL, 0, 0,
+                  "cannot create a directory for compiled kernels: %s", strerror(errno));
+      return NULL;
+    }
+  }
   evict(c);
   if (c->nobjs == c->cap) {
     uint32_t cap = c->cap ? c->cap * 2 : 64;
@@ -143,20 +204,13 @@ static object *load_object(cpu *c, uint64_t key, bool cached, const char *path) 
     leir__error_nomem();
     return NULL;
   }
-  o->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!o->handle) {
-    leir__error(LEIR_ERR_INTERNAL, "backend.dlopen", NULL, 0, 0, "cannot load %s: %s", path,
-                dlerror());
+  snprintf(o->path, sizeof o->path, "%s/%016llx-%llu.so", c->dir, (unsigned long long)key,
+           (unsigned long long)++c->serial);
+  bool ok = move ? rename(src, o->path) == 0 || copy_file(src, o->path) : copy_file(src, o->path);
+  if (!ok) {
     free(o);
-    return NULL;
-  }
-  void *sym = dlsym(o->handle, LEIR__C_ENTRY);
-  memcpy(&o->fn, &sym, sizeof o->fn);
-  if (!o->fn) {
-    dlclose(o->handle);
-    free(o);
-    leir__error(LEIR_ERR_INTERNAL, "backend.dlopen", NULL, 0, 0, "%s has no %s", path,
-                LEIR__C_ENTRY);
+    leir__error(LEIR_ERR_IO, "backend.object", NULL, 0, 0, "cannot keep the compiled kernel %s",
+                src);
     return NULL;
   }
   o->key = key;
@@ -218,8 +272,8 @@ static leir_status cpu_prepare(leir_backend *b, leir_kernel *const *ks, size_t n
     if (!o && use_cache && b->cache_dir) {
       char path[4096];
       if (leir__cache_path(path, sizeof path, b->cache_dir, ck->key, ".so") &&
-          access(path, R_OK) == 0)
-        o = load_object(c, ck->key, true, path); /* a bad file is simply recompiled */
+          looks_like_elf(path))
+        o = add_object(c, ck->key, true, path, false); /* a bad file is simply recompiled */
     }
     if (o) {
       attach(c, k, o);
@@ -259,7 +313,7 @@ static leir_status cpu_prepare(leir_backend *b, leir_kernel *const *ks, size_t n
     if (jobs[j].cc.status != LEIR_OK) continue;
     if (use_cache && b->cache_dir)
       leir__cache_store_file(b->cache_dir, jobs[j].key, ".so", jobs[j].cc.so);
-    jobs[j].obj = load_object(c, jobs[j].key, use_cache, jobs[j].cc.so);
+    jobs[j].obj = add_object(c, jobs[j].key, use_cache, jobs[j].cc.so, true);
     if (!jobs[j].obj) st = leir_error_last()->status;
   }
   /* 4: hand each kernel its object or its compiler's verdict */
@@ -314,6 +368,22 @@ static void child_trap(leir__c_rt *rt, int kind, int site, int64_t value, int64_
   leir__sandbox_trap(rt->host, kind, site, value, extent);
 }
 
+/* In the child: loads a kernel's object and finds its entry point. */
+static entry_fn load_entry(leir__sandbox *s, const leir_kernel *k) {
+  const cpu_kernel *ck = k->impl;
+  void *h = dlopen(ck->obj->path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "cannot load the compiled kernel: %s", dlerror());
+    return NULL;
+  }
+  void *sym = dlsym(h, LEIR__C_ENTRY);
+  entry_fn fn;
+  memcpy(&fn, &sym, sizeof fn);
+  if (!fn)
+    leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "the compiled kernel has no %s", LEIR__C_ENTRY);
+  return fn;
+}
+
 /* Intermediates of a kernel, allocated in the child. */
 static bool alloc_temps(leir__sandbox *s, const leir_kernel *k, void **bufs) {
   const leir__analysis *a = k->analysis;
@@ -356,7 +426,8 @@ typedef struct exec_ctx {
 static void exec_child(void *vctx, leir__sandbox *s) {
   exec_ctx *x = vctx;
   leir_kernel *k = x->k;
-  cpu_kernel *ck = k->impl;
+  entry_fn fn = load_entry(s, k);
+  if (!fn) return;
   void **bufs = calloc(k->analysis->nbuffers ? k->analysis->nbuffers : 1, sizeof *bufs);
   if (!bufs) {
     leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "out of memory in the kernel process");
@@ -369,7 +440,7 @@ static void exec_child(void *vctx, leir__sandbox *s) {
     for (uint32_t i = 0; i < k->nknown; i++)
       bufs[i] = s->data + set * x->per_set + x->offsets[i];
     fill_temps(k, bufs);
-    ck->obj->fn(bufs, &rt);
+    fn(bufs, &rt);
     __atomic_add_fetch(&s->shared->progress, 1, __ATOMIC_SEQ_CST);
   }
 }
@@ -443,15 +514,17 @@ typedef struct time_ctx {
   /* in the child */
   leir__sandbox *s;
   void ***bufs;
+  entry_fn *fns;
   leir__c_rt rt;
 } time_ctx;
 
 static leir_status run_kernel(void *vctx, leir_kernel *k, void *const *bufs) {
   time_ctx *t = vctx;
-  cpu_kernel *ck = k->impl;
+  size_t index = 0;
   for (size_t i = 0; i < t->n; i++)
-    if (t->ks[i] == k) t->s->shared->unit = (int32_t)i;
-  ck->obj->fn(bufs, &t->rt);
+    if (t->ks[i] == k) index = i;
+  t->s->shared->unit = (int32_t)index;
+  t->fns[index](bufs, &t->rt);
   __atomic_add_fetch(&t->s->shared->progress, 1, __ATOMIC_SEQ_CST);
   return LEIR_OK;
 }
@@ -461,12 +534,15 @@ static void time_child(void *vctx, leir__sandbox *s) {
   t->s = s;
   t->rt = (leir__c_rt){child_trap, t->threads, s};
   t->bufs = calloc(t->n, sizeof *t->bufs);
-  if (!t->bufs) {
+  t->fns = calloc(t->n, sizeof *t->fns);
+  if (!t->bufs || !t->fns) {
     leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "out of memory in the kernel process");
     return;
   }
   for (size_t k = 0; k < t->n; k++) {
     leir_kernel *kern = t->ks[k];
+    s->shared->unit = (int32_t)k;
+    if (!(t->fns[k] = load_entry(s, kern))) return;
     t->bufs[k] = calloc(kern->analysis->nbuffers ? kern->analysis->nbuffers : 1, sizeof **t->bufs);
     if (!t->bufs[k]) {
       leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "out of memory in the kernel process");

@@ -134,8 +134,10 @@ LEIR_API leir_status leir_kernel_buffer(const leir_kernel *kernel, size_t i,
                                         leir_tensor_decl *out);
 
 /* Runs the kernel once: reads the inputs, writes the outputs (n buffers in
- * signature order, sizes as in the header comment). Outputs are written
- * only when the run succeeds.
+ * signature order, sizes as in the header comment). Programs may read what
+ * an output held before (elements they never write keep it). When the run
+ * fails, the outputs' contents are unspecified (the cpu backend leaves them
+ * untouched; the interp may have written some elements).
  * Errors: LEIR_ERR_ARGUMENT (n or a NULL buffer), LEIR_ERR_RUNTIME (crash,
  * signal, run-time bounds trap, integer division by zero, out of memory in
  * the child: the message says which and where), LEIR_ERR_TIMEOUT,
