@@ -40,6 +40,24 @@ const tool_command tool_commands[] = {
      "             that differ only in fresh names hash equal\n"
      "  --lines, --strict, --json: as for leir fmt\n",
      cmd_hash},
+    {"lower", "lower --to cuda [--report] [--ptx] [--arch A] [--fmad] [--input ...] IN",
+     "Prints the lowered source of a program for a backend.\n"
+     "\n"
+     "  --to cuda   CUDA C: one kernel per top-level nest; B loops become the\n"
+     "              launch grid (t* = threadIdx, b* = blockIdx; see docs/cuda.md).\n"
+     "              A bound loop that carries a dependence is rejected (exit 1).\n"
+     "  --report    the lowering report (launch geometry, loops run in the\n"
+     "              thread, implicit initializations, memory placement) on stderr\n"
+     "  --ptx       compile with NVRTC and print the PTX instead\n"
+     "  --arch A    NVRTC architecture (default: the GPU's, else $LEIR_CUDA_ARCH,\n"
+     "              else compute_90)\n"
+     "  --fmad      allow fused multiply-add contraction\n"
+     "  --input, --output: declare the signature, as for leir fmt\n"
+     "\n"
+     "Example:\n"
+     "  echo 'B^{4}_{tx=0}L^{8}_{a=0}[C^{f32,g}_{tx}=C^{f32,g}_{tx}+A^{f32,g}_{tx,a};];' |\n"
+     "    leir lower --to cuda --report -\n",
+     cmd_lower},
 };
 
 const size_t tool_command_count = sizeof tool_commands / sizeof tool_commands[0];

@@ -8,6 +8,7 @@
 int cmd_fmt(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
+int cmd_lower(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;
