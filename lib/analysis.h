@@ -90,6 +90,16 @@ void leir__analysis_free(leir__analysis *a);
 leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,
                               uint32_t *nout);
 
+/* The same, checking with `opts` (may be NULL) while inferring, with every
+ * finding in `diags` (may be NULL). A program that fails a check gives the
+ * check's status (LEIR_ERR_INVALID, LEIR_ERR_LIMIT; the last error is the
+ * first finding) where leir__infer_decls says LEIR_ERR_SIGNATURE; here
+ * LEIR_ERR_SIGNATURE means only "no well-defined interface" (ambiguous
+ * shapes, no outputs). */
+leir_status leir__infer_decls_checked(const leir_program *p, const leir_check_options *opts,
+                                      leir_diagnostics *diags, leir__arena *arena,
+                                      leir__decl **out, uint32_t *nout);
+
 /* The program's signature, or an inferred one (allocated in `arena`). */
 leir_status leir__effective_signature(const leir_program *p, leir__arena *arena,
                                       const leir__decl **sig, uint32_t *nsig);

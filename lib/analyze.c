@@ -743,21 +743,54 @@ leir_status leir__analyze(const leir_program *p, const leir__decl *sig, uint32_t
 
 /* ---- signature inference (spec/leir.md §2) ------------------------------ */
 
-static int by_name_index(const leir_program *p, uint32_t x, uint32_t y) {
-  const char *nx = leir__sym_name(p, x), *ny = leir__sym_name(p, y);
-  int64_t ix = leir__tensor_index_of_name(nx, strlen(nx));
-  int64_t iy = leir__tensor_index_of_name(ny, strlen(ny));
-  if (ix >= 0 && iy >= 0 && ix != iy) return ix < iy ? -1 : 1;
-  if ((ix >= 0) != (iy >= 0)) return ix >= 0 ? -1 : 1;
-  return strcmp(nx, ny);
+/* Sort key of an inferred declaration: generated names (A, C, ..., Aa)
+ * by their index, then any other name alphabetically. */
+typedef struct name_key {
+  int64_t index; /* leir__tensor_index_of_name, -1 if not generated */
+  const char *name;
+  uint32_t buffer;
+} name_key;
+
+static int by_name_index(const void *x, const void *y) {
+  const name_key *a = x, *b = y;
+  if (a->index >= 0 && b->index >= 0 && a->index != b->index) return a->index < b->index ? -1 : 1;
+  if ((a->index >= 0) != (b->index >= 0)) return a->index >= 0 ? -1 : 1;
+  int c = strcmp(a->name, b->name);
+  if (c) return c;
+  return a->buffer < b->buffer ? -1 : a->buffer > b->buffer;
+}
+
+static void sort_by_name(const leir_program *p, const leir__analysis *a, uint32_t *list,
+                         uint32_t n, name_key *keys) {
+  for (uint32_t i = 0; i < n; i++) {
+    const char *name = leir__sym_name(p, a->buffers[list[i]].sym);
+    keys[i].index = leir__tensor_index_of_name(name, leir__sym_len(p, a->buffers[list[i]].sym));
+    keys[i].name = name;
+    keys[i].buffer = list[i];
+  }
+  if (n > 1) qsort(keys, n, sizeof *keys, by_name_index);
+  for (uint32_t i = 0; i < n; i++) list[i] = keys[i].buffer;
 }
 
 leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,
                               uint32_t *nout) {
+  leir_status st = leir__infer_decls_checked(p, NULL, NULL, arena, out, nout);
+  if (st == LEIR_ERR_INVALID || st == LEIR_ERR_LIMIT) {
+    const leir_error *e = leir_error_last();
+    leir__error(LEIR_ERR_SIGNATURE, e->rule, e->subject, e->line, e->column,
+                "cannot infer a signature: %s", e->message);
+    st = LEIR_ERR_SIGNATURE;
+  }
+  return st;
+}
+
+leir_status leir__infer_decls_checked(const leir_program *p, const leir_check_options *opts,
+                                      leir_diagnostics *diags, leir__arena *arena,
+                                      leir__decl **out, uint32_t *nout) {
   *out = NULL;
   *nout = 0;
   ctx c;
-  leir_status st = setup(&c, p, NULL, 0, NULL, NULL);
+  leir_status st = setup(&c, p, NULL, 0, opts, diags);
   if (st != LEIR_OK) return st;
   c.infer = true;
   /* Inference tolerates nothing: a program that fails the checks has no
@@ -765,18 +798,19 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
   st = run(&c);
   leir__analysis *a = c.a;
   if (st != LEIR_OK) {
-    const leir_error *e = leir_error_last();
-    leir__error(LEIR_ERR_SIGNATURE, e->rule, e->subject, e->line, e->column,
-                "cannot infer a signature: %s", e->message);
-    st = LEIR_ERR_SIGNATURE;
+    if (diags) leir__diags_sort(diags); /* the findings are the answer */
     goto done;
   }
   uint32_t *inputs = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *inputs);
   uint32_t *outputs = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *outputs);
+  name_key *keys = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *keys);
+  bool *is_output = calloc(c.nsyms ? c.nsyms : 1, sizeof *is_output); /* by symbol */
   uint32_t nin = 0, nouts = 0;
-  if (!inputs || !outputs) {
+  if (!inputs || !outputs || !keys || !is_output) {
     free(inputs);
     free(outputs);
+    free(keys);
+    free(is_output);
     st = leir__error_nomem();
     goto done;
   }
@@ -797,10 +831,10 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
       }
       inputs[nin++] = b;
     } else if (c.last_read_top[b] == LEIR__NONE || c.last_read_top[b] <= c.last_write_top[b]) {
-      for (uint32_t o = 0; o < nouts; o++)
-        if (a->buffers[outputs[o]].sym == buf->sym)
-          st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
-                           "%s is a result with two different ranks; give a signature", name);
+      if (is_output[buf->sym])
+        st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
+                         "%s is a result with two different ranks; give a signature", name);
+      is_output[buf->sym] = true;
       outputs[nouts++] = b;
     }
   }
@@ -808,18 +842,8 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
     st = leir__error(LEIR_ERR_SIGNATURE, "signature.no-output", NULL, 0, 0,
                      "the program has no outputs (every result is read by a later nest)");
   if (st == LEIR_OK) {
-    /* insertion sort by name index */
-    uint32_t *lists[2] = {inputs, outputs};
-    uint32_t counts[2] = {nin, nouts};
-    for (int l = 0; l < 2; l++)
-      for (uint32_t i = 1; i < counts[l]; i++) {
-        uint32_t x = lists[l][i], j = i;
-        while (j > 0 && by_name_index(p, a->buffers[x].sym, a->buffers[lists[l][j - 1]].sym) < 0) {
-          lists[l][j] = lists[l][j - 1];
-          j--;
-        }
-        lists[l][j] = x;
-      }
+    sort_by_name(p, a, inputs, nin, keys);
+    sort_by_name(p, a, outputs, nouts, keys);
     leir__decl *decls = leir__arena_alloc(arena, (nin + nouts) * sizeof *decls);
     if (!decls) {
       st = leir__error_nomem();
@@ -846,6 +870,8 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
   }
   free(inputs);
   free(outputs);
+  free(keys);
+  free(is_output);
 done:
   free_ctx(&c);
   leir__analysis_free(a);

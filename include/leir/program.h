@@ -27,7 +27,10 @@ typedef struct leir_parse_options {
   uint32_t size;            /* sizeof(leir_parse_options); set by the _INIT macro */
   uint32_t flags;           /* LEIR_PARSE_* */
   uint64_t max_input_bytes; /* longer input: LEIR_ERR_LIMIT (default 256 MiB) */
-  uint32_t max_depth;       /* expression and nest nesting depth (default 200) */
+  uint32_t max_depth;       /* nesting of nests and height of every expression tree
+                             * (a+b+c has height 3); default 200, 0 = default;
+                             * values above 1000 are clamped to 1000 so that
+                             * recursive passes stay well within a thread stack */
 } leir_parse_options;
 
 #define LEIR_PARSE_OPTIONS_INIT \
