@@ -581,6 +581,9 @@ START_TEST(test_cross_iteration_read_is_invalid) {
   expect_reject(
       "B^{8}_{tx=0}[C^{f64,g}_{tx}=if_then_else(tx-1<0,0,C^{f64,g}_{tx-1})+A^{f64,g}_{tx};];",
       "A:f64:8 -> C:f64:8", "tx", "an iteration may read an element of C");
+  /* tx//8 alone does not determine tx. */
+  expect_reject("B^{16}_{tx=0}L^{12}_{a=0}[D^{f64,g}_{tx//8,a}=1+A^{f64,g}_{tx,a};];",
+                "A:f64:16x12 -> D:f64:2x12", "tx", "may write the same element of D");
   /* A bound loop in a nested nest is checked too. */
   expect_reject("L^{2}_{a=0}[B^{4}_{ty=0}[D^{f64,g}_{a}=D^{f64,g}_{a}+A^{f64,g}_{a,ty};];];",
                 "A:f64:2x4 -> D:f64:2", "ty", "reduction across ty");
@@ -598,6 +601,11 @@ START_TEST(test_disjoint_tiles_are_legal) {
   leir_free(src);
   src = lower_ok("B^{2}_{tx=0}L^{4}_{a=0}L^{6}_{c=0}[E^{f64,g}_{tx*24+a*6+c}=A^{f64,g}_{tx,a,c};];",
                  "A:f64:2x4x6 -> E:f64:48", NULL);
+  leir_free(src);
+  /* set_storage_layout splits tx into tx//8 and tx%8: together they give tx. */
+  src = lower_ok("B^{16}_{tx=0}L^{12}_{a=0}[D^{f64,g}_{tx//8,tx%8,a}=1+A^{f64,g}_{tx,a};];"
+                 "B^{16}_{tx=0}L^{12}_{a=0}[E^{f64,g}_{tx,a}=A^{f64,g}_{tx,a}/D^{f64,g}_{tx//8,tx%8,a};];",
+                 "A:f64:16x12 -> E:f64:16x12", NULL);
   leir_free(src);
   /* An extent-1 bound loop is trivially parallel. */
   src = lower_ok("B^{1}_{tx=0}[G^{f64,g}=A^{f64,g}_{0}/16;];", "A:f64:1 -> G:f64:", NULL);

@@ -100,6 +100,47 @@ static bool same_form(const leir__affine *x, const leir__eqinfo *ix, const leir_
   return true;
 }
 
+static const leir_expr *unparen(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
+
+/* Identical integer expressions over loops with the same names/extents. */
+static bool same_expr(const leir__analysis *a, const leir_expr *x, const leir__eqinfo *ix,
+                      const leir_expr *y, const leir__eqinfo *iy) {
+  if (!leir__expr_equal(a->p, x, a->p, y)) return false;
+  leir__affine fx, fy;
+  if (leir__affine_of(a, x, &fx) && leir__affine_of(a, y, &fy)) return same_form(&fx, ix, &fy, iy);
+  return false;
+}
+
+/* E//c and E%c in two dimensions (layout strategies split an index this
+ * way) give E itself: E = c*(E//c) + E%c. */
+static bool split_pair(const leir__analysis *a, const leir_expr *w, const leir__eqinfo *wi,
+                       const leir_expr *r, const leir__eqinfo *ri, uint32_t ws) {
+  for (uint32_t k1 = 0; k1 < w->n && k1 < r->n; k1++) {
+    const leir_expr *d1 = unparen(w->kids[k1]), *e1 = unparen(r->kids[k1]);
+    if (d1->kind != LEIR_EXPR_BINARY || d1->op != LEIR_OP_FLOORDIV ||
+        !leir__expr_equal(a->p, d1, a->p, e1))
+      continue;
+    for (uint32_t k2 = 0; k2 < w->n && k2 < r->n; k2++) {
+      const leir_expr *d2 = unparen(w->kids[k2]), *e2 = unparen(r->kids[k2]);
+      if (d2->kind != LEIR_EXPR_BINARY || d2->op != LEIR_OP_MOD ||
+          !leir__expr_equal(a->p, d2, a->p, e2) ||
+          !leir__expr_equal(a->p, d1->kids[0], a->p, d2->kids[0]) ||
+          !leir__expr_equal(a->p, d1->kids[1], a->p, d2->kids[1]))
+        continue;
+      const leir_expr *c = unparen(d1->kids[1]);
+      if (c->kind != LEIR_EXPR_NUMBER || !c->u.num->is_int || c->u.num->ival <= 0) continue;
+      leir__affine fw;
+      if (!same_expr(a, d1->kids[0], wi, e1->kids[0], ri) || !leir__affine_of(a, d1->kids[0], &fw))
+        continue;
+      if (leir__cuda_determines(&fw, wi, ws)) return true;
+    }
+  }
+  return false;
+}
+
 /* Does some dimension prove that W and R touch one element only with the
  * same value of `loop`? */
 static bool separated(const leir__analysis *a, const leir__eqinfo *wi, const leir_expr *w,
@@ -112,7 +153,7 @@ static bool separated(const leir__analysis *a, const leir__eqinfo *wi, const lei
     if (!same_form(&fw, wi, &fr, ri)) continue;
     if (leir__cuda_determines(&fw, wi, ws)) return true;
   }
-  return false;
+  return split_pair(a, w, wi, r, ri, ws);
 }
 
 typedef struct conflict {
