@@ -45,7 +45,8 @@ typedef struct leir__cuda_trap {
 } leir__cuda_trap;
 
 typedef struct leir__cuda_lowered {
-  leir__analysis *a;          /* owned: buffers, equations */
+  leir__analysis *a;          /* buffers, equations (owned when owns_analysis) */
+  bool owns_analysis;
   char *source;               /* CUDA C (malloc'd) */
   size_t source_len;
   char *report;               /* lowering report, one note per line (malloc'd) */
@@ -66,6 +67,9 @@ typedef struct leir__cuda_lowered {
 leir_status leir__cuda_lower(const leir_program *p, const leir_cuda_options *o,
                              leir__cuda_lowered **out);
 void leir__cuda_lowered_free(leir__cuda_lowered *l);
+/* The same from an analysis the caller keeps (it must outlive *out). */
+leir_status leir__cuda_lower_analysis(leir__analysis *a, const leir_cuda_options *o,
+                                      leir__cuda_lowered **out);
 
 /* Device helper functions every lowered source starts with (static text). */
 const char *leir__cuda_prelude(void);

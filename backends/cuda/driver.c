@@ -72,6 +72,7 @@ static void probe(void) {
   SYM2(EventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
   SYM(EventRecord, "cuEventRecord");
   SYM(EventSynchronize, "cuEventSynchronize");
+  SYM(EventQuery, "cuEventQuery");
   SYM2(EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
 #undef SYM
 #undef SYM2

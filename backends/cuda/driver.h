@@ -52,6 +52,7 @@ typedef struct leir__cu_api {
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);
   CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventQuery)(CUevent);
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
 } leir__cu_api;
 
@@ -63,5 +64,30 @@ const char *leir__cu_error_text(CUresult r);
 void leir__cuda_driver_lock(void);
 void leir__cuda_driver_unlock(void);
 void leir__cuda_driver_recover(void);
+
+/* One program's module and device buffers (exec.c). */
+typedef struct session {
+  const leir__cuda_lowered *l;
+  CUmodule mod;
+  CUfunction *fns;
+  CUdeviceptr *dev; /* by kernel parameter */
+  CUdeviceptr trap;
+  void **args;
+  bool sticky;      /* a kernel fault: reset the context at the end */
+} session;
+
+/* Loads the PTX, allocates and uploads (host: signature order; outputs
+ * uploaded too; intermediates filled with the sentinel). Call
+ * leir__cuda_session_end even on failure. */
+leir_status leir__cuda_session_begin(session *s, const leir__cuda_lowered *l, const char *ptx,
+                                     void *const *host, size_t nhost);
+void leir__cuda_session_end(session *s);
+leir_status leir__cuda_launch_all(session *s);
+/* Waits (TIMEOUT after timeout_s when > 0), then reads the trap word. */
+leir_status leir__cuda_check_trap(session *s, double timeout_s);
+leir_status leir__cuda_download(session *s, void *const *host);
+leir_status leir__cuda_fail(session *s, CUresult r, const char *what);
+leir_status leir__cuda_time_runs(session *s, const leir_cuda_timing_options *o,
+                                 leir_cuda_timing *out);
 
 #endif

@@ -25,22 +25,19 @@
 
 #include "driver.h"
 #include "error.h"
+#include "semantics.h"
 
-typedef struct session {
-  const leir__cuda_lowered *l;
-  CUmodule mod;
-  CUfunction *fns;
-  CUdeviceptr *dev; /* by parameter */
-  CUdeviceptr trap;
-  void **args;
-  bool sticky;
-} session;
-
-static leir_status cu_fail(session *s, CUresult r, const char *what) {
+leir_status leir__cuda_fail(session *s, CUresult r, const char *what) {
   /* 700+ are faults in a kernel (illegal address, launch failure...). */
   if (r >= 700 && r < 800) s->sticky = true;
   return leir__error(r >= 700 && r < 800 ? LEIR_ERR_RUNTIME : LEIR_ERR_INTERNAL, "cuda.driver",
                      NULL, 0, 0, "%s failed: %s (CUDA error %d)", what, leir__cu_error_text(r), r);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static size_t buffer_bytes(const leir__buffer *b) {
@@ -48,7 +45,7 @@ static size_t buffer_bytes(const leir__buffer *b) {
   return n ? n : 1;
 }
 
-static void session_end(session *s) {
+void leir__cuda_session_end(session *s) {
   if (s->dev)
     for (uint32_t k = 0; k < s->l->nparams; k++)
       if (s->dev[k]) leir__cu.MemFree(s->dev[k]);
@@ -60,7 +57,7 @@ static void session_end(session *s) {
   if (s->sticky) leir__cuda_driver_recover();
 }
 
-static leir_status session_begin(session *s, const leir__cuda_lowered *l, const char *ptx,
+leir_status leir__cuda_session_begin(session *s, const leir__cuda_lowered *l, const char *ptx,
                                  void *const *host, size_t nhost) {
   memset(s, 0, sizeof *s);
   s->l = l;
@@ -80,7 +77,7 @@ static leir_status session_begin(session *s, const leir__cuda_lowered *l, const 
   if (!s->fns || !s->dev || !s->args) return leir__error_nomem();
   for (uint32_t k = 0; k < l->nkernels; k++) {
     r = leir__cu.ModuleGetFunction(&s->fns[k], s->mod, l->kernels[k].name);
-    if (r != 0) return cu_fail(s, r, "cuModuleGetFunction");
+    if (r != 0) return leir__cuda_fail(s, r, "cuModuleGetFunction");
   }
   for (uint32_t k = 0; k < l->nparams; k++) {
     const leir__buffer *b = &a->buffers[l->params[k]];
@@ -91,7 +88,7 @@ static leir_status session_begin(session *s, const leir__cuda_lowered *l, const 
       return r == 2 ? leir__error(LEIR_ERR_NOMEM, "cuda.memory", leir__sym_name(a->p, b->sym), 0,
                                   0, "out of GPU memory for %s (%zu bytes)",
                                   leir__sym_name(a->p, b->sym), bytes)
-                    : cu_fail(s, r, "cuMemAlloc");
+                    : leir__cuda_fail(s, r, "cuMemAlloc");
     }
     if (b->decl != LEIR__NONE) {
       if (b->decl >= nhost || !host[b->decl])
@@ -99,21 +96,26 @@ static leir_status session_begin(session *s, const leir__cuda_lowered *l, const 
                            "no host buffer for %s", leir__sym_name(a->p, b->sym));
       r = leir__cu.MemcpyHtoD(s->dev[k], host[b->decl], bytes);
     } else {
-      r = leir__cu.MemsetD8(s->dev[k], 0, bytes);
+      /* Intermediates start as the sentinel, like on every backend. */
+      void *tmp = malloc(bytes);
+      if (!tmp) return leir__error_nomem();
+      leir__fill_sentinel(tmp, (leir_dtype)b->dtype, b->elements);
+      r = leir__cu.MemcpyHtoD(s->dev[k], tmp, bytes);
+      free(tmp);
     }
-    if (r != 0) return cu_fail(s, r, "upload");
+    if (r != 0) return leir__cuda_fail(s, r, "upload");
     s->args[k] = &s->dev[k];
   }
   r = leir__cu.MemAlloc(&s->trap, sizeof(int));
   if (r != 0) {
     s->trap = 0;
-    return cu_fail(s, r, "cuMemAlloc");
+    return leir__cuda_fail(s, r, "cuMemAlloc");
   }
   s->args[l->nparams] = &s->trap;
   return LEIR_OK;
 }
 
-static leir_status launch_all(session *s) {
+leir_status leir__cuda_launch_all(session *s) {
   const leir__cuda_lowered *l = s->l;
   for (uint32_t k = 0; k < l->nkernels; k++) {
     const leir__cuda_kernel *kn = &l->kernels[k];
@@ -121,7 +123,7 @@ static leir_status launch_all(session *s) {
                                        kn->block[0], kn->block[1], kn->block[2], 0, NULL, s->args,
                                        NULL);
     if (r != 0) {
-      leir_status st = cu_fail(s, r, "cuLaunchKernel");
+      leir_status st = leir__cuda_fail(s, r, "cuLaunchKernel");
       return leir__error(st, "cuda.launch", kn->name, 0, 0, "launching %s (grid %u,%u,%u block %u,%u,%u): %s",
                          kn->name, kn->grid[0], kn->grid[1], kn->grid[2], kn->block[0],
                          kn->block[1], kn->block[2], leir__cu_error_text(r));
@@ -130,12 +132,35 @@ static leir_status launch_all(session *s) {
   return LEIR_OK;
 }
 
-static leir_status check_trap(session *s) {
-  CUresult r = leir__cu.CtxSynchronize();
-  if (r != 0) return cu_fail(s, r, "running the kernels");
+leir_status leir__cuda_check_trap(session *s, double timeout_s) {
+  CUresult r = 0;
+  if (timeout_s > 0) {
+    /* Poll an event so a runaway kernel becomes TIMEOUT (the context is
+     * then reset, which ends it). */
+    CUevent ev = NULL;
+    r = leir__cu.EventCreate(&ev, 2 /* CU_EVENT_DISABLE_TIMING */);
+    if (r == 0) r = leir__cu.EventRecord(ev, NULL);
+    double deadline = now_ms() + timeout_s * 1e3;
+    while (r == 0) {
+      r = leir__cu.EventQuery(ev);
+      if (r != 600 /* CUDA_ERROR_NOT_READY */) break;
+      r = 0;
+      if (now_ms() > deadline) {
+        leir__cu.EventDestroy(ev);
+        s->sticky = true;
+        return leir__error(LEIR_ERR_TIMEOUT, "runtime.timeout", NULL, 0, 0,
+                           "the kernels ran longer than %.3g s", timeout_s);
+      }
+      struct timespec nap = {0, 100000};
+      nanosleep(&nap, NULL);
+    }
+    if (ev) leir__cu.EventDestroy(ev);
+  }
+  if (r == 0) r = leir__cu.CtxSynchronize();
+  if (r != 0) return leir__cuda_fail(s, r, "running the kernels");
   int code = 0;
   r = leir__cu.MemcpyDtoH(&code, s->trap, sizeof code);
-  if (r != 0) return cu_fail(s, r, "reading the trap word");
+  if (r != 0) return leir__cuda_fail(s, r, "reading the trap word");
   if (code == 0) return LEIR_OK;
   const leir__cuda_lowered *l = s->l;
   if (code < 0 || (uint32_t)code > l->ntraps)
@@ -148,13 +173,13 @@ static leir_status check_trap(session *s) {
                      name, (long long)l->a->buffers[t->buffer].shape[t->dim]);
 }
 
-static leir_status download(session *s, void *const *host) {
+leir_status leir__cuda_download(session *s, void *const *host) {
   const leir__cuda_lowered *l = s->l;
   for (uint32_t k = 0; k < l->nparams; k++) {
     const leir__buffer *b = &l->a->buffers[l->params[k]];
     if (b->role != LEIR__BUF_OUTPUT) continue;
     CUresult r = leir__cu.MemcpyDtoH(host[b->decl], s->dev[k], buffer_bytes(b));
-    if (r != 0) return cu_fail(s, r, "download");
+    if (r != 0) return leir__cuda_fail(s, r, "download");
   }
   return LEIR_OK;
 }
@@ -164,7 +189,7 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-static leir_status time_runs(session *s, const leir_cuda_timing_options *o, leir_cuda_timing *out) {
+leir_status leir__cuda_time_runs(session *s, const leir_cuda_timing_options *o, leir_cuda_timing *out) {
   CUevent start = NULL, stop = NULL;
   CUdeviceptr flush = 0;
   size_t flush_bytes = (size_t)(leir__cu.l2_bytes > 0 ? leir__cu.l2_bytes : 50 << 20) * 2;
@@ -175,11 +200,11 @@ static leir_status time_runs(session *s, const leir_cuda_timing_options *o, leir
   if (r == 0) r = leir__cu.EventCreate(&stop, 0);
   if (r == 0 && o->flush_l2) r = leir__cu.MemAlloc(&flush, flush_bytes);
   if (r != 0) {
-    st = cu_fail(s, r, "timing setup");
+    st = leir__cuda_fail(s, r, "timing setup");
     goto done;
   }
-  for (uint32_t w = 0; w < o->warmup && st == LEIR_OK; w++) st = launch_all(s);
-  if (st == LEIR_OK) st = check_trap(s);
+  for (uint32_t w = 0; w < o->warmup && st == LEIR_OK; w++) st = leir__cuda_launch_all(s);
+  if (st == LEIR_OK) st = leir__cuda_check_trap(s, 0);
   double total = 0;
   /* Cap the effort: 100000 runs or 20 s of kernel time. */
   while (st == LEIR_OK && (n < o->min_runs || total < o->min_total_ms) && n < 100000 &&
@@ -187,18 +212,18 @@ static leir_status time_runs(session *s, const leir_cuda_timing_options *o, leir
     if (flush) {
       r = leir__cu.MemsetD32(flush, n & 0xff, flush_bytes / 4);
       if (r != 0) {
-        st = cu_fail(s, r, "L2 flush");
+        st = leir__cuda_fail(s, r, "L2 flush");
         break;
       }
     }
     r = leir__cu.EventRecord(start, NULL);
-    if (r == 0) st = launch_all(s);
+    if (r == 0) st = leir__cuda_launch_all(s);
     if (r == 0 && st == LEIR_OK) r = leir__cu.EventRecord(stop, NULL);
     if (r == 0 && st == LEIR_OK) r = leir__cu.EventSynchronize(stop);
     float ms = 0;
     if (r == 0 && st == LEIR_OK) r = leir__cu.EventElapsedTime(&ms, start, stop);
     if (r != 0) {
-      st = cu_fail(s, r, "timing");
+      st = leir__cuda_fail(s, r, "timing");
       break;
     }
     if (st != LEIR_OK) break;
@@ -214,7 +239,7 @@ static leir_status time_runs(session *s, const leir_cuda_timing_options *o, leir
     times[n++] = ms;
     total += ms;
   }
-  if (st == LEIR_OK) st = check_trap(s);
+  if (st == LEIR_OK) st = leir__cuda_check_trap(s, 0);
   if (st == LEIR_OK && n > 0) {
     qsort(times, n, sizeof *times, cmp_double);
     out->runs = (uint32_t)n;
@@ -230,11 +255,6 @@ done:
   return st;
 }
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 leir_status leir__cuda_resolve_arch(const leir_cuda_options *o, char *buf, size_t cap);
 
@@ -263,17 +283,17 @@ static leir_status run_or_time(const leir_program *p, const leir_cuda_options *o
   }
   leir__cuda_driver_lock();
   session s;
-  st = session_begin(&s, l, ptx, host, nhost);
+  st = leir__cuda_session_begin(&s, l, ptx, host, nhost);
   if (st == LEIR_OK && !timing) {
-    st = launch_all(&s);
-    if (st == LEIR_OK) st = check_trap(&s);
+    st = leir__cuda_launch_all(&s);
+    if (st == LEIR_OK) st = leir__cuda_check_trap(&s, 0);
   }
   if (st == LEIR_OK && timing) {
-    st = time_runs(&s, to, timing);
+    st = leir__cuda_time_runs(&s, to, timing);
     timing->compile_ms = compile_ms;
   }
-  if (st == LEIR_OK) st = download(&s, host);
-  session_end(&s);
+  if (st == LEIR_OK) st = leir__cuda_download(&s, host);
+  leir__cuda_session_end(&s);
   leir__cuda_driver_unlock();
   free(ptx);
   leir__cuda_lowered_free(l);

@@ -978,7 +978,7 @@ static void emit_kernel(gen *g, uint32_t top) {
 
 void leir__cuda_lowered_free(leir__cuda_lowered *l) {
   if (!l) return;
-  leir__analysis_free(l->a);
+  if (l->owns_analysis) leir__analysis_free(l->a);
   free(l->source);
   free(l->report);
   free(l->kernels);
@@ -1005,12 +1005,23 @@ leir_status leir__cuda_lower(const leir_program *p, const leir_cuda_options *o,
   leir__analysis *a = NULL;
   leir_status st = leir__analyze_program(p, NULL, &a);
   if (st != LEIR_OK) return st;
+  st = leir__cuda_lower_analysis(a, o, out);
+  if (st != LEIR_OK) {
+    leir__analysis_free(a);
+    return st;
+  }
+  (*out)->owns_analysis = true;
+  return LEIR_OK;
+}
+
+leir_status leir__cuda_lower_analysis(leir__analysis *a, const leir_cuda_options *o,
+                                      leir__cuda_lowered **out) {
+  *out = NULL;
+  const leir_program *p = a->p;
+  leir_status st;
   for (uint32_t t = 0; t < p->nnests; t++) {
     st = leir__cuda_check_bound_loops(a, t);
-    if (st != LEIR_OK) {
-      leir__analysis_free(a);
-      return st;
-    }
+    if (st != LEIR_OK) return st;
   }
   leir__cuda_lowered *l = calloc(1, sizeof *l);
   gen g;
@@ -1026,7 +1037,6 @@ leir_status leir__cuda_lower(const leir_program *p, const leir_cuda_options *o,
     free(g.user_top);
     free(g.multi);
     free(g.dirty);
-    leir__analysis_free(a);
     return leir__error_nomem();
   }
   l->a = a;

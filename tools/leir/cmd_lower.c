@@ -1,66 +1,93 @@
-/* leir lower: the lowered source of a program for a backend. */
-#include <stdlib.h>
+/* leir lower: the source a backend generates for a program. */
 #include <string.h>
 
 #include "commands.h"
+#include "run_opts.h"
 
 int cmd_lower(int argc, char **argv) {
+  run_opts o;
+  run_opts_init(&o);
+  const char *target = NULL;
+  bool report = false, ptx = false; /* cuda only */
   tool_args a;
   tool_args_init(&a, "lower", argc, argv);
-  tool_sig sig;
-  memset(&sig, 0, sizeof sig);
-  const char *to = NULL, *arch = NULL;
-  bool report = false, ptx = false, fmad = false;
   const char *opt;
   while ((opt = tool_args_next(&a))) {
-    int r = tool_sig_option(&sig, &a, opt);
-    if (r < 0) return EXIT_USAGE;
-    if (r) continue;
-    if (strcmp(opt, "--to") == 0 || strncmp(opt, "--to=", 5) == 0) {
-      if (!(to = tool_args_value(&a, "--to"))) return EXIT_USAGE;
-    } else if (strcmp(opt, "--arch") == 0 || strncmp(opt, "--arch=", 7) == 0) {
-      if (!(arch = tool_args_value(&a, "--arch"))) return EXIT_USAGE;
-    } else if (strcmp(opt, "--report") == 0) {
-      report = true;
-    } else if (strcmp(opt, "--ptx") == 0) {
-      ptx = true;
-    } else if (strcmp(opt, "--fmad") == 0) {
-      fmad = true;
-    } else {
-      return tool_usage_error("lower", "unknown option %s", opt);
+    if (strncmp(opt, "--to", 4) == 0 && (opt[4] == '\0' || opt[4] == '=')) {
+      if (!(target = tool_args_value(&a, opt))) return EXIT_USAGE;
+      continue;
     }
+    if (strcmp(opt, "--report") == 0 || strcmp(opt, "--ptx") == 0) {
+      *(opt[2] == 'r' ? &report : &ptx) = true;
+      continue;
+    }
+    int r = run_option(&o, &a, opt);
+    if (r < 0) return EXIT_USAGE;
+    if (!r) return tool_usage_error("lower", "unknown option %s", opt);
   }
-  if (!to) return tool_usage_error("lower", "--to is required (cuda)");
-  if (strcmp(to, "cuda") != 0)
-    return tool_usage_error("lower", "unknown or unavailable target '%s' (this build: cuda)", to);
+  if (!target) return tool_usage_error("lower", "--to c|cuda|tir is required");
   if (a.npositional != 1) return tool_usage_error("lower", "expected one input (a file or -)");
-  const char *label = tool_label(a.positional[0]);
-  int code;
-  leir_program *p = tool_load_program(a.positional[0], &code);
-  if (!p) return code;
-  if (tool_sig_apply(&sig, p, label) != EXIT_OK) {
+  const char *backend;
+  if (strcmp(target, "c") == 0)
+    backend = "cpu";
+  else if (strcmp(target, "cuda") == 0)
+    backend = "cuda";
+  else if (strcmp(target, "tir") == 0)
+    backend = NULL;
+  else
+    return tool_usage_error("lower", "unknown target '%s' (c, cuda or tir)", target);
+  if ((report || ptx) && (!backend || strcmp(backend, "cuda") != 0))
+    return tool_usage_error("lower", "--report and --ptx apply to --to cuda");
+  int rc;
+  leir_program *p = run_load(&o, a.positional[0], true, &rc);
+  if (!p) return rc;
+  if (report || ptx) {
+    /* CUDA specifics: the lowering report (stderr) and NVRTC's PTX. */
+    char *src = NULL, *rep = NULL, *out = NULL, *log = NULL;
+    leir_status cst = leir_cuda_lower(p, NULL, &src, &rep);
+    if (cst == LEIR_OK && ptx) cst = leir_cuda_compile_source(src, strlen(src), NULL, &out, &log);
+    if (cst != LEIR_OK) {
+      tool_print_error(tool_label(a.positional[0]), 0, leir_error_last());
+      if (log) fputs(log, stderr);
+      rc = tool_exit_for(cst);
+    } else {
+      if (report) fputs(rep, stderr);
+      fputs(ptx ? out : src, stdout);
+      rc = EXIT_OK;
+    }
+    leir_free(src);
+    leir_free(rep);
+    leir_free(out);
+    leir_free(log);
     leir_program_free(p);
-    return EXIT_INVALID;
+    return rc;
   }
-  leir_cuda_options o = LEIR_CUDA_OPTIONS_INIT;
-  o.arch = arch;
-  if (fmad) o.flags |= LEIR_CUDA_FMAD;
-  char *src = NULL, *rep = NULL, *out = NULL, *log = NULL;
-  leir_status st = leir_cuda_lower(p, &o, &src, &rep);
-  if (st == LEIR_OK && ptx) st = leir_cuda_compile_source(src, strlen(src), &o, &out, &log);
+  leir_backend *b = NULL;
+  leir_status st = LEIR_ERR_UNSUPPORTED;
+  if (backend) {
+    o.bo.flags |= LEIR_BACKEND_LOWER_ONLY;
+    st = leir_backend_open(&b, backend, &o.bo);
+  }
   if (st != LEIR_OK) {
-    tool_print_error(label, 0, leir_error_last());
-    if (log) fputs(log, stderr);
-    code = tool_exit_for(st);
-  } else {
-    if (report) fputs(rep, stderr);
-    fputs(ptx ? out : src, stdout);
-    code = EXIT_OK;
+    if (st == LEIR_ERR_UNSUPPORTED || st == LEIR_ERR_NOT_FOUND || st == LEIR_ERR_NO_DEVICE)
+      fprintf(stderr, "leir lower: error: target '%s' is not available in this build\n", target);
+    else
+      fprintf(stderr, "leir lower: error: %s\n", leir_error_last()->message);
+    leir_program_free(p);
+    return EXIT_INTERNAL;
   }
-  leir_free(src);
-  leir_free(rep);
-  leir_free(out);
-  leir_free(log);
+  char *text = NULL;
+  size_t len = 0;
+  st = leir_backend_lower(b, p, &text, &len);
+  if (st == LEIR_OK) {
+    fwrite(text, 1, len, stdout);
+    rc = EXIT_OK;
+  } else {
+    tool_print_error(tool_label(a.positional[0]), 0, leir_error_last());
+    rc = tool_exit_for(st);
+  }
+  leir_free(text);
+  leir_backend_free(b);
   leir_program_free(p);
-  return code;
+  return rc;
 }

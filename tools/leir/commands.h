@@ -9,6 +9,9 @@ int cmd_fmt(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
 int cmd_lower(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;
