@@ -409,8 +409,8 @@ START_TEST(test_softmax_is_three_kernels_with_inits) {
   char *src = lower_ok(softmax, "A:f64:2x8 -> C:f64:2x8", &rep);
   ck_assert_int_eq(count(src, "extern \"C\" __global__"), 3);
   ck_assert_int_eq(count(rep, "grid (1, 1, 1), block (2, 1, 1)"), 3);
-  ck_assert_ptr_nonnull(strstr(src, "D[(long long)v_tx] = ((double)(-LEIR_INF));"));
-  ck_assert_ptr_nonnull(strstr(src, "E[(long long)v_tx] = ((double)0);"));
+  ck_assert_ptr_nonnull(strstr(src, "D[(int64_t)v_tx] = ((double)(-LEIR_INF));"));
+  ck_assert_ptr_nonnull(strstr(src, "E[(int64_t)v_tx] = ((double)0x0p+0);"));
   ck_assert_ptr_nonnull(strstr(rep, "init: D = -inf"));
   ck_assert_int_eq(count(src, "for (int v_a = 0; v_a < 8; ++v_a)"), 3);
   ck_assert_ptr_null(strstr(src, "__syncthreads"));
@@ -483,11 +483,11 @@ START_TEST(test_shared_intermediate_gets_shared_memory_and_barriers) {
   /* bx indexes S alone: that dimension is per block and dropped. */
   ck_assert_ptr_nonnull(strstr(src, "__shared__ float S_s[128];"));
   ck_assert_ptr_nonnull(strstr(rep, "memory: S -> __shared__ (per block) float S_s[128]"));
-  ck_assert_ptr_nonnull(strstr(src, "S_s[(long long)v_tx * 16LL + (long long)v_c]"));
+  ck_assert_ptr_nonnull(strstr(src, "S_s[(int64_t)v_tx * 16LL + (int64_t)v_c]"));
   /* Producer nest, barrier, consumer nest. */
-  const char *prod = strstr(src, "S_s[(long long)v_tx * 16LL + (long long)v_c] =");
+  const char *prod = strstr(src, "S_s[(int64_t)v_tx * 16LL + (int64_t)v_c] =");
   const char *bar = strstr(src, "__syncthreads();");
-  const char *cons = strstr(src, "leir_v = (((float)C[");
+  const char *cons = strstr(src, "leir_v = ((C[");
   ck_assert_ptr_nonnull(prod);
   ck_assert_ptr_nonnull(bar);
   ck_assert_ptr_nonnull(cons);
@@ -530,7 +530,7 @@ START_TEST(test_indirect_index_gets_a_bounds_trap) {
       "B^{4}_{tx=0}[I^{f64,g}_{tx}=A^{f64,g}_{tx,C^{i64,g}_{tx}};];B^{4}_{tx=0}[D^{f64,g}_{tx}=I^{"
       "f64,g}_{tx}*2;];",
       "A:f64:4x3,C:i64:4 -> D:f64:4", NULL);
-  ck_assert_ptr_nonnull(strstr(src, "leir_chk(((long long)C[(long long)v_tx]), 3LL, leir_trap, 1)"));
+  ck_assert_ptr_nonnull(strstr(src, "leir_chk(((int64_t)C[(int64_t)v_tx]), 3LL, leir_trap, 1)"));
   compile_ok(src);
   leir_free(src);
 }
@@ -541,12 +541,15 @@ START_TEST(test_dtypes_compute_and_store_as_specified) {
       "B^{4}_{tx=0}[H^{f16,g}_{tx}=A^{f16,g}_{tx}*0.1;I^{bf16,g}_{tx}=H^{f16,g}_{tx}+1;J^{i32,g}_{"
       "tx}=tx//3+tx%3;K^{bool,g}_{tx}=if_then_else(A^{f16,g}_{tx}>0,1,0);];",
       "A:f16:4 -> H:f16:4,I:bf16:4,J:i32:4,K:bool:4", NULL);
-  ck_assert_ptr_nonnull(strstr(src, "H[(long long)v_tx] = leir_f2h(leir_v);"));
-  ck_assert_ptr_nonnull(strstr(src, "I[(long long)v_tx] = leir_f2bf(leir_v);"));
-  ck_assert_ptr_nonnull(strstr(src, "((float)leir_h2f(A[(long long)v_tx])) * ((float)0.1)"));
-  ck_assert_ptr_nonnull(strstr(src, "leir_floordiv(((long long)v_tx), 3LL, leir_trap)"));
-  ck_assert_ptr_nonnull(strstr(src, "K[(long long)v_tx] = (unsigned char)(leir_v != 0);"));
-  ck_assert_ptr_nonnull(strstr(src, "J[(long long)v_tx] = (int)leir_v;"));
+  /* The shared helpers (backends/prelude.h) and rules (semantics.h). */
+  ck_assert_ptr_nonnull(strstr(src, "H[(int64_t)v_tx] = leir_f32_to_f16(leir_v);"));
+  ck_assert_ptr_nonnull(strstr(src, "I[(int64_t)v_tx] = leir_f32_to_bf16(leir_v);"));
+  ck_assert_ptr_nonnull(strstr(src, "(leir_f16_to_f32(A[(int64_t)v_tx]) * 0x1.99999ap-4f)"));
+  ck_assert_ptr_nonnull(strstr(src, "leir_idiv(((int64_t)v_tx), 3LL, leir_trap)"));
+  ck_assert_ptr_nonnull(strstr(src, "J[(int64_t)v_tx] = leir_wrap_i32(leir_v);"));
+  ck_assert_ptr_nonnull(strstr(src, "K[(int64_t)v_tx] = (uint8_t)((leir_v) != 0);"));
+  /* The condition compares in double (semantics.h). */
+  ck_assert_ptr_nonnull(strstr(src, "(((double)leir_f16_to_f32(A[(int64_t)v_tx])) > 0x0p+0)"));
   compile_ok(src);
   leir_free(src);
 }

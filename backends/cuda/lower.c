@@ -17,19 +17,27 @@
  * barriers between producer and consumer items of a shared array.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 #include "error.h"
+#include "prelude.h"
+#include "semantics.h"
 
 #define MAX_THREADS 1024
 #define MAX_LOCAL_BYTES 16384
 #define MAX_SHARED_BYTES 49152
 
-typedef enum ctype { CT_F32 = 0, CT_F64, CT_I64 } ctype;
-static const char *const ctype_c[] = {"float", "double", "long long"};
+/* Computation types and evaluation rules are the shared ones
+ * (backends/semantics.h), so GPU results agree with the interpreter. */
+typedef leir__ctype ctype;
+#define CT_F32 LEIR__CT_F32
+#define CT_F64 LEIR__CT_F64
+#define CT_I64 LEIR__CT_I64
+static const char *const ctype_c[] = {"float", "double", "int64_t"};
 
 typedef struct placement {
   uint8_t place;
@@ -79,28 +87,20 @@ static const char *bufname(gen *g, uint32_t b, char *buf, size_t cap) {
 static const char *dtype_c(uint8_t dt) {
   switch (dt) {
     case LEIR_F16:
-    case LEIR_BF16: return "unsigned short";
+    case LEIR_BF16: return "uint16_t";
     case LEIR_F32: return "float";
     case LEIR_F64: return "double";
-    case LEIR_I8: return "signed char";
-    case LEIR_I16: return "short";
-    case LEIR_I32: return "int";
-    case LEIR_I64: return "long long";
+    case LEIR_I8: return "int8_t";
+    case LEIR_I16: return "int16_t";
+    case LEIR_I32: return "int32_t";
+    case LEIR_I64: return "int64_t";
     case LEIR_U8:
-    case LEIR_BOOL: return "unsigned char";
+    case LEIR_BOOL: return "uint8_t";
     default: return "void";
   }
 }
 
-static ctype ctype_of(uint8_t dt) {
-  switch (dt) {
-    case LEIR_F16:
-    case LEIR_BF16:
-    case LEIR_F32: return CT_F32;
-    case LEIR_F64: return CT_F64;
-    default: return CT_I64;
-  }
-}
+static ctype ctype_of(uint8_t dt) { return leir__ctype_of((leir_dtype)dt); }
 
 static const leir__eqinfo *info_of(gen *g, const leir_equation *eq) {
   return &g->a->eqs[g->a->eq_index[eq->id]];
@@ -193,43 +193,74 @@ static void emit_element(gen *g, leir__strbuf *b, const leir_expr *t, const leir
   leir__sb_putc(b, ']');
 }
 
-/* A tensor read converted to `ct`. */
+/* A tensor read converted to `ct` (same conversions as the C backend). */
 static void emit_load(gen *g, leir__strbuf *b, const leir_expr *t, ctype ct,
                       const leir__eqinfo *info) {
   uint8_t dt = t->dtype;
   uint32_t bi = buffer_of(g, t);
   if (bi != LEIR__NONE) dt = g->a->buffers[bi].dtype;
-  leir__sb_printf(b, "((%s)", ctype_c[ct]);
-  if (dt == LEIR_F16 || dt == LEIR_BF16) leir__sb_puts(b, dt == LEIR_F16 ? "leir_h2f(" : "leir_bf2f(");
+  const char *pre, *post = ")";
+  switch (dt) {
+    case LEIR_F64:
+      pre = ct == CT_F32 ? "((float)" : ct == CT_F64 ? "(" : "leir_f64_to_i64(";
+      break;
+    case LEIR_F32:
+      pre = ct == CT_F32 ? "(" : ct == CT_F64 ? "((double)" : "leir_f64_to_i64((double)";
+      break;
+    case LEIR_F16:
+    case LEIR_BF16: {
+      bool h = dt == LEIR_F16;
+      pre = ct == CT_F32   ? (h ? "leir_f16_to_f32(" : "leir_bf16_to_f32(")
+            : ct == CT_F64 ? (h ? "((double)leir_f16_to_f32(" : "((double)leir_bf16_to_f32(")
+                           : (h ? "leir_f64_to_i64((double)leir_f16_to_f32("
+                                : "leir_f64_to_i64((double)leir_bf16_to_f32(");
+      post = ct == CT_F32 ? ")" : "))";
+      break;
+    }
+    case LEIR_BOOL:
+      pre = ct == CT_F32 ? "((float)(int64_t)(" : ct == CT_F64 ? "((double)(int64_t)(" : "((int64_t)(";
+      post = " != 0))";
+      break;
+    default:
+      pre = ct == CT_F32 ? "((float)(int64_t)" : ct == CT_F64 ? "((double)(int64_t)" : "((int64_t)";
+      break;
+  }
+  leir__sb_puts(b, pre);
   emit_element(g, b, t, info);
-  if (dt == LEIR_F16 || dt == LEIR_BF16) leir__sb_putc(b, ')');
-  leir__sb_putc(b, ')');
+  leir__sb_puts(b, post);
+}
+
+/* Exact constants: hexadecimal floating literals. */
+static void put_float_const(leir__strbuf *b, double v, ctype ct) {
+  if (ct == CT_F32) {
+    float f = (float)v;
+    if (f != f) leir__sb_puts(b, "LEIR_NANF");
+    else if (isinf(f)) leir__sb_puts(b, f > 0 ? "LEIR_INFF" : "(-LEIR_INFF)");
+    else leir__sb_printf(b, "%s%af", f < 0 ? "-" : "", fabs((double)f));
+  } else {
+    if (v != v) leir__sb_puts(b, "LEIR_NAN");
+    else if (isinf(v)) leir__sb_puts(b, v > 0 ? "LEIR_INF" : "(-LEIR_INF)");
+    else leir__sb_printf(b, "%s%a", v < 0 ? "-" : "", fabs(v));
+  }
+}
+
+static void put_i64(leir__strbuf *b, int64_t v) {
+  if (v == INT64_MIN) leir__sb_puts(b, "(-0x7fffffffffffffffLL - 1)");
+  else leir__sb_printf(b, "%" PRId64 "LL", v);
 }
 
 static void emit_number(leir__strbuf *b, const leir_expr *e, ctype ct) {
   const leir__number *n = e->u.num;
-  bool plain_int = n->is_int;
-  if (ct == CT_I64) {
-    if (plain_int)
-      leir__sb_printf(b, "%" PRId64 "LL", n->ival);
-    else
-      leir__sb_printf(b, "((long long)%.*s)", (int)n->len, n->lexeme);
-    return;
-  }
-  /* Exactly the double the lexeme denotes, then (f32) rounded once to float,
-   * as the CPU evaluator does. */
-  bool has_point = memchr(n->lexeme, '.', n->len) || memchr(n->lexeme, 'e', n->len) ||
-                   memchr(n->lexeme, 'E', n->len);
-  if (ct == CT_F64)
-    leir__sb_printf(b, "%.*s%s", (int)n->len, n->lexeme, has_point ? "" : ".0");
+  if (ct == CT_I64)
+    put_i64(b, n->is_int ? n->ival : leir_f64_to_i64(n->value));
   else
-    leir__sb_printf(b, "((float)%.*s%s)", (int)n->len, n->lexeme, has_point ? "" : ".0");
+    put_float_const(b, n->value, ct);
 }
 
 static void emit_index(gen *g, leir__strbuf *b, const leir_expr *e, const leir__eqinfo *info) {
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_NUMBER: emit_number(b, e, CT_I64); return;
-    case LEIR_EXPR_VAR: leir__sb_printf(b, "(long long)v_%s", leir__sym_name(g->p, e->sym)); return;
+    case LEIR_EXPR_VAR: leir__sb_printf(b, "(int64_t)v_%s", leir__sym_name(g->p, e->sym)); return;
     case LEIR_EXPR_TENSOR: emit_load(g, b, e, CT_I64, info); return;
     case LEIR_EXPR_PAREN:
       leir__sb_putc(b, '(');
@@ -247,15 +278,15 @@ static void emit_index(gen *g, leir__strbuf *b, const leir_expr *e, const leir__
         case LEIR_OP_ADD: op = " + "; break;
         case LEIR_OP_SUB: op = " - "; break;
         case LEIR_OP_MUL: op = " * "; break;
-        case LEIR_OP_MOD: fn = "leir_floormod("; break;
+        case LEIR_OP_MOD: fn = "leir_imod("; break;
         case LEIR_OP_POW: fn = "leir_ipow("; break;
-        default: fn = "leir_floordiv("; break; /* // (and / on indices) */
+        default: fn = "leir_idiv("; break; /* // (and / on indices) */
       }
       leir__sb_puts(b, fn ? fn : "(");
       emit_index(g, b, e->kids[0], info);
       leir__sb_puts(b, op ? op : ", ");
       emit_index(g, b, e->kids[1], info);
-      leir__sb_puts(b, fn && e->op != LEIR_OP_POW ? ", leir_trap)" : ")");
+      leir__sb_puts(b, fn ? ", leir_trap)" : ")");
       return;
     }
     default:
@@ -263,41 +294,6 @@ static void emit_index(gen *g, leir__strbuf *b, const leir_expr *e, const leir__
       emit_value(g, b, e, CT_I64, info);
       return;
   }
-}
-
-/* Integer-valued: loop variables, integer literals, integer tensors and
- * + - * // % of them. Such comparisons are exact in int64. */
-static bool int_valued(gen *g, const leir_expr *e) {
-  switch ((leir_expr_kind)e->kind) {
-    case LEIR_EXPR_NUMBER: return e->u.num->is_int;
-    case LEIR_EXPR_VAR: return true;
-    case LEIR_EXPR_TENSOR: {
-      uint32_t bi = buffer_of(g, e);
-      uint8_t dt = bi != LEIR__NONE ? g->a->buffers[bi].dtype : e->dtype;
-      return ctype_of(dt) == CT_I64;
-    }
-    case LEIR_EXPR_PAREN:
-    case LEIR_EXPR_NEG: return int_valued(g, e->kids[0]);
-    case LEIR_EXPR_BINARY:
-      return e->op != LEIR_OP_DIV && e->op != LEIR_OP_POW && int_valued(g, e->kids[0]) &&
-             int_valued(g, e->kids[1]);
-    case LEIR_EXPR_CALL:
-      if (e->op != LEIR_OP_MAX && e->op != LEIR_OP_MIN && e->op != LEIR_OP_ABS) return false;
-      for (uint32_t k = 0; k < e->n; k++)
-        if (!int_valued(g, e->kids[k])) return false;
-      return true;
-    default: return false;
-  }
-}
-
-static bool has_f64(gen *g, const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    uint32_t bi = buffer_of(g, e);
-    return (bi != LEIR__NONE ? g->a->buffers[bi].dtype : e->dtype) == LEIR_F64;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_f64(g, e->kids[k])) return true;
-  return false;
 }
 
 static const char *cmp_c(leir_op op) {
@@ -311,38 +307,27 @@ static const char *cmp_c(leir_op op) {
   }
 }
 
-/* Operands of a comparison: int64 when all are integer-valued, else float
- * when the equation computes in float and nothing is f64, else double. */
-static ctype compare_type(gen *g, const leir_expr *e, ctype ct) {
-  bool all_int = true, f64 = false;
-  for (uint32_t k = 0; k < e->n; k++) {
-    all_int = all_int && int_valued(g, e->kids[k]);
-    f64 = f64 || has_f64(g, e->kids[k]);
-  }
-  if (all_int) return CT_I64;
-  return ct == CT_F32 && !f64 ? CT_F32 : CT_F64;
-}
-
-static void emit_cond(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
-                      const leir__eqinfo *info) {
+/* Conditions follow leir__cond_ctype: int64 when every operand is
+ * integer-valued, else double; chains, & and | short-circuit. */
+static void emit_cond(gen *g, leir__strbuf *b, const leir_expr *e, const leir__eqinfo *info) {
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_AND:
     case LEIR_EXPR_OR:
       leir__sb_putc(b, '(');
-      emit_cond(g, b, e->kids[0], ct, info);
+      emit_cond(g, b, e->kids[0], info);
       leir__sb_puts(b, e->kind == LEIR_EXPR_AND ? " && " : " || ");
-      emit_cond(g, b, e->kids[1], ct, info);
+      emit_cond(g, b, e->kids[1], info);
       leir__sb_putc(b, ')');
       return;
     case LEIR_EXPR_PAREN:
       if (e->kids[0]->kind == LEIR_EXPR_AND || e->kids[0]->kind == LEIR_EXPR_OR ||
           e->kids[0]->kind == LEIR_EXPR_COMPARE) {
-        emit_cond(g, b, e->kids[0], ct, info);
+        emit_cond(g, b, e->kids[0], info);
         return;
       }
       break;
     case LEIR_EXPR_COMPARE: {
-      ctype t = compare_type(g, e, ct);
+      ctype t = leir__cond_ctype(e);
       leir__sb_putc(b, '(');
       for (uint32_t k = 0; k + 1 < e->n; k++) {
         if (k) leir__sb_puts(b, " && ");
@@ -357,25 +342,22 @@ static void emit_cond(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
     }
     default: break;
   }
-  /* A bare value: non-zero is true. */
-  ctype t = int_valued(g, e) ? CT_I64 : (ct == CT_F32 && !has_f64(g, e) ? CT_F32 : CT_F64);
+  /* A bare value: non-zero is true (NaN too). */
+  ctype t = leir__cond_ctype(e);
   leir__sb_putc(b, '(');
   emit_value(g, b, e, t, info);
-  leir__sb_puts(b, " != 0)");
+  leir__sb_puts(b, t == CT_I64 ? " != 0)" : " != 0.0)");
 }
 
 static void emit_call(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
                       const leir__eqinfo *info) {
-  static const char *const fns[][3] = {
-      /* float, double, int64 */
-      {"expf", "exp", NULL}, {"logf", "log", NULL}, {"sqrtf", "sqrt", NULL},
-      {"fabsf", "fabs", "leir_iabs"}, {"erff", "erf", NULL},
-  };
+  bool f32 = ct == CT_F32, i64 = ct == CT_I64;
+  const char *fn = NULL;
   switch ((leir_op)e->op) {
     case LEIR_OP_IF_THEN_ELSE:
       /* The conditional operator evaluates only the chosen branch (lazy). */
       leir__sb_putc(b, '(');
-      emit_cond(g, b, e->kids[0], ct, info);
+      emit_cond(g, b, e->kids[0], info);
       leir__sb_puts(b, " ? ");
       emit_value(g, b, e->kids[1], ct, info);
       leir__sb_puts(b, " : ");
@@ -384,9 +366,11 @@ static void emit_call(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
       return;
     case LEIR_OP_MAX:
     case LEIR_OP_MIN: {
-      const char *fn = e->op == LEIR_OP_MAX ? (ct == CT_F32 ? "fmaxf(" : ct == CT_F64 ? "fmax(" : "leir_imax(")
-                                            : (ct == CT_F32 ? "fminf(" : ct == CT_F64 ? "fmin(" : "leir_imin(");
-      for (uint32_t k = 1; k < e->n; k++) leir__sb_puts(b, fn);
+      bool mx = e->op == LEIR_OP_MAX;
+      const char *f2 = i64 ? (mx ? "leir_max_i64(" : "leir_min_i64(")
+                       : f32 ? (mx ? "leir_fmax_f32(" : "leir_fmin_f32(")
+                             : (mx ? "leir_fmax_f64(" : "leir_fmin_f64(");
+      for (uint32_t k = 1; k < e->n; k++) leir__sb_puts(b, f2);
       emit_value(g, b, e->kids[0], ct, info);
       for (uint32_t k = 1; k < e->n; k++) {
         leir__sb_puts(b, ", ");
@@ -395,34 +379,43 @@ static void emit_call(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
       }
       return;
     }
-    default: break;
+    case LEIR_OP_EXP: fn = f32 ? "expf" : "exp"; break;
+    case LEIR_OP_LOG: fn = f32 ? "logf" : "log"; break;
+    case LEIR_OP_SQRT: fn = f32 ? "sqrtf" : "sqrt"; break;
+    case LEIR_OP_ERF: fn = f32 ? "erff" : "erf"; break;
+    case LEIR_OP_ABS: fn = f32 ? "fabsf" : i64 ? "leir_abs_i64" : "fabs"; break;
+    default:
+      g->st = leir__error(LEIR_ERR_INTERNAL, "cuda.lower", NULL, 0, 0, "unknown function");
+      return;
   }
-  int which = e->op - LEIR_OP_EXP;
-  if (which < 0 || which > 4 || e->n != 1) {
-    g->st = leir__error(LEIR_ERR_INTERNAL, "cuda.lower", NULL, 0, 0, "unknown function");
-    return;
-  }
-  if (ct == CT_I64 && !fns[which][2]) {
-    /* Integer equation: the C99 function in double, truncated. */
-    leir__sb_printf(b, "((long long)%s(", fns[which][1]);
-    emit_value(g, b, e->kids[0], CT_F64, info);
+  if (i64 && e->op != LEIR_OP_ABS) {
+    /* Transcendental functions of integers: in double, converted back. */
+    leir__sb_printf(b, "leir_f64_to_i64(%s((double)", fn);
+    emit_value(g, b, e->kids[0], ct, info);
     leir__sb_puts(b, "))");
     return;
   }
-  leir__sb_printf(b, "%s(", fns[which][ct == CT_I64 ? 2 : ct == CT_F64 ? 1 : 0]);
+  leir__sb_printf(b, "%s(", fn);
   emit_value(g, b, e->kids[0], ct, info);
   leir__sb_putc(b, ')');
 }
 
 static void emit_value(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
                        const leir__eqinfo *info) {
+  bool f32 = ct == CT_F32, i64 = ct == CT_I64;
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_NUMBER: emit_number(b, e, ct); return;
     case LEIR_EXPR_INF:
-      leir__sb_puts(b, ct == CT_F32 ? "LEIR_INFF" : ct == CT_F64 ? "LEIR_INF" : "0x7fffffffffffffffLL");
+      if (i64)
+        put_i64(b, leir_f64_to_i64(INFINITY));
+      else
+        leir__sb_puts(b, f32 ? "LEIR_INFF" : "LEIR_INF");
       return;
     case LEIR_EXPR_VAR:
-      leir__sb_printf(b, "((%s)v_%s)", ctype_c[ct], leir__sym_name(g->p, e->sym));
+      if (i64)
+        leir__sb_printf(b, "((int64_t)v_%s)", leir__sym_name(g->p, e->sym));
+      else
+        leir__sb_printf(b, "((%s)v_%s)", ctype_c[ct], leir__sym_name(g->p, e->sym));
       return;
     case LEIR_EXPR_TENSOR: emit_load(g, b, e, ct, info); return;
     case LEIR_EXPR_PAREN:
@@ -431,36 +424,38 @@ static void emit_value(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
       leir__sb_putc(b, ')');
       return;
     case LEIR_EXPR_NEG:
-      leir__sb_puts(b, "(-");
+      leir__sb_puts(b, i64 ? "leir_neg_i64(" : "(-");
       emit_value(g, b, e->kids[0], ct, info);
       leir__sb_putc(b, ')');
       return;
     case LEIR_EXPR_BINARY: {
-      const char *fn = NULL, *op = NULL, *tail = ")";
+      const char *fn = NULL, *op = NULL;
+      bool checked = false;
       switch ((leir_op)e->op) {
-        case LEIR_OP_ADD: op = " + "; break;
-        case LEIR_OP_SUB: op = " - "; break;
-        case LEIR_OP_MUL: op = " * "; break;
+        case LEIR_OP_ADD: i64 ? (fn = "leir_add_i64(") : (op = " + "); break;
+        case LEIR_OP_SUB: i64 ? (fn = "leir_sub_i64(") : (op = " - "); break;
+        case LEIR_OP_MUL: i64 ? (fn = "leir_mul_i64(") : (op = " * "); break;
         case LEIR_OP_DIV:
-          if (ct == CT_I64) fn = "leir_floordiv(", tail = ", leir_trap)";
-          else op = " / ";
-          break;
         case LEIR_OP_FLOORDIV:
-          if (ct == CT_I64) fn = "leir_floordiv(", tail = ", leir_trap)";
-          else fn = ct == CT_F32 ? "floorf((" : "floor((", op = ") / (", tail = "))";
+          if (i64) fn = "leir_idiv(", checked = true;
+          else if (e->op == LEIR_OP_DIV) op = " / ";
+          else fn = f32 ? "leir_floordiv_f32(" : "leir_floordiv_f64(";
           break;
         case LEIR_OP_MOD:
-          if (ct == CT_I64) fn = "leir_floormod(", tail = ", leir_trap)";
-          else fn = ct == CT_F32 ? "leir_pymodf(" : "leir_pymod(";
+          if (i64) fn = "leir_imod(", checked = true;
+          else fn = f32 ? "leir_floormod_f32(" : "leir_floormod_f64(";
           break;
-        case LEIR_OP_POW: fn = ct == CT_I64 ? "leir_ipow(" : ct == CT_F32 ? "powf(" : "pow("; break;
+        case LEIR_OP_POW:
+          if (i64) fn = "leir_ipow(", checked = true;
+          else fn = f32 ? "powf(" : "pow(";
+          break;
         default: break;
       }
       leir__sb_puts(b, fn ? fn : "(");
       emit_value(g, b, e->kids[0], ct, info);
       leir__sb_puts(b, op ? op : ", ");
       emit_value(g, b, e->kids[1], ct, info);
-      leir__sb_puts(b, tail);
+      leir__sb_puts(b, checked ? ", leir_trap)" : ")");
       return;
     }
     case LEIR_EXPR_CALL: emit_call(g, b, e, ct, info); return;
@@ -468,7 +463,7 @@ static void emit_value(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
     case LEIR_EXPR_AND:
     case LEIR_EXPR_OR:
       leir__sb_printf(b, "((%s)", ctype_c[ct]);
-      emit_cond(g, b, e, ct, info);
+      emit_cond(g, b, e, info);
       leir__sb_putc(b, ')');
       return;
   }
@@ -487,13 +482,14 @@ static void emit_store(gen *g, leir__strbuf *b, const leir_expr *lhs, const char
   uint8_t dt = g->a->buffers[bi].dtype;
   emit_element(g, b, lhs, info);
   switch (dt) {
-    case LEIR_F16: leir__sb_printf(b, " = leir_f2h(%s);\n", value); break;
-    case LEIR_BF16: leir__sb_printf(b, " = leir_f2bf(%s);\n", value); break;
-    case LEIR_BOOL: leir__sb_printf(b, " = (unsigned char)(%s != 0);\n", value); break;
-    case LEIR_F32:
-    case LEIR_F64:
-    case LEIR_I64: leir__sb_printf(b, " = %s;\n", value); break;
-    default: leir__sb_printf(b, " = (%s)%s;\n", dtype_c(dt), value); break;
+    case LEIR_F16: leir__sb_printf(b, " = leir_f32_to_f16(%s);\n", value); break;
+    case LEIR_BF16: leir__sb_printf(b, " = leir_f32_to_bf16(%s);\n", value); break;
+    case LEIR_I8: leir__sb_printf(b, " = leir_wrap_i8(%s);\n", value); break;
+    case LEIR_I16: leir__sb_printf(b, " = leir_wrap_i16(%s);\n", value); break;
+    case LEIR_I32: leir__sb_printf(b, " = leir_wrap_i32(%s);\n", value); break;
+    case LEIR_U8: leir__sb_printf(b, " = (uint8_t)(%s);\n", value); break;
+    case LEIR_BOOL: leir__sb_printf(b, " = (uint8_t)((%s) != 0);\n", value); break;
+    default: leir__sb_printf(b, " = %s;\n", value); break;
   }
 }
 
@@ -635,34 +631,6 @@ static bool uses_loop(gen *g, const leir__eqinfo *info, const leir_expr *e, cons
   return false;
 }
 
-static const char *identity(uint8_t init, uint8_t dt) {
-  bool flt = ctype_of(dt) != CT_I64;
-  bool f32 = ctype_of(dt) == CT_F32;
-  switch (init) {
-    case LEIR__INIT_ZERO: return "0";
-    case LEIR__INIT_ONE: return "1";
-    case LEIR__INIT_NEG_INF:
-      if (flt) return f32 ? "(-LEIR_INFF)" : "(-LEIR_INF)";
-      switch (dt) {
-        case LEIR_I8: return "(-128)";
-        case LEIR_I16: return "(-32768)";
-        case LEIR_I32: return "(-2147483647LL - 1)";
-        case LEIR_I64: return "(-0x7fffffffffffffffLL - 1)";
-        default: return "0";
-      }
-    default:
-      if (flt) return f32 ? "LEIR_INFF" : "LEIR_INF";
-      switch (dt) {
-        case LEIR_I8: return "127";
-        case LEIR_I16: return "32767";
-        case LEIR_I32: return "2147483647LL";
-        case LEIR_U8: return "255";
-        case LEIR_BOOL: return "1";
-        default: return "0x7fffffffffffffffLL";
-      }
-  }
-}
-
 static const char *const init_names[] = {"", "0", "1", "-inf", "+inf"};
 
 static void emit_inits(gen *g, int depth) {
@@ -686,9 +654,23 @@ static void emit_inits(gen *g, int depth) {
     }
     leir__sb_printf(&g->rep, "%s\n", nl ? " (in the thread)" : " its element (in the thread)");
     indent(&g->src, d);
-    char value[96];
-    snprintf(value, sizeof value, "((%s)%s)", ctype_c[ctype_of(dt)], identity(info->init, dt));
+    /* The shared initial values (semantics.h): -inf/+inf, or an integer
+     * dtype's minimum/maximum. */
+    leir__strbuf v = LEIR__STRBUF_INIT;
+    ctype ct = ctype_of(dt);
+    leir__sb_printf(&v, "((%s)", ctype_c[ct]);
+    if (ct == CT_I64)
+      put_i64(&v, leir__init_value_i64((leir__init_kind)info->init, (leir_dtype)dt));
+    else
+      put_float_const(&v, leir__init_value_f64((leir__init_kind)info->init), ct);
+    leir__sb_putc(&v, ')');
+    char *value = leir__sb_finish(&v, NULL);
+    if (!value) {
+      g->st = LEIR_ERR_NOMEM;
+      return;
+    }
     emit_store(g, &g->src, lhs, value, info);
+    free(value);
     while (d > depth) {
       indent(&g->src, --d);
       leir__sb_puts(&g->src, "}\n");

@@ -1,51 +1,68 @@
 /*
- * Device helpers every lowered CUDA source starts with. Deliberately free of
- * #include: NVRTC parses this text for every kernel it compiles, and
- * cuda_fp16.h alone costs more than the kernels (target: <= 100 ms per
- * compile). f16 uses the PTX cvt instructions (round to nearest even);
- * bf16 is done on the bits so any architecture works.
+ * The text every lowered CUDA source starts with: the shared run-time
+ * helpers of backends/prelude.h (the same arithmetic as the interpreter and
+ * the C backend, bit for bit) compiled as device functions, plus the trap
+ * helpers of the GPU (a trap word set with atomicCAS instead of a longjmp).
+ *
+ * No #include reaches NVRTC: prelude.h's standard headers are replaced by
+ * the few types and macros it needs (NVRTC provides the math functions and
+ * memcpy as builtins). Heavy headers such as cuda_fp16.h would cost more
+ * than the kernels (target: <= 100 ms per compile).
  */
-#include "cuda_internal.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
-static const char prelude[] =
-    "typedef unsigned short leir_half;\n"
-    "static __device__ __forceinline__ float leir_h2f(unsigned short h) {\n"
-    "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-    "static __device__ __forceinline__ unsigned short leir_f2h(float f) {\n"
-    "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "static __device__ __forceinline__ float leir_bf2f(unsigned short h) {\n"
-    "  return __int_as_float(((int)h) << 16); }\n"
-    "static __device__ __forceinline__ unsigned short leir_f2bf(float f) {\n"
-    "  unsigned u = __float_as_uint(f);\n"
-    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
-    "  u += 0x7fffu + ((u >> 16) & 1u); return (unsigned short)(u >> 16); }\n"
-    /* Trap codes: -1 integer division by zero, k > 0 indirect index site k. */
+#include "cuda_internal.h"
+#include "strbuf.h"
+
+extern const char leir__prelude_text[];
+
+static const char head[] =
+    "#define LEIR_RT static __device__ __forceinline__\n"
+    "typedef signed char int8_t; typedef short int16_t; typedef int int32_t;\n"
+    "typedef long long int64_t; typedef unsigned char uint8_t; typedef unsigned short uint16_t;\n"
+    "typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
+    "#define INT64_MAX 0x7fffffffffffffffLL\n"
+    "#define INT64_MIN (-INT64_MAX - 1)\n"
+    "#define LEIR_INFF __int_as_float(0x7f800000)\n"
+    "#define LEIR_NANF __int_as_float(0x7fc00000)\n"
+    "#define LEIR_INF __longlong_as_double(0x7ff0000000000000LL)\n"
+    "#define LEIR_NAN __longlong_as_double(0x7ff8000000000000LL)\n";
+
+static const char tail[] =
+    /* Trap codes: -1 integer division by zero (or 0 ** negative), k > 0
+     * indirect index site k. The first trap wins; the host reports it. */
     "static __device__ __forceinline__ void leir_raise(int *trap, int code) {\n"
     "  atomicCAS(trap, 0, code); }\n"
-    "static __device__ __forceinline__ long long leir_chk(long long i, long long n, int *trap,\n"
-    "    int site) { if (i < 0 || i >= n) { leir_raise(trap, site); return 0; } return i; }\n"
-    "static __device__ __forceinline__ long long leir_floordiv(long long a, long long b,\n"
-    "    int *trap) {\n"
-    "  if (b == 0 || (b == -1 && a == (-0x7fffffffffffffffLL - 1))) {\n"
-    "    if (b == 0) leir_raise(trap, -1); return b == 0 ? 0 : a; }\n"
-    "  long long q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; }\n"
-    "static __device__ __forceinline__ long long leir_floormod(long long a, long long b,\n"
-    "    int *trap) {\n"
-    "  if (b == 0) { leir_raise(trap, -1); return 0; } if (b == -1) return 0;\n"
-    "  long long r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-    "static __device__ __forceinline__ double leir_pymod(double a, double b) {\n"
-    "  double r = fmod(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-    "static __device__ __forceinline__ float leir_pymodf(float a, float b) {\n"
-    "  float r = fmodf(a, b); if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-    "static __device__ __forceinline__ long long leir_ipow(long long a, long long b) {\n"
-    "  if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);\n"
-    "  long long r = 1; while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }\n"
-    "static __device__ __forceinline__ long long leir_imax(long long a, long long b) {\n"
-    "  return a > b ? a : b; }\n"
-    "static __device__ __forceinline__ long long leir_imin(long long a, long long b) {\n"
-    "  return a < b ? a : b; }\n"
-    "static __device__ __forceinline__ long long leir_iabs(long long a) { return a < 0 ? -a : a; }\n"
-    "#define LEIR_INFF __int_as_float(0x7f800000)\n"
-    "#define LEIR_INF __longlong_as_double(0x7ff0000000000000LL)\n";
+    "static __device__ __forceinline__ int64_t leir_chk(int64_t i, int64_t n, int *trap, int site) {\n"
+    "  if (i < 0 || i >= n) { leir_raise(trap, site); return 0; } return i; }\n"
+    "static __device__ __forceinline__ int64_t leir_idiv(int64_t a, int64_t b, int *trap) {\n"
+    "  if (b == 0) { leir_raise(trap, -1); return 0; } return leir_floordiv_i64(a, b); }\n"
+    "static __device__ __forceinline__ int64_t leir_imod(int64_t a, int64_t b, int *trap) {\n"
+    "  if (b == 0) { leir_raise(trap, -1); return 0; } return leir_floormod_i64(a, b); }\n"
+    "static __device__ __forceinline__ int64_t leir_ipow(int64_t a, int64_t b, int *trap) {\n"
+    "  if (a == 0 && b < 0) { leir_raise(trap, -1); return 0; } return leir_pow_i64(a, b); }\n";
 
-const char *leir__cuda_prelude(void) { return prelude; }
+static char *text;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void build(void) {
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__sb_puts(&b, head);
+  /* prelude.h without its #include lines */
+  const char *s = leir__prelude_text;
+  while (*s) {
+    const char *nl = strchr(s, '\n');
+    size_t n = nl ? (size_t)(nl - s) + 1 : strlen(s);
+    if (strncmp(s, "#include", 8) != 0) leir__sb_put(&b, s, n);
+    s += n;
+  }
+  leir__sb_puts(&b, tail);
+  text = leir__sb_finish(&b, NULL);
+}
+
+const char *leir__cuda_prelude(void) {
+  pthread_once(&once, build);
+  return text ? text : "#error libleir: out of memory building the CUDA prelude\n";
+}
