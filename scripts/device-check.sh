@@ -169,7 +169,7 @@ else
 fi
 
 # ---- 6. NVRTC compile time -----------------------------------------------------
-step "nvrtc-compile" 120 "$BUILD/bench/cuda_compile" "$DATA/sources-small.jsonl"
+step "nvrtc-compile" 150 "$BUILD/bench/cuda_compile" "$DATA/sources-small.jsonl" --limit 60
 
 say ""
 if [ $GPU -eq 1 ] && [ -s "$OUT/timings.log" ]; then

@@ -322,8 +322,16 @@ START_TEST(test_loop_and_memory_strategy_outputs_lower_and_compile) {
   int total = 0;
   kernel_set ks;
   memset(&ks, 0, sizeof ks);
-  f = test_corpus_open("steps-small.jsonl");
+  /* By hand: LEIR_CUDA_STEPS=FILE.jsonl (same fields, e.g. the strategy
+   * engine's own candidates) and LEIR_CUDA_STEP_STRIDE=N (every Nth line). */
+  const char *steps = getenv("LEIR_CUDA_STEPS");
+  size_t stride = getenv("LEIR_CUDA_STEP_STRIDE") ? strtoul(getenv("LEIR_CUDA_STEP_STRIDE"), NULL, 10) : 1;
+  if (stride == 0) stride = 1;
+  f = steps ? jsonl_open(steps) : test_corpus_open("steps-small.jsonl");
+  ck_assert_ptr_nonnull(f);
+  size_t row = 0;
   while ((o = jsonl_next(f))) {
+    if (row++ % stride) continue;
     const char *strategy = jsonl_str(jsonl_get(o, "strategy"));
     size_t si = NSTRAT;
     for (size_t k = 0; k < NSTRAT; k++)
