@@ -9,20 +9,17 @@
  *
  * Cache key: XXH3-64 of (source, NVRTC version, options, backend version).
  * Memory: a small table shared by the process (mutex). Disk: when
- * $LEIR_CACHE_DIR is set, files cuda-<key>.ptx written atomically (temp
- * file + rename).
+ * $LEIR_CACHE_DIR is set, <key>.ptx files through backends/cache.c
+ * (written atomically).
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
+#include "backend.h"
 #include "cuda_internal.h"
 #include "error.h"
 
@@ -149,55 +146,22 @@ static void mem_put(uint64_t key, const char *ptx, size_t len) {
   pthread_mutex_unlock(&mem_lock);
 }
 
-static bool disk_path(uint64_t key, char *buf, size_t cap) {
+/* The shared on-disk cache (backends/cache.c), under $LEIR_CACHE_DIR. */
+static bool disk_get(uint64_t key, char **ptx, size_t *len) {
   const char *dir = getenv("LEIR_CACHE_DIR");
   if (!dir || !*dir) return false;
-  return (size_t)snprintf(buf, cap, "%s/cuda-%016llx.ptx", dir, (unsigned long long)key) < cap;
-}
-
-static bool disk_get(uint64_t key, char **ptx, size_t *len) {
-  char path[4096];
-  if (!disk_path(key, path, sizeof path)) return false;
-  FILE *f = fopen(path, "rb");
-  if (!f) return false;
-  bool ok = false;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long n = ftell(f);
-    if (n > 0 && fseek(f, 0, SEEK_SET) == 0) {
-      char *buf = malloc((size_t)n + 1);
-      if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-        *ptx = buf;
-        *len = (size_t)n;
-        ok = true;
-      } else {
-        free(buf);
-      }
-    }
-  }
-  fclose(f);
-  return ok;
+  size_t n = 0;
+  char *raw = leir__cache_load_bytes(dir, key, ".ptx", &n);
+  if (!raw) return false;
+  *ptx = dup_text(raw, n); /* PTX must be NUL-terminated for the driver */
+  free(raw);
+  *len = n;
+  return *ptx != NULL;
 }
 
 static void disk_put(uint64_t key, const char *ptx, size_t len) {
-  char path[4096], tmp[4200];
-  if (!disk_path(key, path, sizeof path)) return;
   const char *dir = getenv("LEIR_CACHE_DIR");
-  mkdir(dir, 0777); /* may already exist */
-  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return;
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, ptx + off, len - off);
-    if (w <= 0) break;
-    off += (size_t)w;
-  }
-  close(fd);
-  if (off == len)
-    rename(tmp, path);
-  else
-    unlink(tmp);
+  if (dir && *dir) leir__cache_store_bytes(dir, key, ".ptx", ptx, len);
 }
 
 /* ---- compile ---------------------------------------------------------------- */
