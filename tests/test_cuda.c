@@ -14,6 +14,12 @@
 
 #include "testutil.h"
 
+#include <dlfcn.h>
+
+/* Internal headers for the emulation test (lowered kernels and buffers). */
+#include "../backends/cuda/cuda_internal.h"
+#include "../backends/semantics.h"
+
 /* ---- helpers ---------------------------------------------------------------- */
 
 static bool have_nvrtc(void) { return strncmp(leir_cuda_compiler(), "NVRTC ", 6) == 0 &&
@@ -902,6 +908,212 @@ START_TEST(test_gpu_verify_strategy_output) {
 }
 END_TEST
 
+/* ---- emulation: the generated CUDA C run on the CPU -------------------------
+ *
+ * Without a GPU the generated kernels can still be executed: compiled as
+ * C++ with a small shim (threadIdx/blockIdx as globals, __shared__ as
+ * static, atomicCAS on the host) and launched by running every (block,
+ * thread) in turn. Legality makes threads independent, so running them one
+ * after another gives what the GPU gives; host libm equals the
+ * interpreter's, so the result must be bitwise EQUAL to the interpreter's.
+ * This checks the lowering itself: indexing, bound-variable decomposition,
+ * stride loops, implicit initialization, dtypes and placement. */
+static const char emul_shim[] =
+    "#include <math.h>\n#include <string.h>\n"
+    "#define int8_t leir_i8_t\n#define int16_t leir_i16_t\n#define int32_t leir_i32_t\n"
+    "#define int64_t leir_i64_t\n#define uint8_t leir_u8_t\n#define uint16_t leir_u16_t\n"
+    "#define uint32_t leir_u32_t\n#define uint64_t leir_u64_t\n"
+    "#undef INT64_MAX\n#undef INT64_MIN\n"
+    "struct leir_dim3 { unsigned x, y, z; };\n"
+    "static leir_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
+    "#define __global__\n#define __device__\n#define __forceinline__ inline\n"
+    "#define __launch_bounds__(n)\n#define __shared__ static\n#define __syncthreads() ((void)0)\n"
+    "static inline int atomicCAS(int *p, int c, int v) { int o = *p; if (o == c) *p = v; return o; }\n"
+    "static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }\n"
+    "static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }\n"
+    "static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }\n";
+
+static const char *cxx(void) {
+  const char *c = getenv("CXX");
+  return c && *c ? c : "c++";
+}
+
+static bool have_cxx(void) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "%s --version >/dev/null 2>&1", cxx());
+  return system(cmd) == 0;
+}
+
+typedef int (*emul_fn)(void **bufs, int *trap);
+
+/* Builds the emulator of a lowered program; NULL handle on failure. */
+static void *emul_build(const leir__cuda_lowered *l, const char *dir, int serial) {
+  char src_path[512], so_path[512];
+  snprintf(src_path, sizeof src_path, "%s/p%d.cpp", dir, serial);
+  snprintf(so_path, sizeof so_path, "%s/p%d.so", dir, serial);
+  FILE *f = fopen(src_path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(emul_shim, f);
+  fputs(l->source, f);
+  fprintf(f, "\nextern \"C\" int leir_emulate(void **bufs, int *trap) {\n");
+  for (uint32_t k = 0; k < l->nkernels; k++) {
+    const leir__cuda_kernel *kn = &l->kernels[k];
+    fprintf(f, "  gridDim = {%uu, %uu, %uu}; blockDim = {%uu, %uu, %uu};\n", kn->grid[0], kn->grid[1],
+            kn->grid[2], kn->block[0], kn->block[1], kn->block[2]);
+    fprintf(f,
+            "  for (unsigned bz = 0; bz < gridDim.z; bz++) for (unsigned by = 0; by < gridDim.y; "
+            "by++) for (unsigned bx = 0; bx < gridDim.x; bx++)\n"
+            "  for (unsigned tz = 0; tz < blockDim.z; tz++) for (unsigned ty = 0; ty < blockDim.y; "
+            "ty++) for (unsigned tx = 0; tx < blockDim.x; tx++) {\n"
+            "    blockIdx = {bx, by, bz}; threadIdx = {tx, ty, tz};\n    %s(",
+            kn->name);
+    for (uint32_t j = 0; j < l->nparams; j++) {
+      const leir__buffer *b = &l->a->buffers[l->params[j]];
+      const char *t = "double";
+      switch (b->dtype) {
+        case LEIR_F32: t = "float"; break;
+        case LEIR_F16: case LEIR_BF16: t = "leir_u16_t"; break;
+        case LEIR_I8: t = "leir_i8_t"; break;
+        case LEIR_I16: t = "leir_i16_t"; break;
+        case LEIR_I32: t = "leir_i32_t"; break;
+        case LEIR_I64: t = "leir_i64_t"; break;
+        case LEIR_U8: case LEIR_BOOL: t = "leir_u8_t"; break;
+        default: break;
+      }
+      fprintf(f, "(%s *)bufs[%u], ", t, j);
+    }
+    fprintf(f, "trap);\n    if (*trap) return *trap;\n  }\n");
+  }
+  fprintf(f, "  return 0;\n}\n");
+  fclose(f);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s -O1 -w -ffp-contract=off -fno-fast-math -shared -fPIC -o %s %s 2>&1",
+           cxx(), so_path, src_path);
+  FILE *pp = popen(cmd, "r");
+  char out[4096];
+  size_t n = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
+  out[n] = '\0';
+  int rc = pp ? pclose(pp) : -1;
+  ck_assert_msg(rc == 0, "C++ emulation build failed:\n%s", out);
+  void *h = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+  ck_assert_msg(h != NULL, "%s", dlerror());
+  return h;
+}
+
+/* Runs `p` by emulation and by the interpreter on seeded inputs; returns
+ * true when every output is bitwise equal. */
+static int emul_rejected;
+
+static bool emul_matches(leir_program *p, leir_backend *interp, const char *dir, int serial,
+                         const char *label) {
+  leir__cuda_lowered *l = NULL;
+  if (leir__cuda_lower(p, NULL, &l) != LEIR_OK) { /* rejected: nothing to run */
+    emul_rejected++;
+    return true;
+  }
+  void *h = emul_build(l, dir, serial);
+  emul_fn fn = (emul_fn)(uintptr_t)dlsym(h, "leir_emulate");
+  ck_assert_ptr_nonnull(fn);
+  size_t n = leir_program_signature_count(p);
+  void *ref[64];
+  size_t bytes[64];
+  void **dev = calloc(l->nparams ? l->nparams : 1, sizeof *dev);
+  for (size_t k = 0; k < n; k++) {
+    const leir__buffer *b = &l->a->buffers[k];
+    bytes[k] = (size_t)b->elements * leir_dtype_size((leir_dtype)b->dtype);
+    ref[k] = malloc(bytes[k] ? bytes[k] : 1);
+  }
+  ck_assert_int_eq(leir_program_fill_inputs(p, 3, 0, ref, n), LEIR_OK);
+  for (uint32_t j = 0; j < l->nparams; j++) {
+    const leir__buffer *b = &l->a->buffers[l->params[j]];
+    size_t nb = (size_t)b->elements * leir_dtype_size((leir_dtype)b->dtype);
+    dev[j] = malloc(nb ? nb : 1);
+    if (b->decl != LEIR__NONE)
+      memcpy(dev[j], ref[b->decl], nb);
+    else
+      leir__fill_sentinel(dev[j], (leir_dtype)b->dtype, b->elements);
+  }
+  int trap = 0;
+  int rc = fn(dev, &trap);
+  ck_assert_msg(rc == 0, "%s: emulated kernel trapped (%d)", label, rc);
+  ck_assert_msg(leir_run(interp, p, ref, n) == LEIR_OK, "%s: interpreter: %s", label,
+                leir_error_last()->message);
+  bool equal = true;
+  for (uint32_t j = 0; j < l->nparams; j++) {
+    const leir__buffer *b = &l->a->buffers[l->params[j]];
+    if (b->role != LEIR__BUF_OUTPUT) continue;
+    if (memcmp(dev[j], ref[b->decl], bytes[b->decl]) != 0) {
+      equal = false;
+      fprintf(stderr, "test_cuda: %s: output %s differs from the interpreter\n", label,
+              leir__sym_name(l->a->p, b->sym));
+    }
+  }
+  for (uint32_t j = 0; j < l->nparams; j++) free(dev[j]);
+  free(dev);
+  for (size_t k = 0; k < n; k++) free(ref[k]);
+  dlclose(h);
+  leir__cuda_lowered_free(l);
+  return equal;
+}
+
+START_TEST(test_emulated_kernels_equal_the_interpreter) {
+  if (!have_cxx()) {
+    fprintf(stderr, "test_cuda: skipping the emulation: no C++ compiler (%s)\n", cxx());
+    return;
+  }
+  char dir[] = "/tmp/leir-cuda-emul-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  leir_backend *interp = NULL;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  int serial = 0, ran = 0, differ = 0;
+  /* Hand-written programs that exercise placement, strides and dtypes. */
+  static const struct {
+    const char *text, *sig;
+  } cases[] = {
+      {"B^{4}_{bx=0}B^{8}_{tx=0}[L^{16}_{c=0}[S^{f32,s}_{bx,tx,c}=A^{f32,g}_{bx*8+tx,c}*2;];"
+       "L^{16}_{c=0}[C^{f32,g}_{bx*8+tx}=C^{f32,g}_{bx*8+tx}+S^{f32,s}_{bx,tx,c};];];",
+       "A:f32:32x16 -> C:f32:32"},
+      {"B^{4}_{tx=0}[L^{8}_{c=0}[E^{f64,l}_{tx,c}=A^{f64,g}_{tx,c};];L^{6}_{a=0}L^{8}_{c=0}[D^{f64,"
+       "g}_{tx,a}=D^{f64,g}_{tx,a}+E^{f64,l}_{tx,c}*C^{f64,g}_{c,a};];];",
+       "A:f64:4x8,C:f64:8x6 -> D:f64:4x6"},
+      {"B^{2100}_{tx=0}B^{3}_{bxa=0}B^{2}_{bx=0}[C^{f32,g}_{bx*3+bxa,tx}=A^{f32,g}_{bx*3+bxa,tx}*tx;];",
+       "A:f32:6x2100 -> C:f32:6x2100"},
+      {"B^{4}_{tx=0}[H^{f16,g}_{tx}=A^{f16,g}_{tx}*0.1;I^{bf16,g}_{tx}=H^{f16,g}_{tx}+1;J^{i32,g}_{"
+       "tx}=tx//3-tx%3;K^{bool,g}_{tx}=if_then_else(A^{f16,g}_{tx}>0,1,0);];",
+       "A:f16:4 -> H:f16:4,I:bf16:4,J:i32:4,K:bool:4"},
+      {"B^{4}_{tx=0}L^{3}_{a=0}[M^{i64,g}_{tx}=max(M^{i64,g}_{tx},a*tx-2);N^{f32,g}_{tx}=min(N^{f32,g}_{tx},A^{f32,g}_{tx,a});];",
+       "A:f32:4x3 -> M:i64:4,N:f32:4"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    leir_program *p = test_parse(cases[k].text);
+    test_set_signature(p, cases[k].sig);
+    bool eq = emul_matches(p, interp, dir, serial++, cases[k].text);
+    ck_assert_msg(eq, "case %zu differs from the interpreter", k);
+    ran++;
+    leir_program_free(p);
+  }
+  /* Every conformance source the lowering accepts. */
+  jsonl_file *f = test_corpus_open("sources-small.jsonl");
+  const jsonl_value *o;
+  while ((o = jsonl_next(f))) {
+    const char *id = jsonl_str(jsonl_get(o, "id"));
+    leir_program *p = test_parse(jsonl_str(jsonl_get(o, "leir")));
+    set_json_signature(p, jsonl_get(o, "signature"));
+    if (!emul_matches(p, interp, dir, serial++, id)) differ++;
+    ran++;
+    leir_program_free(p);
+  }
+  jsonl_close(f);
+  leir_backend_free(interp);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  fprintf(stderr, "test_cuda: emulation: %d programs run, %d differ from the interpreter (%d rejected "
+                  "by the lowering)\n", ran - emul_rejected, differ, emul_rejected);
+  ck_assert_int_eq(differ, 0);
+}
+END_TEST
+
 static Suite *cuda_suite(void) {
   Suite *s = suite_create("cuda");
   TCase *corpus = tcase_create("corpus");
@@ -931,6 +1143,10 @@ static Suite *cuda_suite(void) {
   tcase_add_test(comp, test_compile_error_returns_the_log);
   tcase_add_test(comp, test_ptx_cache_directory);
   suite_add_tcase(s, comp);
+  TCase *emul = tcase_create("emulation");
+  tcase_set_timeout(emul, 900);
+  tcase_add_test(emul, test_emulated_kernels_equal_the_interpreter);
+  suite_add_tcase(s, emul);
   TCase *dev = tcase_create("device");
   tcase_set_timeout(dev, 300);
   tcase_add_test(dev, test_no_device_is_a_status_not_a_crash);
