@@ -1104,6 +1104,55 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
     leir_program_free(p);
   }
   jsonl_close(f);
+  /* By hand: LEIR_CUDA_EMUL_STEP_STRIDE=N also emulates every Nth strategy
+   * output of tests/data/steps-small.jsonl that passes the static checks
+   * (each program against the interpreter on itself: any difference is a
+   * lowering bug, whatever the strategy did). */
+  const char *es = getenv("LEIR_CUDA_EMUL_STEP_STRIDE");
+  size_t stride = es ? strtoul(es, NULL, 10) : 0;
+  if (stride) {
+    leir_program *srcs[200];
+    char *ids[200];
+    size_t nsrc = 0;
+    f = test_corpus_open("sources-small.jsonl");
+    while ((o = jsonl_next(f)) && nsrc < 200) {
+      ids[nsrc] = strdup(jsonl_str(jsonl_get(o, "id")));
+      srcs[nsrc] = test_parse(jsonl_str(jsonl_get(o, "leir")));
+      set_json_signature(srcs[nsrc], jsonl_get(o, "signature"));
+      nsrc++;
+    }
+    jsonl_close(f);
+    f = test_corpus_open("steps-small.jsonl");
+    size_t row = 0;
+    int steps_run = 0, steps_differ = 0;
+    while ((o = jsonl_next(f))) {
+      if (row++ % stride || jsonl_bool(jsonl_get(o, "malformed"), false)) continue;
+      const char *id = jsonl_str(jsonl_get(o, "id"));
+      for (size_t k = 0; k < nsrc; k++) {
+        if (strcmp(ids[k], id) != 0) continue;
+        leir_program *p = NULL;
+        const char *t = jsonl_str(jsonl_get(o, "after"));
+        if (leir_program_parse(&p, t, strlen(t), NULL) != LEIR_OK) break;
+        copy_signature(p, srcs[k]);
+        if (leir_program_check(p, NULL, NULL) == LEIR_OK) {
+          char label[200];
+          snprintf(label, sizeof label, "%s %s", id, jsonl_str(jsonl_get(o, "strategy")));
+          if (!emul_matches(p, interp, dir, serial++, label)) steps_differ++;
+          steps_run++;
+        }
+        leir_program_free(p);
+        break;
+      }
+    }
+    jsonl_close(f);
+    fprintf(stderr, "test_cuda: emulation of strategy outputs: %d programs, %d differ\n", steps_run,
+            steps_differ);
+    differ += steps_differ;
+    for (size_t k = 0; k < nsrc; k++) {
+      free(ids[k]);
+      leir_program_free(srcs[k]);
+    }
+  }
   leir_backend_free(interp);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
