@@ -1104,6 +1104,8 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
     leir_program_free(p);
   }
   jsonl_close(f);
+  fprintf(stderr, "test_cuda: emulation: %d programs run, %d differ from the interpreter (%d rejected "
+                  "by the lowering)\n", ran - emul_rejected, differ, emul_rejected);
   /* By hand: LEIR_CUDA_EMUL_STEP_STRIDE=N also emulates every Nth strategy
    * output of tests/data/steps-small.jsonl that passes the static checks
    * (each program against the interpreter on itself: any difference is a
@@ -1157,8 +1159,6 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   ck_assert_int_eq(system(cmd), 0);
-  fprintf(stderr, "test_cuda: emulation: %d programs run, %d differ from the interpreter (%d rejected "
-                  "by the lowering)\n", ran - emul_rejected, differ, emul_rejected);
   ck_assert_int_eq(differ, 0);
 }
 END_TEST
