@@ -68,7 +68,10 @@ fi
 say ""
 
 # ---- 1. build -------------------------------------------------------------
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 if [ -x "$BUILD/tools/leir/leir" ] && [ -n "${LEIR_DEVICE_BUILD:-}" ]; then
+  # A carried build (scripts/device-pack.sh) brings its shared libraries.
+  [ -d "$BUILD/device-libs" ] && export LD_LIBRARY_PATH="$BUILD/device-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   say "build: using $BUILD"
 else
   missing=""
@@ -77,7 +80,8 @@ else
     for pc in yaml-0.1 libxxhash check; do pkg-config --exists $pc || missing="$missing $pc"; done
   fi
   if [ -n "$missing" ]; then
-    say "build: cannot build here, missing:$missing (install them, or carry a build and set LEIR_DEVICE_BUILD)"
+    say "build: cannot build here, missing:$missing (install them, or carry a build made by"
+    say "       scripts/device-pack.sh and set LEIR_DEVICE_BUILD=build-device)"
     exit 2
   fi
   if [ ! -f "$BUILD/build.ninja" ]; then
