@@ -83,6 +83,7 @@ static void set_limit(int resource, rlim_t soft, rlim_t hard) {
   setrlimit(resource, &r);
 }
 
+#ifndef LEIR__NO_RLIMIT_AS
 /* Current virtual size of this process, from /proc (0 if unknown). */
 static uint64_t current_vm_bytes(void) {
   int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -97,6 +98,7 @@ static uint64_t current_vm_bytes(void) {
   long page = sysconf(_SC_PAGESIZE);
   return pages * (uint64_t)(page > 0 ? page : 4096);
 }
+#endif
 
 static _Noreturn void child(leir__sandbox *s, const leir__sandbox_limits *lim,
                             leir__child_main fn, void *ctx, pid_t parent) {

@@ -502,6 +502,100 @@ START_TEST(test_compiled_kernels_are_cached_on_disk) {
 }
 END_TEST
 
+/* Kernels that crash, hang or allocate without limit, planted in the disk
+ * cache under the candidate's key: the candidate's object then really does
+ * it, in the sandbox, and the verdict says so. */
+static const char evil_source[] =
+    "#include <stdint.h>\n"
+    "#include <stdlib.h>\n"
+    "#include <string.h>\n"
+    "int leir_kernel_main(void *const *bufs, void *rt) {\n"
+    "  (void)bufs, (void)rt;\n"
+    "#if MODE == 0\n"
+    "  volatile int *p = (int *)(uintptr_t)16; *p = 1;\n"
+    "#elif MODE == 1\n"
+    "  for (volatile unsigned long i = 0;; i++) {}\n"
+    "#else\n"
+    "  for (;;) { char *q = malloc((size_t)64 << 20); if (!q) *(volatile int *)0 = 0; memset(q, 1, (size_t)64 << 20); }\n"
+    "#endif\n"
+    "  return 0;\n"
+    "}\n";
+
+static int count_objects(const char *dir, char *last, size_t cap) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len == 19 && strcmp(e->d_name + 16, ".so") == 0) {
+      n++;
+      if (last) snprintf(last, cap, "%s/%s", dir, e->d_name);
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+START_TEST(test_crashing_hanging_and_hogging_kernels_become_verdicts) {
+  char dir[] = "/tmp/leir-test-evil-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char src[256], cmd[1024], obj[512];
+  snprintf(src, sizeof src, "%s/evil.c", dir);
+  FILE *f = fopen(src, "w");
+  fputs(evil_source, f);
+  fclose(f);
+  const char *candidate = "L^{4}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a}*2;];";
+  const char *reference = "L^{4}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a}+A^{f64,g}_{a};];";
+  const char *expected[3] = {"RUNTIME_ERROR", "TIMEOUT", "RUNTIME_ERROR"};
+  const char *words[3] = {"SIGSEGV", "time limit", ""};
+#if defined(__SANITIZE_ADDRESS__)
+  int modes = 2; /* no RLIMIT_AS under sanitizers: the hog would eat the machine */
+#else
+  int modes = 3;
+#endif
+  for (int mode = 0; mode < modes; mode++) {
+    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+    bo.cache_dir = dir;
+    bo.timeout_s = 0.5;
+    bo.memory_limit_bytes = (uint64_t)256 << 20;
+    leir_backend *b = NULL;
+    ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+    /* the candidate's object lands in the cache: replace it */
+    leir_program *q = test_parse(candidate);
+    leir_kernel *k = NULL;
+    ck_assert_int_eq(leir_kernel_new(&k, b, q), LEIR_OK);
+    leir_kernel_free(k);
+    leir_program_free(q);
+    leir_backend_free(b);
+    ck_assert_int_eq(count_objects(dir, obj, sizeof obj), 1);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -DMODE=%d -o %s %s", mode, obj, src);
+    ck_assert_int_eq(system(cmd), 0);
+    /* a fresh backend loads the planted object for the candidate */
+    ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+    leir_verify_report *r = verify(b, reference, candidate, 0);
+    ck_assert_msg(strcmp(leir_verdict_name(r->verdict), expected[mode]) == 0 ||
+                      (mode == 2 && r->verdict == LEIR_VERDICT_TIMEOUT),
+                  "mode %d: %s (%s)", mode, leir_verdict_name(r->verdict), r->message);
+    ck_assert_int_eq(r->program, 1);
+    ck_assert_ptr_nonnull(strstr(r->message, words[mode]));
+    leir_verify_report_free(r);
+    leir_backend_free(b);
+    /* clean the cache for the next mode */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (strlen(e->d_name) == 19 && strcmp(e->d_name + 16, ".so") == 0) {
+        snprintf(obj, sizeof obj, "%s/%s", dir, e->d_name);
+        unlink(obj);
+      }
+    }
+    closedir(d);
+  }
+  unlink(src);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* ---- lowering, timing -------------------------------------------------------- */
 
 START_TEST(test_parallel_pragmas_only_on_independent_loops) {
@@ -576,6 +670,7 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_sandbox_survives_crashes_hangs_and_hogs);
   tcase_add_test(tc, test_compiler_rejection_is_a_compile_error_with_its_log);
   tcase_add_test(tc, test_compiled_kernels_are_cached_on_disk);
+  tcase_add_test(tc, test_crashing_hanging_and_hogging_kernels_become_verdicts);
   tcase_add_test(tc, test_parallel_pragmas_only_on_independent_loops);
   tcase_add_test(tc, test_bench_times_programs_in_alternation);
   suite_add_tcase(s, tc);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -249,7 +250,8 @@ nomem:
   return leir__error_nomem();
 }
 
-leir_status leir__cc_start(const leir__cc *cc, const char *source, size_t len, leir__cc_job *job) {
+leir_status leir__cc_start(const leir__cc *cc, const char *source, size_t len, uint64_t memory_bytes,
+                           double cpu_seconds, leir__cc_job *job) {
   memset(job, 0, sizeof *job);
   job->status = LEIR_ERR_INTERNAL;
   if (!make_dir(job->dir, sizeof job->dir)) {
@@ -281,6 +283,16 @@ leir_status leir__cc_start(const leir__cc *cc, const char *source, size_t len, l
     return leir__error(LEIR_ERR_NO_DEVICE, "backend.compiler", cc->args[0], 0, 0,
                        "cannot start the C compiler '%s': %s", cc->args[0], strerror(rc));
   job->running = true;
+#ifdef __linux__
+  /* The driver starts its passes (cc1, as, ld) after parsing its
+   * arguments, so they inherit these limits. */
+  struct rlimit mem = {(rlim_t)memory_bytes, (rlim_t)memory_bytes};
+  struct rlimit cpu = {(rlim_t)cpu_seconds + 1, (rlim_t)cpu_seconds + 2};
+  if (memory_bytes) prlimit(job->pid, RLIMIT_AS, &mem, NULL);
+  if (cpu_seconds > 0) prlimit(job->pid, RLIMIT_CPU, &cpu, NULL);
+#else
+  (void)memory_bytes, (void)cpu_seconds;
+#endif
   return LEIR_OK;
 }
 

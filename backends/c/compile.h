@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "leir/common.h"
@@ -34,8 +35,12 @@ typedef struct leir__cc_job {
   leir__strbuf log;     /* compiler output (on failure) */
 } leir__cc_job;
 
-/* Writes the source and starts the compiler (an argument vector, no shell). */
-leir_status leir__cc_start(const leir__cc *cc, const char *source, size_t len, leir__cc_job *job);
+/* Writes the source and starts the compiler (an argument vector, no shell).
+ * On Linux the compiler gets RLIMIT_AS = memory_bytes and RLIMIT_CPU =
+ * cpu_seconds right after it starts (prlimit), so a pathological source
+ * cannot exhaust the machine. */
+leir_status leir__cc_start(const leir__cc *cc, const char *source, size_t len, uint64_t memory_bytes,
+                           double cpu_seconds, leir__cc_job *job);
 /* Waits for every started job (killing those past the timeout) and sets
  * their status: LEIR_OK, LEIR_ERR_COMPILE (log filled), LEIR_ERR_TIMEOUT. */
 void leir__cc_wait(leir__cc_job *jobs, size_t n, double timeout_s);

@@ -239,7 +239,8 @@ static leir_status cpu_prepare(leir_backend *b, leir_kernel *const *ks, size_t n
   }
   /* 2: start every compiler, then wait for them all */
   for (size_t j = 0; j < njobs && st == LEIR_OK; j++) {
-    st = leir__cc_start(&c->cc, jobs[j].source, jobs[j].len, &jobs[j].cc);
+    st = leir__cc_start(&c->cc, jobs[j].source, jobs[j].len, b->opts.memory_limit_bytes,
+                        b->opts.compile_timeout_s, &jobs[j].cc);
     jobs[j].started = true; /* cleanup also after a failed start */
   }
   if (st == LEIR_OK && njobs) {

@@ -74,7 +74,11 @@ static int64_t offset_of(interp *it, const leir_expr *t, const leir__buffer **bu
   const leir__buffer *buf = &it->a->buffers[b];
   int64_t off = 0;
   for (uint32_t k = 0; k < t->n; k++) {
-    int64_t ix = eval_i64(it, t->kids[k]);
+    const leir_expr *sub = t->kids[k];
+    /* the common subscripts (a loop variable, a constant) without a call */
+    int64_t ix = sub->kind == LEIR_EXPR_VAR ? loop_value(it, sub)
+                 : sub->kind == LEIR_EXPR_NUMBER && sub->u.num->is_int ? sub->u.num->ival
+                                                                        : eval_i64(it, sub);
     if (ix < 0 || ix >= buf->shape[k])
       fail(it, LEIR_ERR_RUNTIME, t->kids[k],
            "index %lld is out of range [0, %lld) in subscript %u of %s", (long long)ix,
@@ -85,12 +89,14 @@ static int64_t offset_of(interp *it, const leir_expr *t, const leir__buffer **bu
   return off;
 }
 
+static const unsigned char dtype_bytes[LEIR_DTYPE_COUNT] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+
 static void *element(interp *it, const leir_expr *t, leir_dtype *dt) {
   const leir__buffer *buf;
   int64_t off = offset_of(it, t, &buf);
   *dt = (leir_dtype)buf->dtype;
   uint32_t b = (uint32_t)(buf - it->a->buffers);
-  return it->data[b] + (size_t)off * leir_dtype_size(*dt);
+  return it->data[b] + (size_t)off * dtype_bytes[*dt];
 }
 
 /* ---- tensor reads, converted to the computation type ---------------------- */
