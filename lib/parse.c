@@ -25,6 +25,12 @@ typedef struct parser {
   uint32_t depth, max_depth;
   uint32_t nests; /* nests enclosing the cursor */
   uint32_t tree; /* height of the expression tree the last parse_* returned */
+  /* Short names (tx, a, Aq) repeat all over a program: a direct-mapped
+   * cache in front of the symbol table. key 0 = empty. */
+  struct {
+    uint64_t key;
+    uint32_t sym;
+  } names[64];
   jmp_buf jmp;
 } parser;
 
@@ -108,7 +114,7 @@ static inline bool accept(parser *ps, char c) {
   return false;
 }
 
-static void expect(parser *ps, char c, const char *what) {
+static inline void expect(parser *ps, char c, const char *what) {
   if (!accept(ps, c)) expected(ps, what);
 }
 
@@ -145,6 +151,19 @@ static leir_expr *height(parser *ps, leir_expr *e, uint32_t h) {
 }
 
 static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* Symbol of src[s..s+n). */
+static uint32_t intern(parser *ps, size_t s, size_t n) {
+  if (n > 7) return leir__sym_intern(ps->p, ps->src + s, n);
+  uint64_t key = n; /* length in the low byte, then the characters */
+  for (size_t k = 0; k < n; k++) key |= (uint64_t)(unsigned char)ps->src[s + k] << (8 * (k + 1));
+  uint32_t slot = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 58);
+  if (ps->names[slot].key == key) return ps->names[slot].sym;
+  uint32_t sym = leir__sym_intern(ps->p, ps->src + s, n);
+  ps->names[slot].key = key;
+  ps->names[slot].sym = sym;
+  return sym;
+}
 
 /* Reads [a-z][a-z0-9_]* at the cursor; returns its start and sets *n. */
 static size_t lower_ident(parser *ps, size_t *n) {
@@ -228,7 +247,8 @@ static leir_expr *parse_tensor(parser *ps) {
   ps->i++;
   while (ps->i < ps->len && is_lower(ps->src[ps->i])) ps->i++;
   size_t name_len = ps->i - start;
-  if (strchr("LPVUBT", ps->src[start]))
+  char first = ps->src[start];
+  if (first == 'L' || first == 'P' || first == 'V' || first == 'U' || first == 'B' || first == 'T')
     fail_at(ps, start, "parse.tensor-name",
             "tensor names may not start with L, P, V, U, B or T ('%.*s')", (int)name_len,
             ps->src + start);
@@ -240,11 +260,7 @@ static leir_expr *parse_tensor(parser *ps) {
   size_t dstart = ps->i;
   while (ps->i < ps->len && (is_lower(ps->src[ps->i]) || is_digit(ps->src[ps->i]))) ps->i++;
   size_t dlen = ps->i - dstart;
-  int dtype = -1;
-  for (int d = 0; d < LEIR_DTYPE_COUNT; d++)
-    if (strlen(leir_dtype_name((leir_dtype)d)) == dlen &&
-        memcmp(leir_dtype_name((leir_dtype)d), ps->src + dstart, dlen) == 0)
-      dtype = d;
+  int dtype = leir__dtype_of(ps->src + dstart, dlen);
   if (dtype < 0) {
     ps->i = dstart;
     expected(ps, "a dtype (f16, bf16, f32, f64, i8, i16, i32, i64, u8, bool)");
@@ -262,25 +278,25 @@ static leir_expr *parse_tensor(parser *ps) {
     expected(ps, "a scope (g, s or l)");
   ps->i++;
   expect(ps, '}', "'}' closing the superscript");
-  uint32_t sym = leir__sym_intern(ps->p, ps->src + start, name_len);
-  vec idx = {0};
-  uint32_t h = 0;
+  uint32_t sym = intern(ps, start, name_len);
+  leir_expr *idx[LEIR_MAX_RANK];
+  uint32_t rank = 0, h = 0;
   if (peek(ps) == '_') {
     ps->i++;
     expect(ps, '{', "'{' after '_'");
     enter(ps);
     do {
-      if (idx.n == LEIR_MAX_RANK)
+      if (rank == LEIR_MAX_RANK)
         fail_at(ps, ps->i, "parse.rank", "tensor rank above %d", LEIR_MAX_RANK);
-      vec_push(ps, &idx, parse_index(ps));
+      idx[rank++] = parse_index(ps);
       h = max_u32(h, ps->tree);
     } while (accept(ps, ','));
     leave(ps);
     expect(ps, '}', "',' or '}' in the subscript");
   }
-  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, idx.n);
+  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, rank);
   t->pos = pos32(start);
-  for (uint32_t k = 0; k < idx.n; k++) t->kids[k] = idx.items[k];
+  for (uint32_t k = 0; k < rank; k++) t->kids[k] = idx[k];
   return height(ps, t, h + 1);
 }
 
@@ -302,7 +318,7 @@ static leir_expr *parse_index_atom(parser *ps) {
     size_t s = lower_ident(ps, &n);
     if (!leir__is_loop_var_name(ps->src + s, n))
       fail_at(ps, s, "parse.index", "'%.*s' cannot appear in an index", (int)n, ps->src + s);
-    leir_expr *e = leir__new_var(ps->p, leir__sym_intern(ps->p, ps->src + s, n));
+    leir_expr *e = leir__new_var(ps->p, intern(ps, s, n));
     e->pos = pos32(s);
     return height(ps, e, 1);
   }
@@ -455,7 +471,7 @@ static leir_expr *parse_atom(parser *ps) {
     }
     if (peek(ps) == '(')
       fail_at(ps, s, "parse.function", "unknown function '%.*s'", (int)n, ps->src + s);
-    leir_expr *e = leir__new_var(ps->p, leir__sym_intern(ps->p, ps->src + s, n));
+    leir_expr *e = leir__new_var(ps->p, intern(ps, s, n));
     e->pos = pos32(s);
     return height(ps, e, 1);
   }
@@ -634,8 +650,14 @@ static leir_expr *parse_cond(parser *ps) {
 /* ---- nests ------------------------------------------------------------ */
 
 static int loop_kind_of(int c) {
-  const char *k = c > 0 ? strchr(leir__loop_kind_letters, c) : NULL;
-  return k ? (int)(k - leir__loop_kind_letters) : -1;
+  switch (c) { /* the order of leir__loop_kind_letters */
+    case 'L': return LEIR_LOOP_SERIAL;
+    case 'P': return LEIR_LOOP_PARALLEL;
+    case 'V': return LEIR_LOOP_VECTORIZED;
+    case 'U': return LEIR_LOOP_UNROLLED;
+    case 'B': return LEIR_LOOP_BOUND;
+    default: return -1;
+  }
 }
 
 static bool at_header(parser *ps) {
@@ -667,7 +689,7 @@ static void parse_header(parser *ps, leir__loop *loop) {
     fail_at(ps, s, "parse.bound-var",
             "a B loop variable must start with t or b and then x, y or z (found '%.*s')",
             (int)n, ps->src + s);
-  loop->sym = leir__sym_intern(ps->p, ps->src + s, n);
+  loop->sym = intern(ps, s, n);
   expect(ps, '=', "'=' after the loop variable");
   size_t zero = (peek(ps), ps->i);
   if (!is_digit(peek(ps))) expected(ps, "the loop start 0");
@@ -767,26 +789,35 @@ static leir_status build_line_table(leir_program *p, const char *text, size_t le
   return LEIR_OK;
 }
 
+leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_options *o) {
+  *o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
+  if (!opts) return LEIR_OK;
+  if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
+  /* copy only what the caller's struct has (older, smaller versions) */
+  memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
+  o->size = (uint32_t)sizeof *o;
+  if (o->max_depth == 0) o->max_depth = 200;
+  if (o->max_depth > 1000) o->max_depth = 1000;
+  return LEIR_OK;
+}
+
 leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
                                const leir_parse_options *opts) {
   if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "out is NULL");
   *out = NULL;
   if (!text && len)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "text is NULL");
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) {
-    if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
-    o = *opts;
-    if (o.max_depth == 0) o.max_depth = 200;
-    if (o.max_depth > 1000) o.max_depth = 1000;
-  }
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   if (len > o.max_input_bytes || len >= UINT32_MAX - 1)
     return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
                        "input of %zu bytes exceeds the limit of %llu bytes", len,
                        (unsigned long long)o.max_input_bytes);
-  leir_program *p = leir__program_new(len * 12);
+  /* parsed programs take 7-15 bytes per byte of text (bench/README.md) */
+  leir_program *p = leir__program_new(len * 10 + 256);
   if (!p) return leir__error_nomem();
   parser ps;
   memset(&ps, 0, sizeof ps);
@@ -814,6 +845,7 @@ leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
     if (!leir__program_insert_nest(p, p->nnests, n)) longjmp(ps.jmp, LEIR__JMP_OOM);
   }
   p->oom_jmp = NULL;
+  p->text_len = len;
   *out = p;
   return LEIR_OK;
 }

@@ -4,6 +4,7 @@
  * floods of findings. Every call must end with a clean status; run under
  * ASan+UBSan this suite also proves there is no crash, leak or hang.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +440,85 @@ START_TEST(test_deepest_accepted_expressions_are_usable) {
 }
 END_TEST
 
+/* Every pass over the deepest accepted programs fits a small thread stack:
+ * embedders call the library from threads (256 KiB here; sanitizers need
+ * several times more). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SMALL_STACK ((size_t)4 << 20)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SMALL_STACK ((size_t)4 << 20)
+#endif
+#endif
+#ifndef SMALL_STACK
+#define SMALL_STACK ((size_t)256 << 10)
+#endif
+
+typedef struct deep_job {
+  const char *text;
+  size_t len;
+  int ok;
+} deep_job;
+
+static void *run_deep_job(void *arg) {
+  deep_job *j = arg;
+  leir_program *p = NULL;
+  if (leir_program_parse(&p, j->text, j->len, NULL) != LEIR_OK) return NULL;
+  leir_diagnostics *d = NULL;
+  leir_status st = leir_program_check(p, NULL, &d);
+  leir_diagnostics_free(d);
+  char *out = NULL, *pretty = NULL;
+  bool printed = leir_program_print(p, 0, &out, NULL) == LEIR_OK &&
+                 leir_program_print(p, LEIR_PRINT_PRETTY, &pretty, NULL) == LEIR_OK;
+  leir_free(pretty);
+  (void)leir_program_hash(p);
+  (void)leir_program_hash_alpha(p);
+  leir_program *q = NULL;
+  bool cloned = leir_program_clone(&q, p) == LEIR_OK;
+  leir_walk_callbacks cb = LEIR_WALK_CALLBACKS_INIT;
+  (void)leir_program_walk(p, &cb, NULL);
+  leir_free(out);
+  leir_program_free(q);
+  leir_program_free(p);
+  j->ok = printed && cloned && (st == LEIR_OK || st == LEIR_ERR_INVALID);
+  return NULL;
+}
+
+START_TEST(test_deepest_programs_fit_a_small_thread_stack) {
+  static const char *const shapes[][4] = {
+      /* prefix, repeated opener, core, repeated closer */
+      {"L^{2}_{a=0}L^{3}_{c=0}[C^{f64,g}_{a}=", "if_then_else(a<1,", "a", ",c)"},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=", "max(", "a", ",1)"},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=", "(", "a", ")"},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=", "-", "a", ""},
+      {"L^{2}_{a=0}[E^{i64,g}_{a}=0;C^{f64,g}_{a}=A^{f64,g}_{", "E^{i64,g}_{", "a", "}"},
+      {"", "L^{1}_{a=0}[", "C^{f64,g}=1;", "];"},
+  };
+  char *text = malloc(1 << 20);
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+    int n = snprintf(text, 1 << 20, "%s", shapes[k][0]);
+    /* as deep as the default limit allows (the tree or nest height stays
+     * within 200 with the prefix's own levels) */
+    int levels = 190;
+    for (int i = 0; i < levels; i++) n += snprintf(text + n, 64, "%s", shapes[k][1]);
+    n += snprintf(text + n, 64, "%s", shapes[k][2]);
+    for (int i = 0; i < levels; i++) n += snprintf(text + n, 64, "%s", shapes[k][3]);
+    if (k == 4) n += snprintf(text + n, 64, "};];");
+    else if (k != 5) n += snprintf(text + n, 64, ";];");
+    deep_job job = {text, (size_t)n, 0};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    ck_assert_int_eq(pthread_attr_setstacksize(&attr, SMALL_STACK), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, &attr, run_deep_job, &job), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    pthread_attr_destroy(&attr);
+    ck_assert_msg(job.ok, "shape %zu: %.80s...", k, text);
+  }
+  free(text);
+}
+END_TEST
+
 /* ---- numbers -------------------------------------------------------------- */
 
 START_TEST(test_integers_overflowing_int64) {
@@ -669,6 +749,7 @@ static Suite *hostile_suite(void) {
   tcase_add_test(tc, test_long_operator_chains);
   tcase_add_test(tc, test_deep_calls_and_indices);
   tcase_add_test(tc, test_deepest_accepted_expressions_are_usable);
+  tcase_add_test(tc, test_deepest_programs_fit_a_small_thread_stack);
   suite_add_tcase(s, tc);
   tc = tcase_create("numbers");
   tcase_add_test(tc, test_integers_overflowing_int64);

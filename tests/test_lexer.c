@@ -9,28 +9,12 @@
 
 #include "testutil.h"
 
-/* Wraps a right-hand side into a one-equation program. */
-static const char *wrap(const char *rhs) {
-  static char buf[4096];
-  snprintf(buf, sizeof buf, "B^{2}_{tx=0}L^{4}_{a=0}[C^{f64,g}_{tx,a}=%s;];", rhs);
-  return buf;
-}
-
-static void expect_rhs(const char *rhs, const char *sexpr) {
-  leir_program *p = test_parse(wrap(rhs));
-  ck_assert_str_eq(test_sexpr(p, test_rhs(p, 0, 0)), sexpr);
-  char *out = test_print(p);
-  ck_assert_str_eq(out, wrap(rhs));
-  leir_free(out);
-  leir_program_free(p);
-}
-
 START_TEST(test_number_lexemes_are_kept_as_written) {
   static const char *const lexemes[] = {"0",      "16384", "1e-05", "1.0e-5", "0.7978845608028654",
                                         "1.0",    "0.01",  "2.5e+3", "1e5",   "007",
                                         "3.14159265358979323846264338327950288"};
   for (size_t i = 0; i < sizeof lexemes / sizeof *lexemes; i++) {
-    leir_program *p = test_parse(wrap(lexemes[i]));
+    leir_program *p = test_parse(test_wrap_rhs(lexemes[i]));
     const leir_expr *e = test_rhs(p, 0, 0);
     ck_assert_int_eq(leir_expr_get_kind(e), LEIR_EXPR_NUMBER);
     size_t len;
@@ -38,7 +22,7 @@ START_TEST(test_number_lexemes_are_kept_as_written) {
     ck_assert_uint_eq(len, strlen(lexemes[i]));
     ck_assert_int_eq(memcmp(lex, lexemes[i], len), 0);
     char *out = test_print(p);
-    ck_assert_str_eq(out, wrap(lexemes[i]));
+    ck_assert_str_eq(out, test_wrap_rhs(lexemes[i]));
     leir_free(out);
     leir_program_free(p);
   }
@@ -46,7 +30,7 @@ START_TEST(test_number_lexemes_are_kept_as_written) {
 END_TEST
 
 START_TEST(test_number_values) {
-  leir_program *p = test_parse(wrap("max(1e-05,2.5e+3,007)"));
+  leir_program *p = test_parse(test_wrap_rhs("max(1e-05,2.5e+3,007)"));
   const leir_expr *e = test_rhs(p, 0, 0);
   ck_assert_double_eq_tol(leir_expr_number(leir_expr_child(e, 0)), 1e-5, 1e-20);
   ck_assert_double_eq(leir_expr_number(leir_expr_child(e, 1)), 2500.0);
@@ -62,33 +46,33 @@ END_TEST
 
 START_TEST(test_exponent_needs_digits) {
   /* "2e" is the number 2 followed by a stray 'e' */
-  test_expect_parse_error(wrap("2e"), 0, LEIR_ERR_PARSE, 1, 43, "parse.expected",
+  test_expect_parse_error(test_wrap_rhs("2e"), 0, LEIR_ERR_PARSE, 1, 43, "parse.expected",
                           "expected ';' after the equation, found 'e'");
-  test_expect_parse_error(wrap("2e+"), 0, LEIR_ERR_PARSE, 1, 43, "parse.expected", "found 'e'");
-  test_expect_parse_error(wrap("1."), 0, LEIR_ERR_PARSE, 1, 44, "parse.number",
+  test_expect_parse_error(test_wrap_rhs("2e+"), 0, LEIR_ERR_PARSE, 1, 43, "parse.expected", "found 'e'");
+  test_expect_parse_error(test_wrap_rhs("1."), 0, LEIR_ERR_PARSE, 1, 44, "parse.number",
                           "expected digits after '.'");
-  test_expect_parse_error(wrap(".5"), 0, LEIR_ERR_PARSE, 1, 42, "parse.expected",
+  test_expect_parse_error(test_wrap_rhs(".5"), 0, LEIR_ERR_PARSE, 1, 42, "parse.expected",
                           "expected a value");
 }
 END_TEST
 
 START_TEST(test_two_character_operators) {
-  expect_rhs("a**2", "(** a 2)");
-  expect_rhs("a*2", "(* a 2)");
-  expect_rhs("a//2", "(// a 2)");
-  expect_rhs("a/2", "(/ a 2)");
-  expect_rhs("a%2", "(% a 2)");
-  expect_rhs("if_then_else(a<=2,1,0)", "(if_then_else (cmp a <= 2) 1 0)");
-  expect_rhs("if_then_else(a<2,1,0)", "(if_then_else (cmp a < 2) 1 0)");
-  expect_rhs("if_then_else(a>=2,1,0)", "(if_then_else (cmp a >= 2) 1 0)");
-  expect_rhs("if_then_else(a>2,1,0)", "(if_then_else (cmp a > 2) 1 0)");
-  expect_rhs("if_then_else(a==2,1,0)", "(if_then_else (cmp a == 2) 1 0)");
-  expect_rhs("if_then_else(a!=2,1,0)", "(if_then_else (cmp a != 2) 1 0)");
+  test_expect_tree("a**2", "(** a 2)");
+  test_expect_tree("a*2", "(* a 2)");
+  test_expect_tree("a//2", "(// a 2)");
+  test_expect_tree("a/2", "(/ a 2)");
+  test_expect_tree("a%2", "(% a 2)");
+  test_expect_tree("if_then_else(a<=2,1,0)", "(if_then_else (cmp a <= 2) 1 0)");
+  test_expect_tree("if_then_else(a<2,1,0)", "(if_then_else (cmp a < 2) 1 0)");
+  test_expect_tree("if_then_else(a>=2,1,0)", "(if_then_else (cmp a >= 2) 1 0)");
+  test_expect_tree("if_then_else(a>2,1,0)", "(if_then_else (cmp a > 2) 1 0)");
+  test_expect_tree("if_then_else(a==2,1,0)", "(if_then_else (cmp a == 2) 1 0)");
+  test_expect_tree("if_then_else(a!=2,1,0)", "(if_then_else (cmp a != 2) 1 0)");
   /* "* *" is not "**", even in lenient mode */
-  test_expect_parse_error(wrap("a* *2"), LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1, 45,
+  test_expect_parse_error(test_wrap_rhs("a* *2"), LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1, 45,
                           "parse.expected", "found '*'");
   /* "=" alone is not a comparison */
-  test_expect_parse_error(wrap("if_then_else(a=2,1,0)"), 0, LEIR_ERR_PARSE, 1, 56,
+  test_expect_parse_error(test_wrap_rhs("if_then_else(a=2,1,0)"), 0, LEIR_ERR_PARSE, 1, 56,
                           "parse.expected", "expected ',' or ')' in the argument list");
 }
 END_TEST
@@ -119,14 +103,14 @@ START_TEST(test_identifiers_functions_and_inf) {
       "L^{2}_{expa=0}L^{2}_{infx=0}L^{2}_{max_1=0}[C^{f64,g}_{expa,infx,max_1}=expa+infx+max_1;];");
   ck_assert_str_eq(test_sexpr(p, test_rhs(p, 0, 0)), "(+ (+ expa infx) max_1)");
   leir_program_free(p);
-  expect_rhs("-inf", "(neg inf)");
-  expect_rhs("exp(a)+log(a)+sqrt(a)+abs(a)+erf(a)",
+  test_expect_tree("-inf", "(neg inf)");
+  test_expect_tree("exp(a)+log(a)+sqrt(a)+abs(a)+erf(a)",
              "(+ (+ (+ (+ (exp a) (log a)) (sqrt a)) (abs a)) (erf a))");
-  expect_rhs("max(a,0)", "(max a 0)");
-  expect_rhs("min(a,0)", "(min a 0)");
+  test_expect_tree("max(a,0)", "(max a 0)");
+  test_expect_tree("min(a,0)", "(min a 0)");
   /* inf is not a function, unknown names are not functions */
-  test_expect_parse_error(wrap("inf(1)"), 0, LEIR_ERR_PARSE, 1, 45, "parse.expected", "found '('");
-  test_expect_parse_error(wrap("tanh(a)"), 0, LEIR_ERR_PARSE, 1, 42, "parse.function",
+  test_expect_parse_error(test_wrap_rhs("inf(1)"), 0, LEIR_ERR_PARSE, 1, 45, "parse.expected", "found '('");
+  test_expect_parse_error(test_wrap_rhs("tanh(a)"), 0, LEIR_ERR_PARSE, 1, 42, "parse.function",
                           "unknown function 'tanh'");
   /* reserved words cannot name loops or appear as indices */
   test_expect_parse_error("L^{2}_{max=0}[C^{f64,g}=1;];", 0, LEIR_ERR_PARSE, 1, 8,

@@ -181,6 +181,21 @@ const leir_expr *test_rhs(const leir_program *p, size_t nest, size_t item) {
   return leir_equation_rhs(eq);
 }
 
+const char *test_wrap_rhs(const char *rhs) {
+  static char buf[4096];
+  snprintf(buf, sizeof buf, "B^{2}_{tx=0}L^{4}_{a=0}[C^{f64,g}_{tx,a}=%s;];", rhs);
+  return buf;
+}
+
+void test_expect_tree(const char *rhs, const char *sexpr) {
+  leir_program *p = test_parse(test_wrap_rhs(rhs));
+  ck_assert_str_eq(test_sexpr(p, test_rhs(p, 0, 0)), sexpr);
+  char *out = test_print(p);
+  ck_assert_str_eq(out, test_wrap_rhs(rhs));
+  leir_free(out);
+  leir_program_free(p);
+}
+
 int test_run_suite(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -34,6 +34,13 @@ void test_set_signature(leir_program *p, const char *spec);
  * (neg x), (+ a b), (max a b c), (cmp a < b <= c), (& a b), (| a b).
  * Static buffer, overwritten by the next call. */
 const char *test_sexpr(const leir_program *p, const leir_expr *e);
+/* "B^{2}_{tx=0}L^{4}_{a=0}[C^{f64,g}_{tx,a}=RHS;];": a one-equation program
+ * around a right-hand side (loops tx < 2, a < 4; RHS starts at column 42).
+ * Static buffer, overwritten by the next call. */
+const char *test_wrap_rhs(const char *rhs);
+/* Parses test_wrap_rhs(rhs), compares its right side with `sexpr`
+ * (test_sexpr form) and checks that it prints back byte for byte. */
+void test_expect_tree(const char *rhs, const char *sexpr);
 /* Right-hand side of equation `item` of top-level nest `nest`. */
 const leir_expr *test_rhs(const leir_program *p, size_t nest, size_t item);
 /* Runs a suite (CK_FORK as configured) and returns the process exit code. */
