@@ -39,7 +39,7 @@ static bool is(const char *opt, const char *name) {
 
 int run_option(run_opts *o, tool_args *a, const char *opt) {
   const char *v;
-  uint64_t u;
+  uint64_t u = 0; /* set by parse_u64; GCC -O3 cannot tell */
   if (strcmp(opt, "--json") == 0) {
     o->json = true;
     return 1;
