@@ -120,6 +120,9 @@ static inline const char *leir__sb_terminate(leir__strbuf *b) {
 /* The registered backends (backends/registry.c). */
 extern const leir__backend_ops leir__interp_ops;
 extern const leir__backend_ops leir__cpu_ops;
+#ifdef LEIR_HAVE_CUDA
+extern const leir__backend_ops leir__cuda_ops;
+#endif
 
 /* ---- generic helpers for backends -------------------------------------- */
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "ir.h"
-#include "jsonl.h"
+#include "../tests/support/jsonl.h" /* not bench/jsonl.h */
 #include "leir/leir.h"
 
 typedef struct corpus {

@@ -8,12 +8,17 @@ int cmd_lower(int argc, char **argv) {
   run_opts o;
   run_opts_init(&o);
   const char *target = NULL;
+  bool report = false, ptx = false; /* cuda only */
   tool_args a;
   tool_args_init(&a, "lower", argc, argv);
   const char *opt;
   while ((opt = tool_args_next(&a))) {
     if (strncmp(opt, "--to", 4) == 0 && (opt[4] == '\0' || opt[4] == '=')) {
       if (!(target = tool_args_value(&a, opt))) return EXIT_USAGE;
+      continue;
+    }
+    if (strcmp(opt, "--report") == 0 || strcmp(opt, "--ptx") == 0) {
+      *(opt[2] == 'r' ? &report : &ptx) = true;
       continue;
     }
     int r = run_option(&o, &a, opt);
@@ -31,9 +36,32 @@ int cmd_lower(int argc, char **argv) {
     backend = NULL;
   else
     return tool_usage_error("lower", "unknown target '%s' (c, cuda or tir)", target);
+  if ((report || ptx) && (!backend || strcmp(backend, "cuda") != 0))
+    return tool_usage_error("lower", "--report and --ptx apply to --to cuda");
   int rc;
   leir_program *p = run_load(&o, a.positional[0], true, &rc);
   if (!p) return rc;
+  if (report || ptx) {
+    /* CUDA specifics: the lowering report (stderr) and NVRTC's PTX. */
+    char *src = NULL, *rep = NULL, *out = NULL, *log = NULL;
+    leir_status cst = leir_cuda_lower(p, NULL, &src, &rep);
+    if (cst == LEIR_OK && ptx) cst = leir_cuda_compile_source(src, strlen(src), NULL, &out, &log);
+    if (cst != LEIR_OK) {
+      tool_print_error(tool_label(a.positional[0]), 0, leir_error_last());
+      if (log) fputs(log, stderr);
+      rc = tool_exit_for(cst);
+    } else {
+      if (report) fputs(rep, stderr);
+      fputs(ptx ? out : src, stdout);
+      rc = EXIT_OK;
+    }
+    leir_free(src);
+    leir_free(rep);
+    leir_free(out);
+    leir_free(log);
+    leir_program_free(p);
+    return rc;
+  }
   leir_backend *b = NULL;
   leir_status st = LEIR_ERR_UNSUPPORTED;
   if (backend) {

@@ -41,15 +41,22 @@ const tool_command tool_commands[] = {
      "             that differ only in fresh names hash equal\n"
      "  --lines, --strict, --json: as for leir fmt\n",
      cmd_hash},
-    {"lower", "lower --to c|cuda|tir [--check-bounds] [--threads N] IN",
+    {"lower", "lower --to c|cuda|tir [--check-bounds] [--threads N] [--report] [--ptx] IN",
      "Prints the source a backend generates for a program: --to c gives the C\n"
      "function the cpu backend compiles (OpenMP pragmas appear only on P/B/V loops\n"
      "whose iterations are independent, and only with --threads > 1 or several\n"
      "CPUs). cuda needs a build with the CUDA backend; tir is not available.\n"
      "No compiler is needed. Exit status 3 when the target is not available.\n"
+     "--to cuda gives one kernel per top-level nest, B loops as the launch grid\n"
+     "(docs/cuda.md); a bound loop that carries a dependence is rejected (exit 1).\n"
+     "\n"
+     "  --report   (cuda) the lowering report on stderr: launch geometry, loops\n"
+     "             run in the thread, implicit initializations, memory placement\n"
+     "  --ptx      (cuda) compile with NVRTC and print the PTX\n"
      "\n"
      "Example:\n"
      "  leir lower --to c matmul.leir > matmul.c\n"
+     "  leir lower --to cuda --report softmax.leir.yaml\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_lower},
     {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--json] IN",
