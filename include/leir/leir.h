@@ -7,5 +7,6 @@
 
 #include "leir/common.h"
 #include "leir/program.h"
+#include "leir/strategy.h"
 
 #endif

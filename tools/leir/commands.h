@@ -8,6 +8,11 @@
 int cmd_fmt(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
+int cmd_strategies(int argc, char **argv);
+int cmd_candidates(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_ground(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;
