@@ -150,4 +150,14 @@ bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *
 
 leir__range leir__range_union(leir__range a, leir__range b);
 
+/* ---- loop independence (lib/parallel.c) ------------------------------- */
+
+/* True when the iterations of loop `loop` (index into nest->loops) of
+ * `nest` (a nest of the analyzed program, at any level) are independent,
+ * so a P/V/B annotation on it may run them concurrently (spec/leir.md
+ * §3.2). Conservative: false also when independence cannot be proven; then
+ * `why` (may be NULL) receives a one-line reason. */
+bool leir__loop_independent(const leir__analysis *a, const leir_nest *nest, uint32_t loop,
+                            char *why, size_t why_cap);
+
 #endif

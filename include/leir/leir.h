@@ -8,5 +8,6 @@
 #include "leir/common.h"
 #include "leir/program.h"
 #include "leir/strategy.h"
+#include "leir/run.h"
 
 #endif

@@ -1,0 +1,165 @@
+/*
+ * The internal backend interface (see backends/README.md).
+ *
+ * A backend is a table of operations (leir__backend_ops). The generic layer
+ * (backends/registry.c, kernel.c, verify.c, bench.c) does everything that
+ * does not depend on the target: static checks and limits, the effective
+ * signature, seeded inputs, comparison and verdicts, timing statistics,
+ * FLOP/byte counts. A backend only lowers, compiles, executes and times.
+ *
+ * Buffers given to `execute` and `time` are host buffers in signature order
+ * (inputs then outputs), laid out as described in include/leir/run.h. A
+ * backend that runs elsewhere (a GPU) owns its device buffers and copies
+ * host<->device itself; intermediates are the backend's business (their
+ * shapes are in the analysis: buffers nknown..nbuffers-1).
+ */
+#ifndef LEIR_BACKEND_H
+#define LEIR_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "leir/run.h"
+#include "strbuf.h"
+
+typedef struct leir__backend_ops leir__backend_ops;
+
+struct leir_backend {
+  const leir__backend_ops *ops;
+  leir_backend_options opts; /* string fields point at the copies below */
+  char *compiler;            /* resolved: opts > $CC > "cc" (cpu) */
+  char *compiler_flags;      /* resolved: opts > $LEIR_CFLAGS > default */
+  char *cache_dir;           /* resolved: opts > $LEIR_CACHE_DIR; NULL = memory only */
+  leir__strbuf compile_log;  /* log of the last failed compilation */
+  uint32_t live_kernels;     /* kernels not yet freed (debug aid) */
+  void *impl;                /* backend state */
+};
+
+struct leir_kernel {
+  leir_backend *backend;
+  leir_program *program;      /* private clone carrying the effective signature */
+  leir__analysis *analysis;   /* of `program` */
+  uint32_t nknown;            /* signature entries = analysis buffers 0..nknown-1 */
+  leir_program_cost cost;
+  uint64_t buffer_bytes;      /* all buffers, known and intermediate */
+  leir__strbuf notes;         /* one line per P/V/B loop that runs sequentially */
+  uint32_t nsequential;       /* how many; the first one's position and reason: */
+  uint32_t seq_line, seq_col;
+  char seq_message[320];
+  leir__strbuf log;           /* compiler output of this kernel (failures) */
+  leir_status prepared;       /* status of ops->prepare for this kernel */
+  void *impl;                 /* backend data (compiled object, ...) */
+};
+
+/* Where an execution failed. */
+typedef struct leir__exec_result {
+  int32_t set; /* input set running when it failed, -1 if unknown */
+} leir__exec_result;
+
+/* Samples of a timing session: samples[k * max_runs + r] for kernel k. */
+typedef struct leir__samples {
+  double *samples;
+  uint32_t max_runs;
+  uint32_t *runs; /* per kernel */
+} leir__samples;
+
+struct leir__backend_ops {
+  const char *name;
+  uint32_t version; /* part of every cache key: bump when lowering changes */
+
+  /* Sets up b->impl. LEIR_ERR_NO_DEVICE when the backend cannot run here
+   * (no compiler, no driver, no device), with a message saying why. */
+  leir_status (*open)(leir_backend *b);
+  void (*close)(leir_backend *b);
+
+  /* Lowered source of an analyzed program; LEIR_ERR_UNSUPPORTED if the
+   * backend has none. */
+  leir_status (*lower)(leir_backend *b, const leir__analysis *a, leir__strbuf *out);
+
+  /* Compiles n kernels (their program/analysis are set); a backend may run
+   * its compilers concurrently. Sets ks[i]->prepared and ks[i]->impl; on
+   * LEIR_ERR_COMPILE puts the compiler's output in ks[i]->log. Returns
+   * LEIR_OK when it ran (even if some kernels failed); other statuses are
+   * errors of the backend itself. */
+  leir_status (*prepare)(leir_backend *b, leir_kernel *const *ks, size_t n);
+
+  /* Runs a prepared kernel on nsets buffer sets (sets[s][i] = buffer i of
+   * set s, host memory, signature order). Outputs are written only on
+   * success. LEIR_ERR_RUNTIME / LEIR_ERR_TIMEOUT with the last error set
+   * and res->set naming the failing set. */
+  leir_status (*execute)(leir_backend *b, leir_kernel *k, void *const *const *sets, size_t nsets,
+                         leir__exec_result *res);
+
+  /* Timing protocol (verification.md §4) for n prepared kernels, kernel k
+   * on buffers bufs[k]: opts->warmup untimed runs each, then rounds of one
+   * timed run per kernel in order (caches flushed before each timed run
+   * unless LEIR_BENCH_NO_FLUSH) until every kernel has >= min_runs runs and
+   * >= min_seconds in total, or max_runs, or max_seconds of wall time.
+   * Seconds per run go to out. Errors as execute (res->set = kernel index). */
+  leir_status (*time)(leir_backend *b, leir_kernel *const *ks, size_t n,
+                      void *const *const *bufs, const leir_bench_options *opts,
+                      leir__samples *out, leir__exec_result *res);
+
+  /* Frees k->impl. */
+  void (*release)(leir_backend *b, leir_kernel *k);
+};
+
+/* The registered backends (backends/registry.c). */
+extern const leir__backend_ops leir__interp_ops;
+extern const leir__backend_ops leir__cpu_ops;
+
+/* ---- generic helpers for backends -------------------------------------- */
+
+/* Bytes of analysis buffer i (elements x dtype size). */
+uint64_t leir__buffer_bytes(const leir__buffer *buf);
+
+/* Builds a kernel for `program` without preparing it: clone, effective
+ * signature (or `sig` when non-NULL: the declarations of another program,
+ * by name), analysis, backend limits, cost, notes. On a check failure
+ * returns that status (last error set) and *out is NULL. */
+leir_status leir__kernel_build(leir_backend *b, const leir_program *program,
+                               const leir_program *sig_from, leir_kernel **out);
+/* Frees a kernel (releases backend data if prepared). */
+void leir__kernel_destroy(leir_kernel *k);
+/* Calls ops->prepare and publishes the log of a failed compilation to
+ * b->compile_log. */
+leir_status leir__kernels_prepare(leir_backend *b, leir_kernel *const *ks, size_t n);
+void leir__kernel_publish_log(leir_kernel *k);
+
+/* Fills known buffers 0..nknown-1 of an analysis with the seeded inputs of
+ * `set` (backends/inputs.c); outputs get the sentinel. */
+leir_status leir__fill_inputs(leir__analysis *a, uint32_t nknown, uint64_t seed, uint32_t set,
+                              void *const *buffers);
+
+/* FLOP/byte counts of an analyzed program (backends/cost.c). */
+leir_status leir__program_cost(const leir__analysis *a, leir_program_cost *out);
+
+/* Monotonic clock in seconds. */
+double leir__now(void);
+
+/* Flushes the CPU caches by touching a buffer larger than the last-level
+ * cache (allocated once per call site through *scratch; free with free()). */
+void leir__flush_cpu_cache(void **scratch, size_t *scratch_bytes);
+
+/* Sorts and summarizes samples into t (median, min, max, mean, runs). */
+void leir__timing_from_samples(leir_timing *t, const double *samples, uint32_t runs);
+
+/* ---- compilation cache (verification.md §5) ---------------------------- */
+
+/* XXH3-64 of (backend name and version, compiler identity, flags, source). */
+uint64_t leir__cache_key(const leir__backend_ops *ops, const char *compiler_id,
+                         const char *flags, const char *source, size_t source_len);
+/* "<dir>/<16 hex digits><ext>" into buf; false if it does not fit. */
+bool leir__cache_path(char *buf, size_t cap, const char *dir, uint64_t key, const char *ext);
+/* Copies file `src` into the cache atomically (temporary file + rename).
+ * Best effort: failures are ignored (the cache is an optimization). */
+void leir__cache_store_file(const char *dir, uint64_t key, const char *ext, const char *src);
+/* Stores bytes atomically (for backends that cache in-memory images). */
+void leir__cache_store_bytes(const char *dir, uint64_t key, const char *ext, const void *data,
+                             size_t len);
+/* Reads a cached artifact; NULL when absent. Caller frees. */
+void *leir__cache_load_bytes(const char *dir, uint64_t key, const char *ext, size_t *len);
+
+#endif

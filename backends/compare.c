@@ -1,0 +1,105 @@
+/*
+ * Output comparison (verification.md §2): bitwise equality with NaN where
+ * NaN, tolerance by output dtype, the Step-TP reference rule, and the
+ * figures a report carries (max abs/rel error, ULP distance, MSE).
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "semantics.h"
+
+void leir__tolerance_for(leir_dtype dt, double *rtol, double *atol) {
+  switch (dt) {
+    case LEIR_F64: *rtol = 1e-9, *atol = 1e-12; break;
+    case LEIR_F32: *rtol = 1e-4, *atol = 1e-6; break;
+    case LEIR_F16:
+    case LEIR_BF16: *rtol = 1e-2, *atol = 1e-3; break;
+    default: *rtol = 0.0, *atol = 0.0; break;
+  }
+}
+
+/* Maps a float's bits to an integer ordered like the values (so the ULP
+ * distance is a difference). */
+static int64_t ordered(const unsigned char *p, leir_dtype dt) {
+  int64_t v;
+  switch (dt) {
+    case LEIR_F64: {
+      int64_t x;
+      memcpy(&x, p, 8);
+      v = x < 0 ? INT64_MIN - x : x;
+      return v;
+    }
+    case LEIR_F32: {
+      int32_t x;
+      memcpy(&x, p, 4);
+      return x < 0 ? (int64_t)INT32_MIN - x : x;
+    }
+    default: {
+      int16_t x;
+      memcpy(&x, p, 2);
+      return x < 0 ? (int64_t)INT16_MIN - x : x;
+    }
+  }
+}
+
+static uint64_t ulp_distance(const unsigned char *a, const unsigned char *b, leir_dtype dt) {
+  int64_t x = ordered(a, dt), y = ordered(b, dt);
+  if (dt == LEIR_F64) {
+    /* the difference may not fit in int64 */
+    uint64_t ux = (uint64_t)x ^ (UINT64_C(1) << 63), uy = (uint64_t)y ^ (UINT64_C(1) << 63);
+    return ux > uy ? ux - uy : uy - ux;
+  }
+  return (uint64_t)(x > y ? x - y : y - x);
+}
+
+void leir__compare_block(leir__block *blk, const void *expected, const void *actual,
+                         leir_dtype dt, uint64_t elements, double rtol, double atol) {
+  memset(blk, 0, sizeof *blk);
+  blk->first_outside = blk->first_diff = UINT64_MAX;
+  size_t es = leir_dtype_size(dt);
+  const unsigned char *e = expected, *g = actual;
+  bool is_float = leir__dtype_is_float(dt);
+  for (uint64_t i = 0; i < elements; i++) {
+    const unsigned char *pe = e + i * es, *pg = g + i * es;
+    double ve = leir__load_f64(expected, dt, i), vg = leir__load_f64(actual, dt, i);
+    if (memcmp(pe, pg, es) == 0 || (is_float && isnan(ve) && isnan(vg))) {
+      if (!isnan(ve) && !isinf(ve)) blk->compared++;
+      continue;
+    }
+    blk->differing++;
+    if (blk->first_diff == UINT64_MAX) blk->first_diff = i;
+    bool finite = !isnan(ve) && !isnan(vg) && !isinf(ve) && !isinf(vg);
+    bool outside;
+    if (!finite) {
+      outside = true;
+      blk->nonfinite_mismatch++;
+    } else {
+      double diff = fabs(ve - vg);
+      blk->compared++;
+      blk->sum_sq += diff * diff;
+      if (diff > blk->max_abs) blk->max_abs = diff;
+      if (ve != 0.0 && diff / fabs(ve) > blk->max_rel) blk->max_rel = diff / fabs(ve);
+      double guarded = diff / (fabs(ve) + 1e-8);
+      if (guarded > blk->max_rel_guarded) blk->max_rel_guarded = guarded;
+      uint64_t ulp = is_float ? ulp_distance(pe, pg, dt) : (uint64_t)diff;
+      if (ulp > blk->max_ulp) blk->max_ulp = ulp;
+      outside = !(diff <= atol + rtol * fabs(ve));
+    }
+    if (outside) {
+      blk->outside++;
+      if (blk->first_outside == UINT64_MAX) blk->first_outside = i;
+    }
+  }
+}
+
+bool leir__reference_rule_passes(const leir__block *blk, leir_dtype dt) {
+  if (blk->differing == 0) return true;
+  if (blk->nonfinite_mismatch) return false;
+  double mse = blk->compared ? blk->sum_sq / (double)blk->compared : 0.0;
+  if (blk->max_rel_guarded <= 5e-3 || blk->max_abs <= 1e-7 || mse <= 1e-5) return true;
+  if ((dt == LEIR_F16 || dt == LEIR_BF16) && blk->max_abs < 1.5) return true;
+  if (dt == LEIR_F32 && blk->max_abs < 1e-3) return true;
+  return false;
+}

@@ -1,0 +1,134 @@
+/* Backends by name: open, close, lower (include/leir/run.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "error.h"
+
+static const leir__backend_ops *const registry[] = {
+    &leir__interp_ops,
+    &leir__cpu_ops,
+#ifdef LEIR_HAVE_CUDA
+    &leir__cuda_ops,
+#endif
+};
+#define NREGISTRY (sizeof registry / sizeof registry[0])
+
+size_t leir_backend_count(void) { return NREGISTRY; }
+
+const char *leir_backend_name_at(size_t i) { return i < NREGISTRY ? registry[i]->name : NULL; }
+
+static char *dup_or_null(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* Copies caller options over the defaults, honouring an older, smaller
+ * struct (fields it lacks keep their defaults). */
+static leir_status read_options(leir_backend_options *o, const leir_backend_options *in) {
+  leir_backend_options d = LEIR_BACKEND_OPTIONS_INIT;
+  *o = d;
+  if (!in) return LEIR_OK;
+  if (in->size < offsetof(leir_backend_options, timeout_s))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "leir_backend_options.size is too small (use LEIR_BACKEND_OPTIONS_INIT)");
+  memcpy(o, in, in->size < sizeof *o ? in->size : sizeof *o);
+  o->size = sizeof *o;
+  if (!(o->timeout_s > 0) || !(o->compile_timeout_s > 0))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "timeouts must be positive numbers of seconds");
+  if (o->memory_limit_bytes == 0 || o->max_buffer_bytes == 0 || o->max_evaluations == 0)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "memory, buffer and evaluation limits must be positive");
+  if (o->threads > 4096)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "threads: at most 4096");
+  return LEIR_OK;
+}
+
+leir_status leir_backend_open(leir_backend **out, const char *name,
+                              const leir_backend_options *opts) {
+  if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  if (!name) name = "cpu";
+  const leir__backend_ops *ops = NULL;
+  for (size_t i = 0; i < NREGISTRY; i++)
+    if (strcmp(registry[i]->name, name) == 0) ops = registry[i];
+  if (!ops) {
+    if (strcmp(name, "cuda") == 0)
+      return leir__error(LEIR_ERR_UNSUPPORTED, "backend.unsupported", name, 0, 0,
+                         "this build of libleir has no CUDA backend");
+    return leir__error(LEIR_ERR_NOT_FOUND, "backend.unknown", name, 0, 0,
+                       "unknown backend '%s' (interp, cpu or cuda)", name);
+  }
+  leir_backend *b = calloc(1, sizeof *b);
+  if (!b) return leir__error_nomem();
+  b->ops = ops;
+  leir_status st = read_options(&b->opts, opts);
+  if (st != LEIR_OK) {
+    free(b);
+    return st;
+  }
+  const char *cc = b->opts.compiler ? b->opts.compiler : getenv("CC");
+  if (!cc || !*cc) cc = "cc";
+  const char *flags = b->opts.compiler_flags ? b->opts.compiler_flags : getenv("LEIR_CFLAGS");
+  if (!flags) flags = "-O3 -march=native -fopenmp";
+  const char *dir = b->opts.cache_dir ? b->opts.cache_dir : getenv("LEIR_CACHE_DIR");
+  b->compiler = dup_or_null(cc);
+  b->compiler_flags = dup_or_null(flags);
+  b->cache_dir = dir && *dir ? dup_or_null(dir) : NULL;
+  if (!b->compiler || !b->compiler_flags || (dir && *dir && !b->cache_dir)) {
+    leir_backend_free(b);
+    return leir__error_nomem();
+  }
+  b->opts.compiler = b->compiler;
+  b->opts.compiler_flags = b->compiler_flags;
+  b->opts.cache_dir = b->cache_dir ? b->cache_dir : "";
+  st = ops->open(b);
+  if (st != LEIR_OK) {
+    b->ops = NULL; /* nothing to close */
+    leir_backend_free(b);
+    return st;
+  }
+  *out = b;
+  return LEIR_OK;
+}
+
+void leir_backend_free(leir_backend *b) {
+  if (!b) return;
+  if (b->ops) b->ops->close(b);
+  free(b->compiler);
+  free(b->compiler_flags);
+  free(b->cache_dir);
+  leir__sb_release(&b->compile_log);
+  free(b);
+}
+
+const char *leir_backend_get_name(const leir_backend *b) { return b ? b->ops->name : ""; }
+
+const char *leir_backend_compile_log(const leir_backend *b) {
+  return b && b->compile_log.data && b->compile_log.len ? b->compile_log.data : "";
+}
+
+leir_status leir_backend_lower(leir_backend *b, const leir_program *p, char **out,
+                               size_t *out_len) {
+  if (!b || !p || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  if (out_len) *out_len = 0;
+  leir_kernel *k = NULL;
+  leir_status st = leir__kernel_build(b, p, NULL, &k);
+  if (st != LEIR_OK) return st;
+  leir__strbuf sb = LEIR__STRBUF_INIT;
+  st = b->ops->lower(b, k->analysis, &sb);
+  leir__kernel_destroy(k);
+  if (st != LEIR_OK) {
+    leir__sb_release(&sb);
+    return st;
+  }
+  char *text = leir__sb_finish(&sb, out_len);
+  if (!text) return leir__error_nomem();
+  *out = text;
+  return LEIR_OK;
+}

@@ -1,0 +1,96 @@
+/* leir_verify_report_json: one JSON object per report. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "error.h"
+
+static void put_str(leir__strbuf *b, const char *key, const char *v) {
+  leir__sb_printf(b, ",\"%s\":", key);
+  leir__sb_put_json_string(b, v, strlen(v));
+}
+
+/* JSON has no NaN or infinities: they become the strings "nan", "inf",
+ * "-inf". */
+static void put_num(leir__strbuf *b, const char *key, double v) {
+  leir__sb_printf(b, ",\"%s\":", key);
+  if (isnan(v))
+    leir__sb_puts(b, "\"nan\"");
+  else if (isinf(v))
+    leir__sb_puts(b, v > 0 ? "\"inf\"" : "\"-inf\"");
+  else {
+    /* shortest of %.15g..%.17g that reads back exactly */
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+      snprintf(buf, sizeof buf, "%.*g", prec, v);
+      if (strtod(buf, NULL) == v) break;
+    }
+    leir__sb_puts(b, buf);
+  }
+}
+
+static void put_u64(leir__strbuf *b, const char *key, uint64_t v) {
+  leir__sb_printf(b, ",\"%s\":%llu", key, (unsigned long long)v);
+}
+
+leir_status leir_verify_report_json(const leir_verify_report *r, char **out, size_t *out_len) {
+  if (!r || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__sb_printf(&b, "{\"verdict\":\"%s\"", leir_verdict_name(r->verdict));
+  leir__sb_printf(&b, ",\"pass\":%s", leir_verdict_passes(r->verdict) ? "true" : "false");
+  put_u64(&b, "seed", r->seed);
+  put_u64(&b, "input_sets", r->input_sets);
+  put_str(&b, "backend", r->backend);
+  put_str(&b, "program", r->program == 0 ? "reference" : r->program == 1 ? "candidate" : "");
+  leir__sb_printf(&b, ",\"set\":%d", (int)r->set);
+  put_str(&b, "message", r->message);
+  if (r->verdict == LEIR_VERDICT_INVALID) {
+    put_str(&b, "rule", r->rule);
+    put_u64(&b, "line", r->line);
+    put_u64(&b, "column", r->column);
+  }
+  if (r->verdict == LEIR_VERDICT_MISMATCH) {
+    put_str(&b, "output", r->output);
+    put_u64(&b, "index", r->index);
+    leir__sb_puts(&b, ",\"coords\":[");
+    for (uint32_t k = 0; k < r->rank; k++)
+      leir__sb_printf(&b, "%s%lld", k ? "," : "", (long long)r->coords[k]);
+    leir__sb_puts(&b, "]");
+    put_num(&b, "expected", r->expected);
+    put_num(&b, "actual", r->actual);
+  }
+  if (r->verdict <= LEIR_VERDICT_MISMATCH) {
+    put_num(&b, "max_abs_err", r->max_abs_err);
+    put_num(&b, "max_rel_err", r->max_rel_err);
+    put_u64(&b, "max_ulp", r->max_ulp);
+    put_num(&b, "mse", r->mse);
+    leir__sb_puts(&b, ",\"outputs\":[");
+    for (size_t i = 0; i < r->noutputs; i++) {
+      const leir_output_report *o = &r->outputs[i];
+      leir__sb_printf(&b, "%s{\"name\":", i ? "," : "");
+      leir__sb_put_json_string(&b, o->name, strlen(o->name));
+      put_str(&b, "dtype", leir_dtype_name(o->dtype));
+      put_u64(&b, "elements", o->elements);
+      put_u64(&b, "differing", o->differing);
+      put_u64(&b, "outside", o->outside);
+      put_num(&b, "max_abs_err", o->max_abs_err);
+      put_num(&b, "max_rel_err", o->max_rel_err);
+      put_u64(&b, "max_ulp", o->max_ulp);
+      put_num(&b, "mse", o->mse);
+      put_num(&b, "rtol", o->rtol);
+      put_num(&b, "atol", o->atol);
+      leir__sb_puts(&b, "}");
+    }
+    leir__sb_puts(&b, "]");
+  }
+  if (r->log[0]) put_str(&b, "log", r->log);
+  if (r->notes[0]) put_str(&b, "notes", r->notes);
+  put_num(&b, "seconds", r->seconds);
+  leir__sb_puts(&b, "}");
+  char *s = leir__sb_finish(&b, out_len);
+  if (!s) return leir__error_nomem();
+  *out = s;
+  return LEIR_OK;
+}

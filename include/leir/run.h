@@ -1,0 +1,339 @@
+/*
+ * libleir — running programs: backends, kernels, seeded inputs,
+ * verification (spec/verification.md §1-§3), timing (§4) and program costs.
+ *
+ * Backends are found by name: "interp" (the reference evaluator, the
+ * semantic oracle), "cpu" (LEIR lowered to C, compiled by the system C
+ * compiler, run in a sandboxed child process) and "cuda" (LEIR lowered to
+ * CUDA C, compiled with NVRTC, run through the CUDA Driver API) when built.
+ *
+ * Buffers are always exchanged in **signature order** (inputs, then
+ * outputs; spec/leir.md §2), as dense row-major arrays whose element type is
+ * the declared dtype: f16/bf16 as uint16_t bit patterns, f32 float, f64
+ * double, i8/i16/i32/i64 the signed integers, u8 uint8_t, bool one byte
+ * holding 0 or 1. Buffer i holds product(shape) * leir_dtype_size(dtype)
+ * bytes (one element for a scalar). A program without a signature gets an
+ * inferred one (leir_program_infer_signature).
+ *
+ * Threads: a leir_backend and the kernels made from it are used by one
+ * thread at a time; distinct backends are independent. Nothing here prints,
+ * exits or installs signal handlers. The cpu backend forks a child process
+ * per execution (verification.md §3): callers that reap children with a
+ * SIGCHLD handler or SIG_IGN must leave the library's children alone.
+ */
+#ifndef LEIR_RUN_H
+#define LEIR_RUN_H
+
+#include "leir/common.h"
+#include "leir/program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================
+ * Backends
+ * ====================================================================== */
+
+typedef struct leir_backend leir_backend;
+
+/* Do not cache compiled kernels (neither in memory nor on disk). */
+#define LEIR_BACKEND_NO_CACHE 0x1u
+/* cpu/cuda: bounds-check every access at run time, not only the indirect
+ * ones (slower; for testing the static analysis). The interp always does. */
+#define LEIR_BACKEND_CHECK_ALL_BOUNDS 0x2u
+
+typedef struct leir_backend_options {
+  uint32_t size;               /* sizeof(leir_backend_options); set by _INIT */
+  uint32_t flags;              /* LEIR_BACKEND_* */
+  const char *compiler;        /* cpu: C compiler (NULL: $CC, else "cc") */
+  const char *compiler_flags;  /* cpu: space-separated flags (NULL: $LEIR_CFLAGS, else
+                                * "-O3 -march=native -fopenmp"); -ffast-math and -Ofast
+                                * are refused (they break bitwise reproducibility) */
+  const char *cache_dir;       /* compiled-kernel directory (NULL: $LEIR_CACHE_DIR if set;
+                                * "" = memory cache only) */
+  int32_t device;              /* cuda: device ordinal (default 0) */
+  uint32_t threads;            /* cpu: OpenMP threads (0 = the number of online CPUs) */
+  double timeout_s;            /* wall-clock limit of one execution of one program on
+                                * one input set, and of one timed run (default 10) */
+  double compile_timeout_s;    /* cpu/cuda: compiler wall-clock limit (default 120) */
+  uint64_t memory_limit_bytes; /* cpu: address-space growth allowed to a child (default 8 GiB) */
+  uint64_t max_buffer_bytes;   /* all buffers of one program, known and intermediate
+                                * (default 4 GiB); checked before anything runs */
+  uint64_t max_evaluations;    /* equation evaluations of one program run (default 2^36);
+                                * checked before anything runs */
+} leir_backend_options;
+
+#define LEIR_BACKEND_OPTIONS_INIT                                                          \
+  { (uint32_t)sizeof(leir_backend_options), 0u, NULL, NULL, NULL, 0, 0u, 10.0, 120.0,      \
+    (uint64_t)8 << 30, (uint64_t)4 << 30, (uint64_t)1 << 36 }
+
+/* Number of backends compiled into this build, and their names ("interp",
+ * "cpu", then "cuda" when built); static storage; NULL when i is out of
+ * range. A listed backend may still fail to open (no compiler, no device). */
+LEIR_API size_t leir_backend_count(void);
+LEIR_API const char *leir_backend_name_at(size_t i);
+
+/* Opens backend `name` (NULL = "cpu"). `opts` may be NULL for defaults
+ * (copied; strings are copied). On success *out is a new backend (caller
+ * frees with leir_backend_free).
+ * Errors: LEIR_ERR_NOT_FOUND (unknown name), LEIR_ERR_UNSUPPORTED (not in
+ * this build), LEIR_ERR_NO_DEVICE (cuda without a driver or device; cpu
+ * without a working C compiler), LEIR_ERR_ARGUMENT (bad options),
+ * LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_backend_open(leir_backend **out, const char *name,
+                                       const leir_backend_options *opts);
+/* Releases the backend and its kernel cache. Every kernel made from it must
+ * be freed first. NULL is a no-op. */
+LEIR_API void leir_backend_free(leir_backend *backend);
+/* "interp", "cpu", "cuda"; borrowed. */
+LEIR_API const char *leir_backend_get_name(const leir_backend *backend);
+
+/* Lowered source text of a valid program ("C" for cpu, CUDA C for cuda).
+ * *out is NUL-terminated (caller frees with leir_free).
+ * Errors: LEIR_ERR_INVALID / LEIR_ERR_LIMIT / LEIR_ERR_SIGNATURE (static
+ * checks, with rule and line:column), LEIR_ERR_UNSUPPORTED (the interp has
+ * no source), LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_backend_lower(leir_backend *backend, const leir_program *program,
+                                        char **out, size_t *out_len);
+
+/* Compiler output of the most recent compilation on this backend that
+ * failed (LEIR_ERR_COMPILE), "" if none; borrowed until the next call on the
+ * backend. */
+LEIR_API const char *leir_backend_compile_log(const leir_backend *backend);
+
+/* ======================================================================
+ * Kernels: a checked, compiled program ready to run on caller buffers
+ * ====================================================================== */
+
+typedef struct leir_kernel leir_kernel;
+
+/* Checks the program (spec/leir.md §3.6 plus the backend's limits) and
+ * compiles it, using the backend's cache. The program is copied; the
+ * backend must outlive the kernel. Caller frees *out with leir_kernel_free.
+ * Errors: LEIR_ERR_INVALID / LEIR_ERR_LIMIT / LEIR_ERR_SIGNATURE (static
+ * checks), LEIR_ERR_COMPILE (see leir_backend_compile_log), LEIR_ERR_TIMEOUT
+ * (the compiler hung), LEIR_ERR_NO_DEVICE, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_kernel_new(leir_kernel **out, leir_backend *backend,
+                                     const leir_program *program);
+LEIR_API void leir_kernel_free(leir_kernel *kernel);
+
+/* The kernel's signature (inputs, then outputs); names and shapes are
+ * borrowed from the kernel. Errors: LEIR_ERR_ARGUMENT for i out of range. */
+LEIR_API size_t leir_kernel_buffer_count(const leir_kernel *kernel);
+LEIR_API leir_status leir_kernel_buffer(const leir_kernel *kernel, size_t i,
+                                        leir_tensor_decl *out);
+
+/* Runs the kernel once: reads the inputs, writes the outputs (n buffers in
+ * signature order, sizes as in the header comment). Outputs are written
+ * only when the run succeeds.
+ * Errors: LEIR_ERR_ARGUMENT (n or a NULL buffer), LEIR_ERR_RUNTIME (crash,
+ * signal, run-time bounds trap, integer division by zero, out of memory in
+ * the child: the message says which and where), LEIR_ERR_TIMEOUT,
+ * LEIR_ERR_NOMEM, LEIR_ERR_INTERNAL. */
+LEIR_API leir_status leir_kernel_run(leir_kernel *kernel, void *const *buffers, size_t n);
+
+/* One-shot convenience: leir_kernel_new + leir_kernel_run + free. */
+LEIR_API leir_status leir_run(leir_backend *backend, const leir_program *program,
+                              void *const *buffers, size_t n);
+
+/* ======================================================================
+ * Seeded inputs (verification.md §1)
+ * ====================================================================== */
+
+#define LEIR_INPUT_SETS_DEFAULT 3u
+#define LEIR_SEED_DEFAULT ((uint64_t)1)
+
+/* Fills the program's buffers (n, in signature order) for input set `set`
+ * of `seed`: set 0 standard normal, set 1 normal x 10, set 2 uniform
+ * [-1, 1] (then repeating); integer inputs uniform inside the valid range of
+ * the dimension they index (docs/verification.md), bool Bernoulli(0.5);
+ * outputs get the NaN-pattern sentinel. The generator is xoshiro256**
+ * seeded by splitmix64 of (seed, set, input index): each input's values
+ * depend only on those, never on the other buffers.
+ * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_SIGNATURE, LEIR_ERR_INVALID. */
+LEIR_API leir_status leir_program_fill_inputs(const leir_program *program, uint64_t seed,
+                                              uint32_t set, void *const *buffers, size_t n);
+
+/* ======================================================================
+ * Verification (verification.md §2)
+ * ====================================================================== */
+
+#define LEIR_VERDICT_TABLE(X)                                                         \
+  X(EQUAL, "every output bitwise identical on every input set")                      \
+  X(CLOSE, "within tolerance on every input set, not bitwise identical")             \
+  X(MISMATCH, "outside tolerance somewhere")                                          \
+  X(INVALID, "a static check failed")                                                 \
+  X(COMPILE_ERROR, "the backend compiler rejected the lowered code")                  \
+  X(RUNTIME_ERROR, "crash, signal or run-time trap while running")                    \
+  X(TIMEOUT, "exceeded the time limit")
+
+typedef enum leir_verdict {
+#define LEIR__VERDICT_ENUM(name, msg) LEIR_VERDICT_##name,
+  LEIR_VERDICT_TABLE(LEIR__VERDICT_ENUM)
+#undef LEIR__VERDICT_ENUM
+  LEIR_VERDICT_COUNT
+} leir_verdict;
+
+/* "EQUAL", "CLOSE", ...; static storage; "UNKNOWN" for other values. */
+LEIR_API const char *leir_verdict_name(leir_verdict verdict);
+LEIR_API const char *leir_verdict_message(leir_verdict verdict);
+/* Parses a verdict name; LEIR_ERR_ARGUMENT if unknown. */
+LEIR_API leir_status leir_verdict_from_name(const char *name, leir_verdict *out);
+
+/* Pass rule of the Step-TP reference (leir-reference.md §5): close when
+ * rtol <= 5e-3 or atol <= 1e-7 or MSE <= 1e-5 (f16: atol < 1.5; f32:
+ * atol < 1e-3), with the reference's +1e-8 relative guard. */
+#define LEIR_VERIFY_REFERENCE_RULE 0x1u
+/* Treat a P, V or B loop that carries a dependence (a reduction across it,
+ * a read of another iteration's element) as INVALID
+ * (rule "check.parallel-dependence") instead of running it sequentially. */
+#define LEIR_VERIFY_STRICT_PARALLEL 0x2u
+
+typedef struct leir_verify_options {
+  uint32_t size;        /* sizeof(leir_verify_options) */
+  uint32_t flags;       /* LEIR_VERIFY_* */
+  uint64_t seed;        /* default LEIR_SEED_DEFAULT */
+  uint32_t input_sets;  /* default 3 (1..64) */
+  double rtol;          /* < 0: by output dtype (f64 1e-9, f32 1e-4, f16/bf16 1e-2) */
+  double atol;          /* < 0: by output dtype (f64 1e-12, f32 1e-6, f16/bf16 1e-3) */
+} leir_verify_options;
+
+#define LEIR_VERIFY_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_verify_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0 }
+
+/* Comparison of one output over all input sets. */
+typedef struct leir_output_report {
+  const char *name;
+  leir_dtype dtype;
+  uint64_t elements;     /* per input set */
+  uint64_t differing;    /* elements not bitwise equal, over all sets */
+  uint64_t outside;      /* elements outside tolerance, over all sets */
+  double max_abs_err;    /* over elements where neither side is NaN/inf-equal */
+  double max_rel_err;    /* |a-b| / |expected| (reference rule: / (|expected|+1e-8)) */
+  uint64_t max_ulp;      /* float outputs: ULP distance in the output dtype */
+  double mse;            /* mean over all compared elements and sets */
+  double rtol, atol;     /* tolerance applied */
+} leir_output_report;
+
+/* A verification result. Strings are borrowed from the report and never
+ * NULL. Fields past `size` may be added in later versions (the library
+ * allocates the report). */
+typedef struct leir_verify_report {
+  uint32_t size;
+  leir_verdict verdict;
+  uint64_t seed;
+  uint32_t input_sets;
+  const char *backend;
+  /* Which program the verdict is about: 0 = reference (before), 1 =
+   * candidate (after), -1 = both/none (EQUAL, CLOSE, MISMATCH). */
+  int32_t program;
+  /* Input set where the verdict was decided (MISMATCH: first failing set;
+   * RUNTIME_ERROR/TIMEOUT: the set running), -1 if none. */
+  int32_t set;
+  /* MISMATCH: first element outside tolerance (flat index and coordinates
+   * in `output`), with both values converted to double. */
+  const char *output;
+  uint64_t index;
+  uint32_t rank;
+  int64_t coords[LEIR_MAX_RANK];
+  double expected, actual;
+  /* Worst figures over every output (details per output below). */
+  double max_abs_err, max_rel_err, mse;
+  uint64_t max_ulp;
+  /* INVALID: the failed rule and position in that program. */
+  const char *rule;
+  uint32_t line, column;
+  const char *message; /* one line: what happened */
+  const char *log;     /* COMPILE_ERROR: the compiler's output; "" otherwise */
+  const char *notes;   /* remarks such as loops whose P/V/B annotation could not be
+                        * honoured (they ran sequentially); "" if none */
+  double seconds;      /* wall time of the whole verification */
+  size_t noutputs;
+  const leir_output_report *outputs;
+} leir_verify_report;
+
+/* Runs `reference` and `candidate` on the same backend with the same seeded
+ * inputs and compares their outputs (verification.md §2). The candidate is
+ * checked against the reference's signature (its own, or the inferred one).
+ * Returns LEIR_OK whenever a verdict was reached (any verdict, including
+ * INVALID or TIMEOUT of either program); *out is then a new report (caller
+ * frees with leir_verify_report_free). Other statuses mean no verdict:
+ * LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM, LEIR_ERR_NO_DEVICE, LEIR_ERR_INTERNAL.
+ * `opts` may be NULL. */
+LEIR_API leir_status leir_verify(leir_backend *backend, const leir_program *reference,
+                                 const leir_program *candidate, const leir_verify_options *opts,
+                                 leir_verify_report **out);
+LEIR_API void leir_verify_report_free(leir_verify_report *report);
+
+/* One JSON object (one line, no trailing newline) with every field of the
+ * report. Caller frees *out with leir_free. */
+LEIR_API leir_status leir_verify_report_json(const leir_verify_report *report, char **out,
+                                             size_t *out_len);
+
+/* True for EQUAL and CLOSE. */
+LEIR_API int leir_verdict_passes(leir_verdict verdict);
+
+/* ======================================================================
+ * Program costs (verification.md §4)
+ * ====================================================================== */
+
+typedef struct leir_program_cost {
+  uint64_t evaluations; /* equation evaluations of one run (implicit inits excluded) */
+  uint64_t flops;       /* sum over equations of (operations per evaluation x evaluations) */
+  uint64_t bytes;       /* distinct elements of the known variables x element size */
+  uint64_t reserved[5];
+} leir_program_cost;
+
+/* Operations per evaluation: one per arithmetic operator (+ - * / // % **),
+ * unary minus, function call (exp log sqrt abs erf) and comparison, n-1 per
+ * n-ary max/min; if_then_else counts its condition plus the larger of its
+ * two branches; & and | count nothing. Index arithmetic is not counted.
+ * Errors: LEIR_ERR_SIGNATURE, LEIR_ERR_INVALID, LEIR_ERR_LIMIT. */
+LEIR_API leir_status leir_program_cost_get(const leir_program *program, leir_program_cost *out);
+
+/* ======================================================================
+ * Timing (verification.md §4)
+ * ====================================================================== */
+
+/* Do not flush caches between timed runs. */
+#define LEIR_BENCH_NO_FLUSH 0x1u
+
+typedef struct leir_bench_options {
+  uint32_t size;        /* sizeof(leir_bench_options) */
+  uint32_t flags;       /* LEIR_BENCH_* */
+  uint32_t warmup;      /* untimed runs per kernel first (default 3) */
+  uint32_t min_runs;    /* timed runs per kernel, at least (default 10) */
+  uint32_t max_runs;    /* timed runs per kernel, at most (default 10000) */
+  double min_seconds;   /* total timed seconds per kernel, at least (default 0.05) */
+  double max_seconds;   /* stop adding runs after this much wall time (default 60) */
+  uint64_t seed;        /* input seed (set 0 is used); default LEIR_SEED_DEFAULT */
+} leir_bench_options;
+
+#define LEIR_BENCH_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_bench_options), 0u, 3u, 10u, 10000u, 0.05, 60.0, LEIR_SEED_DEFAULT }
+
+typedef struct leir_timing {
+  double median_s, min_s, max_s, mean_s;
+  uint32_t runs;        /* timed runs */
+  uint64_t flops, bytes;
+  double gflops;        /* flops / median / 1e9 */
+  double gbytes_per_s;  /* bytes / median / 1e9 */
+  double speedup;       /* median of kernel 0 / this median (1 for kernel 0) */
+  double reserved[6];
+} leir_timing;
+
+/* Times n kernels of one backend in alternation in the same process (one
+ * timed run of each per round, caches flushed between runs), each on its
+ * own seeded inputs. out has n entries. Errors: as leir_kernel_run. */
+LEIR_API leir_status leir_kernels_time(leir_kernel *const *kernels, size_t n,
+                                       const leir_bench_options *opts, leir_timing *out);
+
+/* Convenience: builds the kernels, times them, frees them. */
+LEIR_API leir_status leir_bench(leir_backend *backend, const leir_program *const *programs,
+                                size_t n, const leir_bench_options *opts, leir_timing *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LEIR_RUN_H */
