@@ -183,6 +183,13 @@ static bool same_terms(const leir__affine *x, const leir__affine *y) {
   return true;
 }
 
+static bool negated_terms(const leir__affine *x, const leir__affine *y) {
+  if (x->nterms != y->nterms) return false;
+  for (uint32_t i = 0; i < x->nterms; i++)
+    if (x->slot[i] != y->slot[i] || x->coef[i] != -y->coef[i]) return false;
+  return true;
+}
+
 /* Range of an affine form from the variable ranges (exact for affine forms
  * since every variable appears once), intersected with known facts. */
 static leir__range affine_range(const leir__affine *f, const leir__env *env) {
@@ -196,14 +203,22 @@ static leir__range affine_range(const leir__affine *f, const leir__env *env) {
   }
   for (uint32_t k = 0; k < env->nfacts; k++) {
     const leir__fact *fact = &env->facts[k];
-    if (!same_terms(&fact->form, f)) continue;
-    int64_t shift, flo, fhi;
-    if (__builtin_sub_overflow(f->c, fact->form.c, &shift) ||
-        __builtin_add_overflow(fact->lo, shift, &flo) ||
-        __builtin_add_overflow(fact->hi, shift, &fhi))
+    /* bounds of f's variable part from the fact; either side may be open
+     * (INT64_MIN / INT64_MAX) */
+    int64_t tlo, thi;
+    if (same_terms(&fact->form, f)) {
+      tlo = fact->lo;
+      thi = fact->hi;
+    } else if (negated_terms(&fact->form, f) && fact->hi != INT64_MIN && fact->lo != INT64_MAX) {
+      tlo = fact->hi == INT64_MAX ? INT64_MIN : -fact->hi;
+      thi = fact->lo == INT64_MIN ? INT64_MAX : -fact->lo;
+    } else {
       continue;
-    lo = max2(lo, flo);
-    hi = min2(hi, fhi);
+    }
+    int64_t shift, v;
+    if (__builtin_sub_overflow(f->c, fact->form.c, &shift)) continue;
+    if (tlo != INT64_MIN && !__builtin_add_overflow(tlo, shift, &v)) lo = max2(lo, v);
+    if (thi != INT64_MAX && !__builtin_add_overflow(thi, shift, &v)) hi = min2(hi, v);
   }
   if (lo > hi) return mk(lo, lo); /* infeasible: the branch never runs */
   return mk(lo, hi);
@@ -408,7 +423,19 @@ static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
     v->hi = hi;
     return true;
   }
-  /* Several variables: remember "form - c op -c" as a fact on the form. */
+  /* Several variables: remember "form - c op -c" as a fact on the form,
+   * stored with a positive leading coefficient so that `2<=x+y` and
+   * `x+y<26` constrain the same form. */
+  if (F.coef[0] < 0) {
+    for (uint32_t i = 0; i < F.nterms; i++) {
+      if (F.coef[i] == INT64_MIN) return true;
+      F.coef[i] = -F.coef[i];
+    }
+    if (F.c == INT64_MIN) return true;
+    F.c = -F.c;
+    op = flip(op);
+    fr = affine_range(&F, env);
+  }
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   if (F.c == INT64_MIN) return true;
   if (!solve(1, op, -F.c, &lo, &hi)) return false;

@@ -134,12 +134,18 @@ static uint64_t pinned_by(const leir__analysis *a, const leir_expr *e, const lei
   /* injectivity over the varying loops: sort the terms by |coef| */
   int64_t coef[LEIR__AFFINE_TERMS], ext[LEIR__AFFINE_TERMS];
   uint32_t slot[LEIR__AFFINE_TERMS], n = 0;
+  uint64_t unit_bits = 0;
   for (uint32_t i = 0; i < f.nterms; i++) {
     if (f.slot[i] < outer) continue;
     if (f.slot[i] >= info->nloops) return 0;
     /* inner loops of different nested nests may share a name, not extents */
     if (multi_nest && f.slot[i] >= outer + nloops) return 0;
     int64_t cf = f.coef[i] < 0 ? -f.coef[i] : f.coef[i];
+    if (info->loops[f.slot[i]]->extent == 1) {
+      /* always 0: it cannot tell iterations apart, but it is pinned */
+      if (f.slot[i] < outer + nloops) unit_bits |= (uint64_t)1 << (f.slot[i] - outer);
+      continue;
+    }
     uint32_t j = n++;
     while (j > 0 && coef[j - 1] > cf) {
       coef[j] = coef[j - 1];
@@ -152,7 +158,7 @@ static uint64_t pinned_by(const leir__analysis *a, const leir_expr *e, const lei
     slot[j] = f.slot[i];
   }
   int64_t span = 0;
-  uint64_t bits = 0;
+  uint64_t bits = unit_bits;
   for (uint32_t i = 0; i < n; i++) {
     if (coef[i] <= span) return 0;
     int64_t add;

@@ -295,7 +295,8 @@ uint32_t leir__layout_apply(leir_program *p, const leir_program *src, leir_expr 
         } else {
           for (uint32_t j = k + 1; j < n; j++) stride *= ext[j];
         }
-        leir_expr *term = t + 1 == n ? cp[k] : leir__mk_bin(p, LEIR_OP_MUL, cp[k], leir__mk_int(p, stride));
+        /* a stride of 1 is not written (the reference prints i+j, not i*1+j) */
+        leir_expr *term = stride == 1 ? cp[k] : leir__mk_bin(p, LEIR_OP_MUL, cp[k], leir__mk_int(p, stride));
         acc = acc ? leir__mk_bin(p, LEIR_OP_ADD, acc, term) : term;
       }
       out[0] = acc;

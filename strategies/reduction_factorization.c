@@ -5,7 +5,7 @@
  *   P1_{s,R} = P1_{s,R} op f            (K in [0, v))
  *   P2_{s,R} = P2_{s,R} op f[K -> K+v]  (K in [0, V-v))
  *   X_s = X_s op' (P1 op' P2)           (loops without K)
- * R are the nest's other reduction loops (the reference uses them only for
+ * R are the nest's other reduction loops of extent > 1 (the reference uses them only for
  * scalar outputs, which gives wrong sums when X_s has several reduction
  * loops; including them always is correct). op' is + for additive chains
  * (+ and -), * for products, max/min for max/min. A B^{1}_{tx=0} loop is
@@ -133,7 +133,7 @@ static void enumerate(leir__sctx *c) {
     leir_exactness cls = s.op == OP_ADD || s.op == OP_MUL ? LEIR_REASSOCIATING : LEIR_EXACT;
     uint32_t extra = 0;
     for (uint32_t k = 0; k < r->nest->nloops; k++)
-      if (!(s.lhs_loops >> k & 1)) extra++;
+      if (!(s.lhs_loops >> k & 1) && r->nest->loops[k].extent > 1) extra++;
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
       const leir__loop *l = &r->nest->loops[k];
       if (s.lhs_loops >> k & 1) {
@@ -191,16 +191,22 @@ static void shift_expr(leir_program *p, leir_expr **slot, const leir_expr *paren
     shift_expr(p, &e->kids[j], e, k, v, e->kind == LEIR_EXPR_TENSOR);
 }
 
+/* Other reduction loops index the partial results (a loop of extent 1
+ * runs once and needs no index). */
+static bool is_extra(const leir_nest *n, uint64_t lhs_loops, uint32_t axis, uint32_t k) {
+  return k != axis && !(lhs_loops >> k & 1) && n->loops[k].extent > 1;
+}
+
 static leir_expr *partial_ref(leir_program *p, const leir_expr *lhs, uint32_t sym,
                               const leir_nest *n, uint64_t lhs_loops, uint32_t axis) {
   uint32_t rank = lhs->n;
   for (uint32_t k = 0; k < n->nloops; k++)
-    if (k != axis && !(lhs_loops >> k & 1)) rank++;
+    if (is_extra(n, lhs_loops, axis, k)) rank++;
   leir_expr *t = leir__new_tensor(p, sym, (leir_dtype)lhs->dtype, (leir_scope)lhs->scope, rank);
   uint32_t w = 0;
   for (uint32_t k = 0; k < lhs->n; k++) t->kids[w++] = leir__copy_expr(p, p, lhs->kids[k]);
   for (uint32_t k = 0; k < n->nloops; k++)
-    if (k != axis && !(lhs_loops >> k & 1)) t->kids[w++] = leir__mk_var(p, n->loops[k].sym);
+    if (is_extra(n, lhs_loops, axis, k)) t->kids[w++] = leir__mk_var(p, n->loops[k].sym);
   return t;
 }
 

@@ -5,14 +5,14 @@
  *   flatten    one entry, column-major (e_last*(n0*...)+...+e1*n0+e0), as in
  *              the reference
  *   reshape2   entries i > j fused as e_i*n_j+e_j, appended to the others,
- *              then permuted (rank >= 5)
+ *              then permuted (rank >= 3; for rank 2 it would equal flatten)
  *   reshape1   entry k of extent n split by (d, n/d) into e//(n/d), e%(n/d)
  * Extents n are the intermediate's buffer shape (spec/leir.md §3.5).
  *
  * Sites: every intermediate whose accesses all have one rank (one buffer)
  * and no indirect index. Parameters as for layout_transformation, without
  * `nest`: transposes up to rank 6, flatten for rank >= 2, reshape2 for
- * rank 5..6, reshape1 for every dimension with a divisor pair. Exact.
+ * rank 3..6, reshape1 for every dimension with a divisor pair. Exact.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +132,9 @@ static void enumerate(leir__sctx *c) {
       L.kind = LEIR__LAYOUT_FLATTEN;
       emit_layout(c, sym, &L);
     }
-    if (n >= 5 && n <= LEIR__MAX_PERM_RANK && small) {
+    /* rank 2 would repeat flatten; unlike layout_transformation, the
+     * reference fuses pairs of intermediates of any rank >= 2 */
+    if (n >= 3 && n <= LEIR__MAX_PERM_RANK && small) {
       L.kind = LEIR__LAYOUT_RESHAPE2;
       L.nperm = n - 1;
       for (uint32_t i = 0; i < n && leir__more(c); i++)

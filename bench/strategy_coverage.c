@@ -1,0 +1,169 @@
+/*
+ * Coverage against the reference: for every reference output of an
+ * implemented strategy in a steps-*.jsonl file, does it ground to one of
+ * libleir's candidates (leir_ground, same strategy)? Reference outputs that
+ * do not verify against their input (reference bugs) are counted apart,
+ * and every miss is listed with its verdict.
+ *
+ *   strategy_coverage [--backend B] [--verify all|misses|none]
+ *                     [--strategy S] SOURCES.jsonl STEPS.jsonl
+ *
+ * Output: one line per miss ("MISS <strategy> <id> <verdict> <after>"),
+ * then a table per strategy. --verify all (default) verifies every output,
+ * so the share counts only outputs that verify; `misses` verifies only the
+ * outputs that do not ground (faster; grounded outputs equal a candidate).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonl.h"
+
+typedef struct tally {
+  size_t total, malformed, invalid, failing, verified, hits, hits_failing, misses;
+} tally;
+
+int main(int argc, char **argv) {
+  const char *backend = "interp", *verify = "all", *only = NULL, *src_path = NULL,
+             *steps_path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
+      backend = argv[++i];
+    else if (strcmp(argv[i], "--verify") == 0 && i + 1 < argc)
+      verify = argv[++i];
+    else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (!src_path)
+      src_path = argv[i];
+    else
+      steps_path = argv[i];
+  }
+  if (!src_path || !steps_path) {
+    fprintf(stderr,
+            "usage: strategy_coverage [--backend B] [--verify all|misses|none] [--strategy S] "
+            "SOURCES.jsonl STEPS.jsonl\n");
+    return 2;
+  }
+  bool verify_all = strcmp(verify, "all") == 0, verify_none = strcmp(verify, "none") == 0;
+  source *src;
+  size_t nsrc = load_sources(src_path, &src);
+  char *text = read_file(steps_path, NULL);
+  if (!nsrc || !text) return 1;
+  leir_backend *b = NULL;
+  if (!verify_none && leir_backend_open(&b, backend, NULL) != LEIR_OK) {
+    fprintf(stderr, "backend %s: %s\n", backend, leir_error_last()->message);
+    return 3;
+  }
+  tally t[LEIR_STRATEGY_COUNT];
+  memset(t, 0, sizeof t);
+  for (char *line = text; *line;) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    jv j;
+    if (*line && jv_parse(line, &j)) {
+      const jv *id = jv_get(&j, "id"), *st = jv_get(&j, "strategy");
+      const jv *bf = jv_get(&j, "before"), *af = jv_get(&j, "after");
+      size_t s;
+      leir_strategy_info info;
+      const source *so = NULL;
+      for (size_t i = 0; i < nsrc && id; i++)
+        if (strcmp(src[i].id, id->str) == 0) so = &src[i];
+      if (st && leir_strategy_find(st->str, &s) == LEIR_OK &&
+          leir_strategy_info_get(s, &info) == LEIR_OK && info.implemented && so &&
+          (!only || strcmp(only, st->str) == 0)) {
+        tally *ts = &t[s];
+        ts->total++;
+        leir_program *before = so->program, *own = NULL, *after = NULL;
+        if (bf && bf->kind == 2) {
+          if (leir_program_parse(&own, bf->str, strlen(bf->str), NULL) == LEIR_OK) {
+            leir_tensor_decl d[64];
+            size_t n = leir_program_signature_count(so->program);
+            for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(so->program, k, &d[k]);
+            leir_program_set_signature(own, d, n);
+          }
+          before = own;
+        }
+        const jv *mal = jv_get(&j, "malformed");
+        if (!before || (mal && mal->kind == 5 && mal->num) ||
+            leir_program_parse(&after, af->str, strlen(af->str), NULL) != LEIR_OK) {
+          ts->malformed++;
+          printf("MALFORMED %s %s\n", st->str, id->str);
+        } else if (leir_program_check(after, NULL, NULL) != LEIR_OK) {
+          leir_tensor_decl d[64];
+          size_t n = leir_program_signature_count(before);
+          for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(before, k, &d[k]);
+          leir_program_set_signature(after, d, n);
+          ts->invalid++;
+          printf("INVALID %s %s %s [%s]\n", st->str, id->str, leir_error_last()->message,
+                 leir_error_last()->rule);
+        } else {
+          leir_candidates *hits = NULL;
+          leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+          o.strategy = (int32_t)s;
+          bool hit = leir_ground(&hits, before, after, &o) == LEIR_OK &&
+                     leir_candidates_count(hits) > 0;
+          leir_verdict v = LEIR_VERDICT_EQUAL;
+          bool verified = false;
+          if (b && (verify_all || !hit)) {
+            leir_verify_report *r = NULL;
+            if (leir_verify(b, before, after, NULL, &r) == LEIR_OK) {
+              v = r->verdict;
+              verified = true;
+            }
+            leir_verify_report_free(r);
+          }
+          bool passes = !verified || leir_verdict_passes(v);
+          if (!passes) ts->failing++;
+          if (passes) ts->verified++;
+          if (hit && passes) ts->hits++;
+          if (hit && !passes) {
+            ts->hits_failing++;
+            printf("HIT-FAILING %s %s %s %s\n", st->str, id->str, leir_verdict_name(v),
+                   leir_step_text(leir_candidates_step(hits, 0)));
+          }
+          if (!hit) {
+            if (passes) ts->misses++;
+            printf("%s %s %s %s %s\n", passes ? "MISS" : "REFBUG", st->str, id->str,
+                   verified ? leir_verdict_name(v) : "unverified", af->str);
+          }
+          leir_candidates_free(hits);
+        }
+        leir_program_free(after);
+        leir_program_free(own);
+        fflush(stdout);
+      }
+      jv_free(&j);
+    }
+    if (!nl) break;
+    line = nl + 1;
+  }
+  printf("\n%-26s %6s %6s %6s %7s %8s %6s %6s %8s\n", "strategy", "total", "malf", "invalid",
+         "failing", "verifies", "hits", "misses", "coverage");
+  tally all;
+  memset(&all, 0, sizeof all);
+  for (size_t s = 0; s < LEIR_STRATEGY_COUNT; s++) {
+    if (!t[s].total) continue;
+    leir_strategy_info info;
+    leir_strategy_info_get(s, &info);
+    printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", info.name, t[s].total,
+           t[s].malformed, t[s].invalid, t[s].failing, t[s].verified, t[s].hits, t[s].misses,
+           t[s].verified ? 100.0 * (double)t[s].hits / (double)t[s].verified : 100.0);
+    all.total += t[s].total;
+    all.malformed += t[s].malformed;
+    all.invalid += t[s].invalid;
+    all.failing += t[s].failing;
+    all.verified += t[s].verified;
+    all.hits += t[s].hits;
+    all.misses += t[s].misses;
+    all.hits_failing += t[s].hits_failing;
+  }
+  printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", "all", all.total, all.malformed,
+         all.invalid, all.failing, all.verified, all.hits, all.misses,
+         all.verified ? 100.0 * (double)all.hits / (double)all.verified : 100.0);
+  printf("grounded outputs that fail verification: %zu (backend %s, verify %s)\n", all.hits_failing,
+         backend, verify);
+  leir_backend_free(b);
+  free(text);
+  free_sources(src, nsrc);
+  return 0;
+}
