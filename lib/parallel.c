@@ -159,6 +159,72 @@ static bool read_ok(const reads *r, const leir_expr *e) {
   return true;
 }
 
+/* Rule 1, second form: an affine dimension whose terms over the loops that
+ * vary inside one iteration of the nest's enclosing loops (L and the loops
+ * inside it) are jointly injective, the mixed-radix test: sorted by |coef|,
+ * every coefficient exceeds the span of the smaller terms. Then different
+ * iterations of L write different elements even when their blocks
+ * interleave (a column-major flatten a*16+tx). A pair of dimensions
+ * e//m, e%m (m > 0) counts as the dimension e. */
+static bool injective_in(const leir__analysis *a, const leir__eqinfo *info, uint32_t s,
+                         const leir_expr *e) {
+  leir__affine f;
+  if (!leir__affine_of(a, e, &f)) return false;
+  int64_t coef[LEIR__AFFINE_TERMS], ext[LEIR__AFFINE_TERMS];
+  uint32_t n = 0;
+  bool uses = false;
+  for (uint32_t t = 0; t < f.nterms; t++) {
+    if (f.slot[t] < s) continue; /* outer loops are fixed */
+    if (f.slot[t] == s) uses = true;
+    int64_t cf = f.coef[t] < 0 ? -f.coef[t] : f.coef[t];
+    int64_t ex = info->loops[f.slot[t]]->extent;
+    if (ex <= 1 || cf == INT64_MIN) continue;
+    uint32_t j = n++;
+    while (j > 0 && (coef[j - 1] > cf || (coef[j - 1] == cf && ext[j - 1] > ex))) {
+      coef[j] = coef[j - 1];
+      ext[j] = ext[j - 1];
+      j--;
+    }
+    coef[j] = cf;
+    ext[j] = ex;
+  }
+  if (!uses) return false;
+  int64_t span = 0;
+  for (uint32_t t = 0; t < n; t++) {
+    int64_t add;
+    if (coef[t] <= span || __builtin_mul_overflow(coef[t], ext[t] - 1, &add) ||
+        __builtin_add_overflow(span, add, &span))
+      return false;
+  }
+  return true;
+}
+
+static bool split_pair(const leir_expr *x, const leir_expr *y, const leir_program *p) {
+  return x->kind == LEIR_EXPR_BINARY && y->kind == LEIR_EXPR_BINARY &&
+         x->op == LEIR_OP_FLOORDIV && y->op == LEIR_OP_MOD &&
+         x->kids[1]->kind == LEIR_EXPR_NUMBER && x->kids[1]->u.num->is_int &&
+         x->kids[1]->u.num->ival > 0 && leir__expr_equal(p, x->kids[1], p, y->kids[1]) &&
+         leir__expr_equal(p, x->kids[0], p, y->kids[0]);
+}
+
+static bool interleaved_owner(const walk *w, const leir__eqinfo *info, uint32_t s) {
+  const leir__analysis *a = w->a;
+  const leir_expr *lhs = info->eq->lhs;
+  /* every write of the buffer in the body uses this very subscript */
+  for (uint32_t j = 0; j < w->n; j++) {
+    const leir__eqinfo *other = &a->eqs[w->eqs[j]];
+    if (other == info || other->lhs_buffer != info->lhs_buffer) continue;
+    if (!same_access(a, lhs, info, other->eq->lhs, other)) return false;
+  }
+  for (uint32_t d = 0; d < lhs->n; d++) {
+    if (injective_in(a, info, s, lhs->kids[d])) return true;
+    if (d + 1 < lhs->n && split_pair(lhs->kids[d], lhs->kids[d + 1], a->p) &&
+        injective_in(a, info, s, lhs->kids[d]->kids[0]))
+      return true;
+  }
+  return false;
+}
+
 bool leir__loop_independent(const leir__analysis *a, const leir_nest *nest, uint32_t loop,
                             char *why, size_t why_cap) {
   char scratch[8];
@@ -212,6 +278,7 @@ bool leir__loop_independent(const leir__analysis *a, const leir_nest *nest, uint
       }
       found = agree;
     }
+    if (!found) found = interleaved_owner(&w, info, s);
     if (!found) {
       /* is the loop variable absent from the left-hand side? */
       bool uses = false;

@@ -13,9 +13,9 @@
  *    order of B's relevant loops;
  *  - otherwise it only reassociates when B is a pure accumulation (the
  *    nest's only accesses to B are `B_s = B_s op ...` with op in + - * /,
- *    reassociating, or max/min, exact);
- *  - a loop is parallel-safe (may be P, V or B) when it is pinned for
- *    every written buffer.
+ *    reassociating, or max/min, exact).
+ * Whether a single loop may run in parallel (P/V/B) is decided by
+ * leir__loop_independent (lib/parallel.c), the rule the backends apply.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +210,6 @@ static leir__deps *compute(const leir__sctx *c, const leir__nref *r) {
   for (uint32_t l = 0; l < d->nloops; l++)
     if (r->nest->loops[l].extent == 1) unit |= (uint64_t)1 << l;
   uint64_t all = d->nloops == 64 ? ~(uint64_t)0 : (((uint64_t)1 << d->nloops) - 1);
-  d->safe = all;
   if (ok && neqs) {
     d->w = calloc(neqs, sizeof *d->w);
     if (!d->w) ok = false;
@@ -243,11 +242,9 @@ static leir__deps *compute(const leir__sctx *c, const leir__nref *r) {
     if (s.count == 2 && s.nlhs == 1 && s.read && s.read_eq == s.lhs_eq && !s.read_in_subscript &&
         all_same)
       w->acc = (uint8_t)acc_kind(s.lhs_eq->rhs, s.read);
-    d->safe &= w->pinned;
   }
   free(eqs);
   d->ok = ok;
-  if (!ok) d->safe = 0;
   return d;
 }
 

@@ -207,7 +207,6 @@ typedef struct leir__wbuf {
 struct leir__deps {
   uint32_t nloops;
   bool ok;          /* false: too many loops or unanalysable; no loop sites */
-  uint64_t safe;    /* loops that carry no dependence (parallel-safe) */
   uint32_t nw;
   leir__wbuf *w;
 };

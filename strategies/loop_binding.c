@@ -3,7 +3,8 @@
  * loop becomes B^{n}_{<axis>X} (`ty` + `a` = `tya`), renamed everywhere in
  * the nest (a numbered suffix if that name is taken in the nest).
  *
- * Sites: every L loop of every nest that carries no dependence (deps.c).
+ * Sites: every L loop of every nest whose iterations are independent
+ * (leir__loop_independent, the backends' rule).
  * Parameters: `loop=X axis=A`, A in tx ty tz bx by bz, every axis that no
  * other loop of the same top-level nest uses and whose limits hold
  * (spec/strategies.md §3: threads x,y <= 1024, z <= 64, at most 1024
@@ -16,7 +17,6 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
-    const leir__deps *d = leir__nest_deps(c, i);
     const leir_nest *tree = c->p->nests[r->path[0]];
     if (r->nest->nloops == 0)
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_binding.loops", "the nest has no loops");
@@ -27,10 +27,10 @@ static void enumerate(leir__sctx *c) {
                      "the loop is %c, not a serial L loop", leir__loop_kind_letters[l->kind]);
         continue;
       }
-      if (!d || !d->ok || k >= 64 || !(d->safe >> k & 1)) {
+      char why[256];
+      if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why)) {
         LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe",
-                     "the loop carries a dependence (a reduction or a value used by another "
-                     "iteration), so it cannot be bound to GPU threads or blocks");
+                     "its iterations are not independent (%s), so it cannot be bound to GPU threads or blocks", why);
         continue;
       }
       bool any = false;

@@ -7,8 +7,8 @@
  * Sites: every adjacent pair of every nest where the outer loop is serial
  * (L), both variables occur only in O*m+X forms (also m*O+X, X+O*m,
  * X+m*O), at least once, and the fused loop keeps the limits of its kind
- * (B axis limits, V <= vector width, U <= 1024; a P/V/B loop must be
- * parallel-safe). The iteration order is unchanged: always exact.
+ * (B axis limits, V <= vector width, U <= 1024; a P/V/B loop must have
+ * independent iterations). The iteration order is unchanged: always exact.
  * Parameters: `loops=O,X`.
  */
 #include "engine.h"
@@ -94,12 +94,14 @@ static void enumerate(leir__sctx *c) {
       }
       if (x->kind == LEIR_LOOP_PARALLEL || x->kind == LEIR_LOOP_VECTORIZED ||
           x->kind == LEIR_LOOP_BOUND) {
-        const leir__deps *d = leir__nest_deps(c, i);
-        uint64_t both = ((uint64_t)1 << k) | ((uint64_t)1 << (k + 1));
-        if (!d || !d->ok || k + 1 >= 64 || (d->safe & both) != both) {
+        /* iterations of the fused loop are independent when those of both
+         * loops are (different O: disjoint blocks; same O: different X) */
+        char why[256];
+        if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why) ||
+            !leir__loop_independent(c->a, r->nest, k + 1, why, sizeof why)) {
           LEIR__REJECT(c, c->site, "loop.not-parallel-safe",
-                       "the fused loop would be %c but %s carries a dependence",
-                       leir__loop_kind_letters[x->kind], (d && d->ok && (d->safe >> k & 1)) ? xn : on);
+                       "the fused loop would be %c but its iterations are not independent (%s)",
+                       leir__loop_kind_letters[x->kind], why);
           continue;
         }
       }

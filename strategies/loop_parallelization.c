@@ -1,9 +1,9 @@
 /*
  * loop_parallelization (14, operator): mark a serial loop P.
  *
- * Sites: every L loop of every nest that carries no dependence (pinned for
- * every buffer the nest writes, deps.c), so the annotation is legal for
- * any backend (spec/leir.md §3.2). Values do not change: exact.
+ * Sites: every L loop of every nest whose iterations are independent
+ * (leir__loop_independent, the rule the backends apply to P/V/B loops), so
+ * the annotation is legal for any backend (spec/leir.md §3.2). Values do not change: exact.
  * Parameters: `loop=X`.
  */
 #include "engine.h"
@@ -11,7 +11,6 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
-    const leir__deps *d = leir__nest_deps(c, i);
     if (r->nest->nloops == 0)
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_parallelization.loops", "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
@@ -21,10 +20,10 @@ static void enumerate(leir__sctx *c) {
                      "the loop is %c, not a serial L loop", leir__loop_kind_letters[l->kind]);
         continue;
       }
-      if (!d || !d->ok || k >= 64 || !(d->safe >> k & 1)) {
+      char why[256];
+      if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why)) {
         LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe",
-                     "the loop carries a dependence (a reduction or a value used by another "
-                     "iteration), so its iterations cannot run in parallel");
+                     "its iterations are not independent (%s), so its iterations cannot run in parallel", why);
         continue;
       }
       leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));

@@ -1,7 +1,8 @@
 /*
  * loop_vectorization (15, operator): mark a short serial loop V.
  *
- * Sites: every L loop of every nest that carries no dependence (deps.c)
+ * Sites: every L loop of every nest whose iterations are independent
+ * (leir__loop_independent, the backends' rule)
  * and whose extent is at most the vector width (options.vector_width,
  * default 8; the reference uses 4). Exact. Parameters: `loop=X`.
  */
@@ -10,7 +11,6 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
-    const leir__deps *d = leir__nest_deps(c, i);
     if (r->nest->nloops == 0)
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_vectorization.loops", "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
@@ -26,10 +26,10 @@ static void enumerate(leir__sctx *c) {
                      c->o.vector_width);
         continue;
       }
-      if (!d || !d->ok || k >= 64 || !(d->safe >> k & 1)) {
+      char why[256];
+      if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why)) {
         LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe",
-                     "the loop carries a dependence (a reduction or a value used by another "
-                     "iteration), so its iterations cannot run as SIMD lanes");
+                     "its iterations are not independent (%s), so its iterations cannot run as SIMD lanes", why);
         continue;
       }
       leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));

@@ -7,10 +7,14 @@
  * c of extent 28 gives B^{28}_{tx=0}[T_{tx}=tx-2;] and reads A_{..,T_{c},..}.
  *
  * Sites: top-level nests with one equation (no nested nests); every
- * distinct compound entry of any tensor subscript in it (not a number, not
- * a lone variable, no tensor inside, at least one loop variable), in order
- * of first appearance. Parameters: `entry=E` (the entry's canonical text).
- * Exact.
+ * distinct compound entry of any subscript (not a number, not a lone
+ * variable, no tensor inside, at least one loop variable), in order of
+ * first appearance. An entry of the left-hand side over a P, V or B loop
+ * is left in place (and is no site when it occurs only there): an index
+ * table there would hide which elements each iteration writes, so the
+ * backends could no longer prove the loop's iterations independent.
+ * Parameters:
+ * `entry=E` (the entry's canonical text). Exact.
  */
 #include <string.h>
 
@@ -34,7 +38,19 @@ static bool compound(const leir_expr *e) {
 typedef struct entries {
   uint32_t n;
   const leir_expr *e[MAX_ENTRIES];
+  uint64_t lhs_guard; /* loops whose left-hand entries are kept */
 } entries;
+
+/* Loops of kinds P, V and B: the backends must prove their iterations
+ * independent from the left-hand subscripts, which an index table hides. */
+static uint64_t annotated(const leir_nest *n) {
+  uint64_t m = 0;
+  for (uint32_t k = 0; k < n->nloops && k < 64; k++)
+    if (n->loops[k].kind == LEIR_LOOP_PARALLEL || n->loops[k].kind == LEIR_LOOP_VECTORIZED ||
+        n->loops[k].kind == LEIR_LOOP_BOUND)
+      m |= (uint64_t)1 << k;
+  return m;
+}
 
 static void collect(const leir_program *p, const leir_nest *nest, const leir_expr *e,
                     entries *out) {
@@ -64,6 +80,12 @@ static void collect_nest(const leir__sctx *c, const leir__nref *r, entries *es) 
   es->n = 0;
   const leir_equation *eq = r->nest->items[0].eq;
   collect(c->p, r->nest, eq->lhs, es);
+  /* a left-hand entry over a P/V/B loop stays (see annotated()) */
+  uint32_t w = 0;
+  for (uint32_t k = 0; k < es->n; k++)
+    if (!(leir__loops_in(r->nest, es->e[k]) & annotated(r->nest))) es->e[w++] = es->e[k];
+  es->n = w;
+  es->lhs_guard = annotated(r->nest);
   collect(c->p, r->nest, eq->rhs, es);
 }
 
@@ -109,6 +131,7 @@ static void enumerate(leir__sctx *c) {
 }
 
 typedef struct rp_ctx {
+  uint64_t guard;         /* do not replace entries over these loops */
   leir_program *out;
   const leir_program *src;
   const leir_expr *entry; /* in src */
@@ -125,12 +148,12 @@ static leir_expr *table_ref(rp_ctx *x) {
   return t;
 }
 
-static void replace(rp_ctx *x, leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
+static void replace(rp_ctx *x, leir_expr *e, bool lhs) {
+  if (e->kind == LEIR_EXPR_TENSOR && !(lhs && (leir__loops_in(x->nest, x->entry) & x->guard))) {
     for (uint32_t k = 0; k < e->n; k++)
       if (leir__expr_equal(x->out, e->kids[k], x->src, x->entry)) e->kids[k] = table_ref(x);
   }
-  for (uint32_t k = 0; k < e->n; k++) replace(x, e->kids[k]);
+  for (uint32_t k = 0; k < e->n; k++) replace(x, e->kids[k], false);
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -154,13 +177,13 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t t = leir__tensor_sym(out, c->next_tensor);
   uint32_t renamed, tx;
   leir_nest *cp = leir__copy_nest_for(out, r->nest, sel, nsel, fix, &renamed, &tx);
-  rp_ctx x = {out, c->p, entry, t, r->nest, sel, nsel};
+  rp_ctx x = {es.lhs_guard, out, c->p, entry, t, r->nest, sel, nsel};
   leir_expr *lhs = table_ref(&x);
   cp->items[0].eq = leir__new_equation(out, lhs, leir__copy_expr(out, c->p, entry));
   if (renamed != LEIR__NOSYM) leir__rename_var(cp, renamed, tx);
   leir_equation *eq = out->nests[top]->items[0].eq;
-  replace(&x, eq->lhs);
-  replace(&x, eq->rhs);
+  replace(&x, eq->lhs, true);
+  replace(&x, eq->rhs, false);
   leir__program_insert_nest(out, top, cp);
   return LEIR_OK;
 }
