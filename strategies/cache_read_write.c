@@ -96,6 +96,7 @@ static bool write_site(leir__sctx *c, const leir__nref *r, wsite *w) {
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     leir__each_read_site(c, r, emit_read, NULL);
     if (r->depth == 1 && !r->has_nested && r->neqs != 1)
       LEIR__REJECT(c, leir__site_nest(c, r), "cache_read_write.write",

@@ -371,8 +371,11 @@ static leir_status validate(leir__sctx *c, const leir__pstep *ps, const char *te
   c->mode = LEIR__MODE_MATCH;
   c->want = text;
   c->want_len = len;
+  c->want_nest = leir__ps_get(ps, LEIR__K_NEST, NULL);
+  c->want_tensor = leir__ps_get(ps, LEIR__K_TENSOR, NULL);
   c->found = false;
   leir__sctx_run(c, ps->strategy);
+  c->want_nest = c->want_tensor = NULL;
   if (c->status != LEIR_OK) return c->status == LEIR_ERR_NOMEM ? leir__error_nomem() : c->status;
   if (!c->found) return not_applicable(c, ps, text);
   *cls = c->found_class;

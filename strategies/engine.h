@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis.h"
 #include "ir.h"
@@ -128,6 +129,8 @@ typedef struct leir__sctx {
   struct leir_candidates *list;
   const char *want;        /* MATCH: canonical text of the wanted step */
   size_t want_len;
+  const leir__tok *want_nest; /* MATCH: its `nest` parameter (sites elsewhere are skipped) */
+  const leir__tok *want_tensor; /* MATCH: its `tensor` parameter */
   bool found;
   leir_exactness found_class;
   leir_explanation *ex;    /* EXPLAIN */
@@ -166,6 +169,21 @@ void leir__reject(leir__sctx *c, const char *site, const char *rule, const char 
 const char *leir__site_nest(leir__sctx *c, const leir__nref *r);
 const char *leir__site_loop(leir__sctx *c, const leir__nref *r, uint32_t loop);
 const char *leir__site_tensor(leir__sctx *c, const leir__nref *r, uint32_t sym);
+
+/* In MATCH mode, sites of other nests than the wanted step's are skipped
+ * (validating a step costs the enumeration of its own nest only). */
+static inline bool leir__skip_nest(const leir__sctx *c, const leir__nref *r) {
+  if (c->mode != LEIR__MODE_MATCH || !c->want_nest) return false;
+  size_t n = strlen(r->label);
+  return n != c->want_nest->len || memcmp(r->label, c->want_nest->s, n) != 0;
+}
+
+/* The same for sites named by a tensor (the storage strategies). */
+static inline bool leir__skip_tensor(const leir__sctx *c, uint32_t sym) {
+  if (c->mode != LEIR__MODE_MATCH || !c->want_tensor) return false;
+  return leir__sym_len(c->p, sym) != c->want_tensor->len ||
+         memcmp(leir__sym_name(c->p, sym), c->want_tensor->s, c->want_tensor->len) != 0;
+}
 
 /* When false, enumeration may stop early (a MATCH found its step, or a
  * failure is pending). */

@@ -137,6 +137,7 @@ static bool nest_ok(leir__sctx *c, const leir__nref *r) {
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     if (nest_ok(c, r)) leir__each_read_site(c, r, each_site, NULL);
   }
 }

@@ -17,6 +17,7 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     const leir_nest *tree = c->p->nests[r->path[0]];
     if (r->nest->nloops == 0)
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_binding.loops", "the nest has no loops");
@@ -30,7 +31,7 @@ static void enumerate(leir__sctx *c) {
       char why[256];
       if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why)) {
         LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe",
-                     "its iterations are not independent (%s), so it cannot be bound to GPU threads or blocks", why);
+                     "%s, so it cannot be bound to GPU threads or blocks", why);
         continue;
       }
       bool any = false;

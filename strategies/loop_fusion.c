@@ -62,6 +62,7 @@ static bool nest_ok(const leir_nest *n, uint32_t o, uint32_t x, int64_t m, uint3
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     uint32_t n = r->nest->nloops;
     if (n < 2) {
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_fusion.loops",

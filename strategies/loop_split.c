@@ -16,6 +16,7 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     if (r->nest->nloops == 0)
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_split.loops", "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {

@@ -17,6 +17,7 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     uint32_t n = r->nest->nloops;
     if (n < 2) {
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_tiling.loops",

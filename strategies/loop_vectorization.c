@@ -11,6 +11,7 @@
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     if (r->nest->nloops == 0)
       LEIR__REJECT(c, leir__site_nest(c, r), "loop_vectorization.loops", "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
@@ -29,7 +30,7 @@ static void enumerate(leir__sctx *c) {
       char why[256];
       if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why)) {
         LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe",
-                     "its iterations are not independent (%s), so its iterations cannot run as SIMD lanes", why);
+                     "%s, so its iterations cannot run as SIMD lanes", why);
         continue;
       }
       leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));

@@ -101,6 +101,7 @@ static void enumerate(leir__sctx *c) {
   leir__strbuf txt = LEIR__STRBUF_INIT;
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     if (!nest_ok(c, r)) continue;
     entries es;
     collect_nest(c, r, &es);

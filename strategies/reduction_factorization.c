@@ -127,9 +127,10 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
 
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
+    const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
     site s;
     if (!find_site(c, i, &s)) continue;
-    const leir__nref *r = &c->nests[i];
     leir_exactness cls = s.op == OP_ADD || s.op == OP_MUL ? LEIR_REASSOCIATING : LEIR_EXACT;
     uint32_t extra = 0;
     for (uint32_t k = 0; k < r->nest->nloops; k++)
@@ -197,14 +198,15 @@ static bool is_extra(const leir_nest *n, uint64_t lhs_loops, uint32_t axis, uint
   return k != axis && !(lhs_loops >> k & 1) && n->loops[k].extent > 1;
 }
 
-static leir_expr *partial_ref(leir_program *p, const leir_expr *lhs, uint32_t sym,
-                              const leir_nest *n, uint64_t lhs_loops, uint32_t axis) {
+/* lhs and n belong to program src (the input); the copy is built in p. */
+static leir_expr *partial_ref(leir_program *p, const leir_program *src, const leir_expr *lhs,
+                              uint32_t sym, const leir_nest *n, uint64_t lhs_loops, uint32_t axis) {
   uint32_t rank = lhs->n;
   for (uint32_t k = 0; k < n->nloops; k++)
     if (is_extra(n, lhs_loops, axis, k)) rank++;
   leir_expr *t = leir__new_tensor(p, sym, (leir_dtype)lhs->dtype, (leir_scope)lhs->scope, rank);
   uint32_t w = 0;
-  for (uint32_t k = 0; k < lhs->n; k++) t->kids[w++] = leir__copy_expr(p, p, lhs->kids[k]);
+  for (uint32_t k = 0; k < lhs->n; k++) t->kids[w++] = leir__copy_expr(p, src, lhs->kids[k]);
   for (uint32_t k = 0; k < n->nloops; k++)
     if (is_extra(n, lhs_loops, axis, k)) t->kids[w++] = leir__mk_var(p, n->loops[k].sym);
   return t;
@@ -235,8 +237,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     leir_equation *eq = m->items[0].eq;
     uint32_t sym = half == 0 ? p1 : p2;
     leir_expr **leaf = leaf_slot(eq);
-    *leaf = partial_ref(out, lhs, sym, src, s.lhs_loops, (uint32_t)axis);
-    eq->lhs = partial_ref(out, lhs, sym, src, s.lhs_loops, (uint32_t)axis);
+    *leaf = partial_ref(out, c->p, lhs, sym, src, s.lhs_loops, (uint32_t)axis);
+    eq->lhs = partial_ref(out, c->p, lhs, sym, src, s.lhs_loops, (uint32_t)axis);
     if (half == 1) {
       uint32_t k = src->loops[axis].sym;
       shift_expr(out, &eq->lhs, NULL, k, v, false);
@@ -268,8 +270,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
         break;
       }
   }
-  leir_expr *a = partial_ref(out, lhs, p1, src, s.lhs_loops, (uint32_t)axis);
-  leir_expr *b = partial_ref(out, lhs, p2, src, s.lhs_loops, (uint32_t)axis);
+  leir_expr *a = partial_ref(out, c->p, lhs, p1, src, s.lhs_loops, (uint32_t)axis);
+  leir_expr *b = partial_ref(out, c->p, lhs, p2, src, s.lhs_loops, (uint32_t)axis);
   leir_expr *x = leir__copy_expr(out, c->p, lhs);
   leir_expr *rhs;
   if (s.op == OP_MAX || s.op == OP_MIN) {

@@ -111,7 +111,7 @@ static void enumerate(leir__sctx *c) {
     uint32_t sym = c->a->buffers[b].sym;
     bool first = true;
     for (uint32_t j = 0; j < b; j++) first = first && c->a->buffers[j].sym != sym;
-    if (!first || c->a->buffers[b].decl != LEIR__NONE) continue;
+    if (!first || leir__skip_tensor(c, sym)) continue;
     const leir__buffer *buf;
     if (!site(c, sym, &buf)) continue;
     uint32_t n = buf->rank;

@@ -63,6 +63,7 @@ static void enumerate(leir__sctx *c) {
   if (s.failed) c->status = LEIR_ERR_NOMEM;
   static const char letters[3] = {'g', 's', 'l'};
   for (uint32_t k = 0; k < s.n && leir__more(c); k++) {
+    if (leir__skip_tensor(c, s.syms[k])) continue;
     if (c->known[s.syms[k]]) {
       LEIR__REJECT(c, leir__site_tensor(c, NULL, s.syms[k]), "storage.known",
                    "%s is an input or output of the program; only intermediates change scope",
