@@ -159,44 +159,25 @@ static bool read_ok(const reads *r, const leir_expr *e) {
   return true;
 }
 
-/* Rule 1, second form: an affine dimension whose terms over the loops that
- * vary inside one iteration of the nest's enclosing loops (L and the loops
- * inside it) are jointly injective, the mixed-radix test: sorted by |coef|,
- * every coefficient exceeds the span of the smaller terms. Then different
- * iterations of L write different elements even when their blocks
- * interleave (a column-major flatten a*16+tx). A pair of dimensions
- * e//m, e%m (m > 0) counts as the dimension e. */
+/* Rule 1, second form: an affine dimension whose value determines L over
+ * the loops that vary inside one iteration of the enclosing loops (L and
+ * the loops inside it; leir__affine_determined). Then different iterations
+ * of L write different elements even when their blocks interleave (a
+ * column-major flatten a*16+tx). A pair of dimensions e//m, e%m (m > 0)
+ * counts as the dimension e. */
 static bool injective_in(const leir__analysis *a, const leir__eqinfo *info, uint32_t s,
                          const leir_expr *e) {
   leir__affine f;
   if (!leir__affine_of(a, e, &f)) return false;
   int64_t coef[LEIR__AFFINE_TERMS], ext[LEIR__AFFINE_TERMS];
-  uint32_t n = 0;
-  bool uses = false;
+  uint32_t n = 0, at = LEIR__AFFINE_TERMS;
   for (uint32_t t = 0; t < f.nterms; t++) {
     if (f.slot[t] < s) continue; /* outer loops are fixed */
-    if (f.slot[t] == s) uses = true;
-    int64_t cf = f.coef[t] < 0 ? -f.coef[t] : f.coef[t];
-    int64_t ex = info->loops[f.slot[t]]->extent;
-    if (ex <= 1 || cf == INT64_MIN) continue;
-    uint32_t j = n++;
-    while (j > 0 && (coef[j - 1] > cf || (coef[j - 1] == cf && ext[j - 1] > ex))) {
-      coef[j] = coef[j - 1];
-      ext[j] = ext[j - 1];
-      j--;
-    }
-    coef[j] = cf;
-    ext[j] = ex;
+    if (f.slot[t] == s) at = n;
+    coef[n] = f.coef[t];
+    ext[n++] = info->loops[f.slot[t]]->extent;
   }
-  if (!uses) return false;
-  int64_t span = 0;
-  for (uint32_t t = 0; t < n; t++) {
-    int64_t add;
-    if (coef[t] <= span || __builtin_mul_overflow(coef[t], ext[t] - 1, &add) ||
-        __builtin_add_overflow(span, add, &span))
-      return false;
-  }
-  return true;
+  return at < n && (leir__affine_determined(coef, ext, n) >> at & 1);
 }
 
 static bool split_pair(const leir_expr *x, const leir_expr *y, const leir_program *p) {

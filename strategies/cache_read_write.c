@@ -84,7 +84,7 @@ static bool write_site(leir__sctx *c, const leir__nref *r, wsite *w) {
   w->nsel = 0;
   for (uint32_t k = 0; k < r->nest->nloops; k++)
     if (loops >> k & 1) w->sel[w->nsel++] = k;
-  w->fixup = leir__fixup_index(r->nest, w->sel, w->nsel);
+  w->fixup = leir__fixup_index(r->nest, w->sel, w->nsel, leir__pinned_by_subscript(r->nest, lhs));
   if (w->fixup < 0) {
     LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), "memory.no-thread-loop",
                  "the copy has no bound loop and every loop has extent >= 1024");
@@ -125,14 +125,13 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   if (leir__tok_eq(mode, "read")) {
     leir__read_site s;
     if (leir__read_site_of(c, r, x, &s)) {
-      uint32_t renamed, tx;
-      leir_nest *cp = leir__copy_nest_for(out, r->nest, s.sel, s.nsel, s.fixup, &renamed, &tx);
+      leir_nest *cp = leir__copy_nest_for(out, r->nest, s.sel, s.nsel);
       leir_expr *src = leir__copy_expr(out, c->p, s.ref);
       leir_expr *dst = leir__copy_expr(out, c->p, s.ref);
       dst->sym = t;
       dst->scope = (uint8_t)scope;
       cp->items[0].eq = leir__new_equation(out, dst, src);
-      if (renamed != LEIR__NOSYM) leir__rename_var(cp, renamed, tx);
+      leir__finish_copy_nest(out, cp);
       leir__rename_tensor(m, x, t, scope);
       leir__program_insert_nest(out, top, cp);
       st = LEIR_OK;
@@ -140,14 +139,13 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   } else {
     wsite w;
     if (write_site(c, r, &w)) {
-      uint32_t renamed, tx;
-      leir_nest *cp = leir__copy_nest_for(out, r->nest, w.sel, w.nsel, w.fixup, &renamed, &tx);
+      leir_nest *cp = leir__copy_nest_for(out, r->nest, w.sel, w.nsel);
       leir_expr *dst = leir__copy_expr(out, c->p, w.lhs);
       leir_expr *src = leir__copy_expr(out, c->p, w.lhs);
       src->sym = t;
       src->scope = (uint8_t)scope;
       cp->items[0].eq = leir__new_equation(out, dst, src);
-      if (renamed != LEIR__NOSYM) leir__rename_var(cp, renamed, tx);
+      leir__finish_copy_nest(out, cp);
       leir__rename_tensor(m, x, t, scope);
       leir__program_insert_nest(out, top + 1, cp);
       st = LEIR_OK;

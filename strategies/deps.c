@@ -4,9 +4,9 @@
  *
  * For every buffer B written in the nest (at any depth), a loop l of the
  * nest is *pinned* when some subscript entry is the same expression in
- * every access to B in the nest and is an injective affine function of the
- * loops it uses (l among them): two iterations that touch the same element
- * of B then have the same value of l. Loops of extent 1 are pinned too.
+ * every access to B in the nest and is an affine function of the loops
+ * whose value determines l (leir__affine_determined): two iterations that
+ * touch the same element of B then have the same value of l. Loops of extent 1 are pinned too.
  * Two iterations that depend on each other through B agree on every pinned
  * loop, so only the order of the other (relevant) loops matters for B:
  *  - a new iteration order keeps B's results when it keeps the relative
@@ -131,42 +131,20 @@ static uint64_t pinned_by(const leir__analysis *a, const leir_expr *e, const lei
                           uint32_t outer, uint32_t nloops, bool multi_nest) {
   leir__affine f;
   if (!leir__affine_of(a, e, &f)) return 0;
-  /* injectivity over the varying loops: sort the terms by |coef| */
   int64_t coef[LEIR__AFFINE_TERMS], ext[LEIR__AFFINE_TERMS];
   uint32_t slot[LEIR__AFFINE_TERMS], n = 0;
-  uint64_t unit_bits = 0;
   for (uint32_t i = 0; i < f.nterms; i++) {
-    if (f.slot[i] < outer) continue;
+    if (f.slot[i] < outer) continue; /* enclosing loops are constants here */
     if (f.slot[i] >= info->nloops) return 0;
     /* inner loops of different nested nests may share a name, not extents */
     if (multi_nest && f.slot[i] >= outer + nloops) return 0;
-    int64_t cf = f.coef[i] < 0 ? -f.coef[i] : f.coef[i];
-    if (info->loops[f.slot[i]]->extent == 1) {
-      /* always 0: it cannot tell iterations apart, but it is pinned */
-      if (f.slot[i] < outer + nloops) unit_bits |= (uint64_t)1 << (f.slot[i] - outer);
-      continue;
-    }
-    uint32_t j = n++;
-    while (j > 0 && coef[j - 1] > cf) {
-      coef[j] = coef[j - 1];
-      ext[j] = ext[j - 1];
-      slot[j] = slot[j - 1];
-      j--;
-    }
-    coef[j] = cf;
-    ext[j] = info->loops[f.slot[i]]->extent;
-    slot[j] = f.slot[i];
+    coef[n] = f.coef[i];
+    ext[n] = info->loops[f.slot[i]]->extent;
+    slot[n++] = f.slot[i];
   }
-  int64_t span = 0;
-  uint64_t bits = unit_bits;
-  for (uint32_t i = 0; i < n; i++) {
-    if (coef[i] <= span) return 0;
-    int64_t add;
-    if (__builtin_mul_overflow(coef[i], ext[i] - 1, &add) ||
-        __builtin_add_overflow(span, add, &span))
-      return 0;
-    if (slot[i] < outer + nloops) bits |= (uint64_t)1 << (slot[i] - outer);
-  }
+  uint64_t det = leir__affine_determined(coef, ext, n), bits = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if ((det >> i & 1) && slot[i] < outer + nloops) bits |= (uint64_t)1 << (slot[i] - outer);
   return bits;
 }
 

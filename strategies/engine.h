@@ -277,11 +277,19 @@ uint32_t leir__fresh_loop(leir_program *p, const leir_nest *tree, uint64_t start
 /* `base` if no loop of `tree` uses it, else base_1, base_2, ... */
 uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const char *base);
 
-/* Loops of a new copy nest: the loops sel[0..n) of `src` (indices), kinds
- * kept, with the reference's fix-up: when none is bound (B), the first with
- * extent < 1024 becomes B and is renamed tx. Returns the index in sel of
- * the loop to rename (n when none), or -1 when no loop qualifies. */
-int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n);
+/* Loops of n (bits) whose value some subscript entry of tensor t
+ * determines: an affine entry over n's loops that is injective (mixed
+ * radix: sorted by |coef|, each coefficient exceeds the span of the
+ * smaller terms). A copy nest may only keep a P/V/B kind on such loops:
+ * the others write an element from several iterations. */
+uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t);
+
+/* The reference's fix-up of a copy nest over loops sel[0..n) of `src`:
+ * when none of them is a bound loop that `pinned` (bits over src's loops)
+ * contains, the first pinned one with extent < 1024 becomes B and is
+ * renamed tx. Returns the index in sel of that loop, n when a pinned bound
+ * loop is already there, -1 when no loop qualifies. */
+int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uint64_t pinned);
 
 /* GPU axes of bound loops: the name's first two letters ([tb][xyz]). */
 typedef enum leir__axis {

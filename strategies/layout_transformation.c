@@ -14,8 +14,8 @@
  * Entry extents n_k are 1 + the largest value of entry k.
  *
  * Sites: top-level nests with one equation whose right side is not a plain
- * copy, and every tensor they read that a copy can stage
- * (memory_sites.c). Parameters: `tensor=X layout=transpose perm=...`
+ * copy, and every tensor they read with affine subscripts that a copy can
+ * stage (memory_sites.c). Parameters: `tensor=X layout=transpose perm=...`
  * (every non-identity permutation, rank <= 6), `layout=flatten` (rank >=
  * 2), `layout=reshape2 dims=i,j perm=...` (ordered pairs and every
  * permutation, rank 5..6), `layout=reshape1 dim=k factor=d` (every
@@ -55,6 +55,16 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
   (void)ud;
   uint32_t n = s->ref->n;
   const char *name = leir__name(c, s->sym);
+  for (uint32_t k = 0; k < n; k++) {
+    leir__affine f;
+    if (!leir__affine_of(c->a, s->ref->kids[k], &f)) {
+      /* the copy writes these entries: the backends could not prove its
+       * bound loop independent */
+      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.nonaffine",
+                   "subscript %u of %s is not an affine function of the loops", k + 1, name);
+      return;
+    }
+  }
   leir__layout L;
   memset(&L, 0, sizeof L);
   if (n < 2) {
@@ -182,9 +192,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t t = leir__tensor_sym(out, c->next_tensor);
   leir_nest *cp;
   leir_expr *dst, *srcx;
-  uint32_t renamed = LEIR__NOSYM, tx = LEIR__NOSYM;
   if (L.kind != LEIR__LAYOUT_RESHAPE1) {
-    cp = leir__copy_nest_for(out, r->nest, s.sel, s.nsel, s.fixup, &renamed, &tx);
+    cp = leir__copy_nest_for(out, r->nest, s.sel, s.nsel);
     srcx = leir__copy_expr(out, c->p, s.ref);
     leir__layout copy = L;
     leir_expr *entries[LEIR_MAX_RANK + 1];
@@ -218,15 +227,13 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
           seen |= (uint64_t)1 << l;
         }
     }
-    /* the fix-up over this loop list */
     leir_nest tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.nloops = nl;
     tmp.loops = loops;
     uint32_t sel[66];
     for (uint32_t k = 0; k < nl; k++) sel[k] = k;
-    int fix = leir__fixup_index(&tmp, sel, nl);
-    cp = leir__copy_nest_for(out, &tmp, sel, nl, fix, &renamed, &tx);
+    cp = leir__copy_nest_for(out, &tmp, sel, nl);
     srcx = leir__copy_expr(out, c->p, s.ref);
     leir__layout none;
     memset(&none, 0, sizeof none);
@@ -241,7 +248,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     }
   }
   cp->items[0].eq = leir__new_equation(out, dst, srcx);
-  if (renamed != LEIR__NOSYM) leir__rename_var(cp, renamed, tx);
+  leir__finish_copy_nest(out, cp);
   rd_ctx rc = {out, c->p, x, t, ext, &L};
   replace_reads(&rc, &m->items[0].eq->rhs);
   leir__program_insert_nest(out, top, cp);

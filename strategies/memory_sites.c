@@ -113,7 +113,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
   }
   for (uint32_t k = 0; k < r->nest->nloops && k < 64; k++)
     if (s->loops >> k & 1) s->sel[s->nsel++] = k;
-  s->fixup = leir__fixup_index(r->nest, s->sel, s->nsel);
+  s->fixup = leir__fixup_index(r->nest, s->sel, s->nsel, leir__pinned_by_subscript(r->nest, t));
   if (s->fixup < 0) {
     LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.no-thread-loop",
                  "the copy has no bound loop and every loop has extent >= 1024, so none can "
@@ -157,35 +157,41 @@ bool leir__read_site_of(leir__sctx *c, const leir__nref *r, uint32_t sym, leir__
 }
 
 leir_nest *leir__copy_nest_for(leir_program *out, const leir_nest *src, const uint32_t *sel,
-                               uint32_t n, int fixup, uint32_t *renamed, uint32_t *tx) {
+                               uint32_t n) {
   leir_nest *m = leir__new_nest(out, n, 1);
   for (uint32_t k = 0; k < n; k++) m->loops[k] = src->loops[sel[k]];
-  *renamed = LEIR__NOSYM;
-  *tx = LEIR__NOSYM;
-  if (fixup >= 0 && (uint32_t)fixup < n) {
-    *renamed = m->loops[fixup].sym;
-    m->loops[fixup].kind = LEIR_LOOP_BOUND;
-    m->loops[fixup].sym = LEIR__NOSYM; /* so `tx` is judged against the others */
-    uint32_t other = LEIR__NOSYM;
-    for (uint32_t k = 0; k < n; k++)
-      if (k != (uint32_t)fixup && leir__sym_len(out, m->loops[k].sym) == 2 &&
-          memcmp(leir__sym_name(out, m->loops[k].sym), "tx", 2) == 0)
-        other = m->loops[k].sym;
-    *tx = other == LEIR__NOSYM ? leir__sym_intern(out, "tx", 2) : LEIR__NOSYM;
-    if (*tx == LEIR__NOSYM) {
-      char buf[16];
-      for (unsigned i = 1; *tx == LEIR__NOSYM; i++) {
-        snprintf(buf, sizeof buf, "tx_%u", i);
-        bool used = false;
-        for (uint32_t k = 0; k < n; k++)
-          if (k != (uint32_t)fixup && strcmp(leir__sym_name(out, m->loops[k].sym), buf) == 0)
-            used = true;
-        if (!used) *tx = leir__sym_intern(out, buf, strlen(buf));
-      }
-    }
-    m->loops[fixup].sym = *tx;
-  }
   return m;
+}
+
+void leir__finish_copy_nest(leir_program *out, leir_nest *m) {
+  const leir_expr *lhs = m->items[0].eq->lhs;
+  uint64_t pinned = leir__pinned_by_subscript(m, lhs);
+  for (uint32_t k = 0; k < m->nloops && k < 64; k++) {
+    uint8_t kind = m->loops[k].kind;
+    if ((kind == LEIR_LOOP_PARALLEL || kind == LEIR_LOOP_VECTORIZED || kind == LEIR_LOOP_BOUND) &&
+        !(pinned >> k & 1))
+      m->loops[k].kind = LEIR_LOOP_SERIAL; /* several iterations write one element */
+  }
+  uint32_t sel[64];
+  uint32_t n = m->nloops < 64 ? m->nloops : 64;
+  for (uint32_t k = 0; k < n; k++) sel[k] = k;
+  int fix = leir__fixup_index(m, sel, n, pinned);
+  if (fix < 0 || (uint32_t)fix >= n) return;
+  uint32_t old = m->loops[fix].sym;
+  m->loops[fix].kind = LEIR_LOOP_BOUND;
+  m->loops[fix].sym = LEIR__NOSYM; /* judge `tx` against the other loops only */
+  uint32_t tx = LEIR__NOSYM;
+  char buf[16] = "tx";
+  for (unsigned i = 1; tx == LEIR__NOSYM; i++) {
+    bool used = false;
+    for (uint32_t k = 0; k < m->nloops; k++)
+      if (m->loops[k].sym != LEIR__NOSYM && strcmp(leir__sym_name(out, m->loops[k].sym), buf) == 0)
+        used = true;
+    if (!used) tx = leir__sym_intern(out, buf, strlen(buf));
+    else snprintf(buf, sizeof buf, "tx_%u", i);
+  }
+  m->loops[fix].sym = old;
+  leir__rename_var(m, old, tx);
 }
 
 /* ---- layouts ------------------------------------------------------------------- */

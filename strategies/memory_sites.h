@@ -32,13 +32,14 @@ void leir__each_read_site(leir__sctx *c, const leir__nref *r,
 /* The read site of tensor `sym` in r, when it qualifies. */
 bool leir__read_site_of(leir__sctx *c, const leir__nref *r, uint32_t sym, leir__read_site *out);
 
-/* Builds the loops of a copy nest over s->sel with the tx fix-up into a new
- * nest of `out` with one equation slot; returns the nest and, in *renamed,
- * the symbol renamed to tx (LEIR__NOSYM if none) and in *tx its new name. */
+/* A new nest of `out` with the loops sel[0..n) of src (kinds kept) and one
+ * item slot for the copy equation. */
 leir_nest *leir__copy_nest_for(leir_program *out, const leir_nest *src, const uint32_t *sel,
-                               uint32_t n, int fixup, uint32_t *renamed, uint32_t *tx);
-
-#endif
+                               uint32_t n);
+/* Once its equation is set: loops of kind P/V/B that the left-hand
+ * subscript does not pin become L (several iterations write one element),
+ * then the reference's fix-up (leir__fixup_index) names a bound tx loop. */
+void leir__finish_copy_nest(leir_program *out, leir_nest *m);
 
 /* ---- layouts (shared by layout_transformation and set_storage_layout) ---- */
 
@@ -72,3 +73,5 @@ uint32_t leir__layout_apply(leir_program *p, const leir_program *src, leir_expr 
                             const int64_t *ext, const leir__layout *L, leir_expr **out);
 /* Next permutation in lexicographic order; false after the last. */
 bool leir__next_perm(uint32_t *v, uint32_t n);
+
+#endif

@@ -94,7 +94,8 @@ static int table_fixup(const leir__nref *r, const leir_expr *e, uint32_t *sel, u
   *nsel = 0;
   for (uint32_t k = 0; k < r->nest->nloops; k++)
     if (used >> k & 1) sel[(*nsel)++] = k;
-  return leir__fixup_index(r->nest, sel, *nsel);
+  /* the table is written at T_{keys}: every key is pinned */
+  return leir__fixup_index(r->nest, sel, *nsel, used);
 }
 
 static void enumerate(leir__sctx *c) {
@@ -176,12 +177,12 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   int fix = table_fixup(r, entry, sel, &nsel);
   uint32_t top = r->path[0];
   uint32_t t = leir__tensor_sym(out, c->next_tensor);
-  uint32_t renamed, tx;
-  leir_nest *cp = leir__copy_nest_for(out, r->nest, sel, nsel, fix, &renamed, &tx);
+  (void)fix;
+  leir_nest *cp = leir__copy_nest_for(out, r->nest, sel, nsel);
   rp_ctx x = {es.lhs_guard, out, c->p, entry, t, r->nest, sel, nsel};
   leir_expr *lhs = table_ref(&x);
   cp->items[0].eq = leir__new_equation(out, lhs, leir__copy_expr(out, c->p, entry));
-  if (renamed != LEIR__NOSYM) leir__rename_var(cp, renamed, tx);
+  leir__finish_copy_nest(out, cp);
   leir_equation *eq = out->nests[top]->items[0].eq;
   replace(&x, eq->lhs, true);
   replace(&x, eq->rhs, false);

@@ -222,11 +222,78 @@ uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const ch
 
 /* ---- copy nests ----------------------------------------------------------------- */
 
-int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n) {
+/* Affine form of e over the loops of n (coef by loop index), or false. */
+static bool affine_in(const leir_nest *n, const leir_expr *e, int64_t *coef, int64_t *c) {
+  switch ((leir_expr_kind)e->kind) {
+    case LEIR_EXPR_NUMBER:
+      if (!e->u.num->is_int) return false;
+      memset(coef, 0, n->nloops * sizeof *coef);
+      *c = e->u.num->ival;
+      return true;
+    case LEIR_EXPR_VAR:
+      for (uint32_t k = 0; k < n->nloops; k++)
+        if (n->loops[k].sym == e->sym) {
+          memset(coef, 0, n->nloops * sizeof *coef);
+          coef[k] = 1;
+          *c = 0;
+          return true;
+        }
+      return false;
+    case LEIR_EXPR_PAREN: return affine_in(n, e->kids[0], coef, c);
+    case LEIR_EXPR_NEG:
+      if (!affine_in(n, e->kids[0], coef, c)) return false;
+      for (uint32_t k = 0; k < n->nloops; k++) coef[k] = -coef[k];
+      *c = -*c;
+      return true;
+    case LEIR_EXPR_BINARY: {
+      int64_t l[64], r[64], lc, rc;
+      if (!affine_in(n, e->kids[0], l, &lc) || !affine_in(n, e->kids[1], r, &rc)) return false;
+      bool lvar = false, rvar = false;
+      for (uint32_t k = 0; k < n->nloops; k++) lvar |= l[k] != 0, rvar |= r[k] != 0;
+      switch ((leir_op)e->op) {
+        case LEIR_OP_ADD:
+        case LEIR_OP_SUB: {
+          int64_t sg = e->op == LEIR_OP_ADD ? 1 : -1;
+          for (uint32_t k = 0; k < n->nloops; k++)
+            if (__builtin_mul_overflow(r[k], sg, &r[k]) || __builtin_add_overflow(l[k], r[k], &coef[k]))
+              return false;
+          return !__builtin_mul_overflow(rc, sg, &rc) && !__builtin_add_overflow(lc, rc, c);
+        }
+        case LEIR_OP_MUL: {
+          if (lvar && rvar) return false;
+          const int64_t *v = lvar ? l : r;
+          int64_t k0 = lvar ? rc : lc, base = lvar ? lc : rc;
+          for (uint32_t k = 0; k < n->nloops; k++)
+            if (__builtin_mul_overflow(v[k], k0, &coef[k])) return false;
+          return !__builtin_mul_overflow(base, k0, c);
+        }
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t) {
+  if (n->nloops > 64) return 0;
+  uint64_t pinned = 0;
+  for (uint32_t d = 0; d < t->n; d++) {
+    int64_t coef[64], c;
+    if (!affine_in(n, t->kids[d], coef, &c)) continue;
+    int64_t ext[64];
+    for (uint32_t k = 0; k < n->nloops; k++) ext[k] = n->loops[k].extent;
+    uint64_t det = leir__affine_determined(coef, ext, n->nloops);
+    for (uint32_t k = 0; k < n->nloops; k++)
+      if (coef[k]) pinned |= det & ((uint64_t)1 << k);
+  }
+  return pinned;
+}
+
+int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uint64_t pinned) {
   for (uint32_t k = 0; k < n; k++)
-    if (src->loops[sel[k]].kind == LEIR_LOOP_BOUND) return (int)n;
+    if (src->loops[sel[k]].kind == LEIR_LOOP_BOUND && (pinned >> sel[k] & 1)) return (int)n;
   for (uint32_t k = 0; k < n; k++)
-    if (src->loops[sel[k]].extent < 1024) return (int)k;
+    if (src->loops[sel[k]].extent < 1024 && (pinned >> sel[k] & 1)) return (int)k;
   return -1;
 }
 

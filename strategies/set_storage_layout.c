@@ -10,7 +10,9 @@
  * Extents n are the intermediate's buffer shape (spec/leir.md §3.5).
  *
  * Sites: every intermediate whose accesses all have one rank (one buffer)
- * and no indirect index. Parameters as for layout_transformation, without
+ * and affine subscripts (no indirect index, no // or %: layouts of such
+ * subscripts would hide from the backends that P/V/B loops write disjoint
+ * elements, so layout changes do not chain through a reshape1). Parameters as for layout_transformation, without
  * `nest`: transposes up to rank 6, flatten for rank >= 2, reshape2 for
  * rank 3..6, reshape1 for every dimension with a divisor pair. Exact.
  */
@@ -22,9 +24,10 @@
 #define MAXDIV 256
 
 typedef struct iscan {
+  const leir__analysis *a;
   uint32_t sym;
   uint32_t rank;
-  bool seen, mixed_rank, indirect;
+  bool seen, mixed_rank, indirect, nonaffine;
 } iscan;
 
 static bool has_tensor(const leir_expr *e) {
@@ -39,8 +42,11 @@ static void scan_expr(iscan *s, const leir_expr *e) {
     if (s->seen && e->n != s->rank) s->mixed_rank = true;
     s->seen = true;
     s->rank = e->n;
-    for (uint32_t k = 0; k < e->n; k++)
+    for (uint32_t k = 0; k < e->n; k++) {
+      leir__affine f;
       if (has_tensor(e->kids[k])) s->indirect = true;
+      else if (!leir__affine_of(s->a, e->kids[k], &f)) s->nonaffine = true;
+    }
   }
   for (uint32_t k = 0; k < e->n; k++) scan_expr(s, e->kids[k]);
 }
@@ -83,6 +89,7 @@ static bool site(leir__sctx *c, uint32_t sym, const leir__buffer **bufp) {
   }
   iscan s;
   memset(&s, 0, sizeof s);
+  s.a = c->a;
   s.sym = sym;
   for (uint32_t t = 0; t < c->p->nnests; t++) scan_nest(&s, c->p->nests[t]);
   const leir__buffer *buf = buffer_of(c, sym);
@@ -94,6 +101,13 @@ static bool site(leir__sctx *c, uint32_t sym, const leir__buffer **bufp) {
   if (s.indirect) {
     LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "memory.indirect",
                  "%s is accessed through an indirect (tensor) index", name);
+    return false;
+  }
+  if (s.nonaffine) {
+    /* e.g. after a reshape1 (tx//4, tx%4): a further layout change would
+     * leave subscripts from which P/V/B loops cannot be proven independent */
+    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "layout.nonaffine",
+                 "%s has a subscript that is not an affine function of the loops", name);
     return false;
   }
   if (s.rank == 0) {
