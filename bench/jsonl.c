@@ -164,7 +164,8 @@ char *read_file(const char *path, size_t *len) {
 static leir_dtype dtype_in_text(const char *leir, const char *name) {
   size_t nl = strlen(name);
   for (const char *p = leir; (p = strstr(p, name)); p++) {
-    if ((p > leir && p[-1] >= 'A' && p[-1] <= 'z') || strncmp(p + nl, "^{", 2) != 0) continue;
+    bool letter_before = p > leir && ((p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= 'a' && p[-1] <= 'z'));
+    if (letter_before || strncmp(p + nl, "^{", 2) != 0) continue;
     char dt[8] = {0};
     const char *q = p + nl + 2;
     for (int i = 0; i < 7 && q[i] && q[i] != ','; i++) dt[i] = q[i];
@@ -235,8 +236,9 @@ size_t load_sources(const char *path, source **out) {
     if (*line && jv_parse(line, &j)) {
       const jv *leir = jv_get(&j, "leir"), *id = jv_get(&j, "id");
       leir_program *p = NULL;
+      /* sources-default lists no shapes for parameters: infer then */
       if (leir && id && leir_program_parse(&p, leir->str, strlen(leir->str), NULL) == LEIR_OK &&
-          set_signature(p, &j, leir->str)) {
+          (set_signature(p, &j, leir->str) || leir_program_infer_signature(p) == LEIR_OK)) {
         if (n == cap) {
           cap = cap ? cap * 2 : 64;
           v = realloc(v, cap * sizeof *v);

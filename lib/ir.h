@@ -119,6 +119,9 @@ struct leir_program {
   leir__decl *sig;         /* inputs first, then outputs */
   char *name;              /* program file name field; NULL if unset */
   jmp_buf *oom_jmp;        /* see the header comment */
+  /* Set only inside leir_program_clone: the source, whose symbol ids this
+   * program shares, so copies need not re-intern every name. */
+  const struct leir_program *sym_mirror;
 };
 
 /* ---- lifecycle and symbols ------------------------------------------- */

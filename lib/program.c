@@ -270,7 +270,7 @@ leir_nest *leir__new_nest(leir_program *p, uint32_t nloops, uint32_t nitems) {
 /* ---- copies ----------------------------------------------------------- */
 
 static uint32_t map_sym(leir_program *dst, const leir_program *src, uint32_t sym) {
-  if (dst == src || sym == LEIR__NOSYM) return sym;
+  if (dst == src || sym == LEIR__NOSYM || dst->sym_mirror == src) return sym;
   return leir__sym_intern(dst, leir__sym_name(src, sym), leir__sym_len(src, sym));
 }
 
@@ -378,11 +378,17 @@ leir_status leir_program_clone(leir_program **out, const leir_program *src) {
   for (uint32_t s = 0; s < src->syms.count; s++) {
     if (leir__sym_intern(p, src->syms.names[s], src->syms.lens[s]) != s) goto nomem;
   }
-  /* Node ids are fresh in the copy (they only index per-program side tables). */
+  /* Node ids are fresh in the copy (they only index per-program side tables).
+   * Symbol ids are the same, so copies keep them as they are. */
+  p->sym_mirror = src;
   for (uint32_t i = 0; i < src->nnests; i++) {
     leir_nest *n = leir__copy_nest(p, src, src->nests[i]);
-    if (!n || !leir__program_insert_nest(p, p->nnests, n)) goto nomem;
+    if (!n || !leir__program_insert_nest(p, p->nnests, n)) {
+      p->sym_mirror = NULL;
+      goto nomem;
+    }
   }
+  p->sym_mirror = NULL;
   if (src->line_starts && src->nlines) {
     p->line_starts = malloc(src->nlines * sizeof *p->line_starts);
     if (!p->line_starts) goto nomem;
