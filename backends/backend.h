@@ -44,11 +44,13 @@ struct leir_kernel {
   uint32_t nknown;            /* signature entries = analysis buffers 0..nknown-1 */
   leir_program_cost cost;
   uint64_t buffer_bytes;      /* all buffers, known and intermediate */
-  leir__strbuf notes;         /* one line per P/V/B loop that runs sequentially */
+  leir__strbuf notes;         /* one line per P/V/B loop that runs sequentially
+                               * (NUL-terminated) */
   uint32_t nsequential;       /* how many; the first one's position and reason: */
   uint32_t seq_line, seq_col;
   char seq_message[320];
-  leir__strbuf log;           /* compiler output of this kernel (failures) */
+  leir__strbuf log;           /* compiler output of this kernel (failures);
+                               * NUL-terminated by leir__kernels_prepare */
   leir_status prepared;       /* status of ops->prepare for this kernel */
   void *impl;                 /* backend data (compiled object, ...) */
 };
@@ -105,6 +107,14 @@ struct leir__backend_ops {
   /* Frees k->impl. */
   void (*release)(leir_backend *b, leir_kernel *k);
 };
+
+/* NUL-terminates a strbuf so its data can be used as a C string (""
+ * when empty or after an allocation failure). */
+static inline const char *leir__sb_terminate(leir__strbuf *b) {
+  if (!leir__sb_reserve(b, 1) || !b->data) return "";
+  b->data[b->len] = '\0';
+  return b->data;
+}
 
 /* The registered backends (backends/registry.c). */
 extern const leir__backend_ops leir__interp_ops;

@@ -85,7 +85,9 @@ leir_status leir__kernel_build(leir_backend *b, const leir_program *program,
     bytes = (bytes + n < bytes) ? UINT64_MAX : bytes + n;
   }
   k->buffer_bytes = bytes;
-  if (bytes > b->opts.max_buffer_bytes) {
+  if (b->opts.flags & LEIR_BACKEND_LOWER_ONLY) {
+    /* lowering runs nothing: the run limits do not apply */
+  } else if (bytes > b->opts.max_buffer_bytes) {
     st = leir__error(LEIR_ERR_LIMIT, "limit.buffer-bytes", NULL, 0, 0,
                      "the program's buffers need %llu bytes, above the backend limit of %llu",
                      (unsigned long long)bytes, (unsigned long long)b->opts.max_buffer_bytes);
@@ -104,6 +106,7 @@ leir_status leir__kernel_build(leir_backend *b, const leir_program *program,
     return st;
   }
   for (uint32_t t = 0; t < k->program->nnests; t++) note_loops(k, k->program->nests[t], t);
+  leir__sb_terminate(&k->notes);
   if (k->notes.failed) {
     leir__kernel_destroy(k);
     return leir__error_nomem();
@@ -137,6 +140,7 @@ void leir__kernel_publish_log(leir_kernel *k) {
 leir_status leir__kernels_prepare(leir_backend *b, leir_kernel *const *ks, size_t n) {
   for (size_t i = 0; i < n; i++) ks[i]->prepared = LEIR_ERR_INTERNAL;
   leir_status st = b->ops->prepare(b, ks, n);
+  for (size_t i = 0; i < n; i++) leir__sb_terminate(&ks[i]->log);
   if (st != LEIR_OK) return st;
   for (size_t i = 0; i < n; i++)
     if (ks[i]->prepared == LEIR_ERR_COMPILE) leir__kernel_publish_log(ks[i]);

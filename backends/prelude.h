@@ -173,6 +173,16 @@ LEIR_RT int64_t leir_pow_i64(int64_t a, int64_t b) {
 
 /* ---- floating arithmetic ------------------------------------------------- */
 
+/* max/min with fmax/fmin's NaN rule (a NaN operand yields the other one),
+ * written out because C leaves max(-0, +0) unspecified and compilers
+ * differ: libm's fmax returns its first operand there, while vectorized
+ * code (vrangepd, maxNum) returns +0. These return the first operand on
+ * ties, everywhere. */
+LEIR_RT float leir_fmax_f32(float a, float b) { return (a >= b || b != b) ? a : b; }
+LEIR_RT float leir_fmin_f32(float a, float b) { return (a <= b || b != b) ? a : b; }
+LEIR_RT double leir_fmax_f64(double a, double b) { return (a >= b || b != b) ? a : b; }
+LEIR_RT double leir_fmin_f64(double a, double b) { return (a <= b || b != b) ? a : b; }
+
 /* a // b = floor(a / b); a % b has the sign of b (Python). */
 LEIR_RT float leir_floordiv_f32(float a, float b) { return floorf(a / b); }
 LEIR_RT double leir_floordiv_f64(double a, double b) { return floor(a / b); }

@@ -43,7 +43,10 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
   put_u64(&b, "seed", r->seed);
   put_u64(&b, "input_sets", r->input_sets);
   put_str(&b, "backend", r->backend);
-  put_str(&b, "program", r->program == 0 ? "reference" : r->program == 1 ? "candidate" : "");
+  if (r->program == 0 || r->program == 1)
+    put_str(&b, "program", r->program == 0 ? "reference" : "candidate");
+  else
+    leir__sb_puts(&b, ",\"program\":null");
   leir__sb_printf(&b, ",\"set\":%d", (int)r->set);
   put_str(&b, "message", r->message);
   if (r->verdict == LEIR_VERDICT_INVALID) {

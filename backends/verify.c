@@ -290,7 +290,7 @@ static void collect_notes(report *r, leir_kernel *const *ks) {
   leir__strbuf sb = LEIR__STRBUF_INIT;
   for (int p = 0; p < 2; p++) {
     if (!ks[p] || !ks[p]->notes.len) continue;
-    const char *text = ks[p]->notes.data;
+    const char *text = leir__sb_terminate(&ks[p]->notes);
     const char *who = p == 0 ? "reference" : "candidate";
     while (*text) {
       const char *nl = strchr(text, '\n');

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "jsonl.h"
+#include "sources.h"
 
 /* CPU time of this process: the machines these run on are shared, and
  * wall time would measure the neighbours. */

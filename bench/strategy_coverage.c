@@ -17,11 +17,92 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonl.h"
+#include "sources.h"
 
 typedef struct tally {
-  size_t total, malformed, invalid, failing, verified, hits, hits_failing, misses;
+  size_t total, malformed, invalid, failing, verified, hits, hits_failing, misses, unverified;
 } tally;
+
+typedef struct run_ctx {
+  const source *src;
+  size_t nsrc;
+  leir_backend *b;
+  bool verify_all;
+  const char *only;
+  tally t[LEIR_STRATEGY_COUNT];
+} run_ctx;
+
+static void copy_signature(leir_program *to, const leir_program *from) {
+  leir_tensor_decl d[64];
+  size_t n = leir_program_signature_count(from);
+  for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(from, k, &d[k]);
+  leir_program_set_signature(to, d, n < 64 ? n : 64);
+}
+
+static void one_step(const struct jval *j, void *ud) {
+  run_ctx *rc = ud;
+  const char *id = json_str(j, "id"), *st = json_str(j, "strategy");
+  const char *bf = json_str(j, "before"), *af = json_str(j, "after");
+  size_t s;
+  leir_strategy_info info;
+  const source *so = NULL;
+  for (size_t i = 0; i < rc->nsrc && id; i++)
+    if (strcmp(rc->src[i].id, id) == 0) so = &rc->src[i];
+  if (!st || !af || leir_strategy_find(st, &s) != LEIR_OK || leir_strategy_info_get(s, &info) != LEIR_OK ||
+      !info.implemented || !so || (rc->only && strcmp(rc->only, st) != 0))
+    return;
+  tally *ts = &rc->t[s];
+  ts->total++;
+  leir_program *before = so->program, *own = NULL, *after = NULL;
+  if (bf) {
+    if (leir_program_parse(&own, bf, strlen(bf), NULL) == LEIR_OK) copy_signature(own, so->program);
+    before = own;
+  }
+  if (!before || json_true(j, "malformed") || leir_program_parse(&after, af, strlen(af), NULL) != LEIR_OK) {
+    ts->malformed++;
+    printf("MALFORMED %s %s\n", st, id);
+  } else if ((copy_signature(after, before), leir_program_check(after, NULL, NULL)) != LEIR_OK) {
+    ts->invalid++;
+    printf("INVALID %s %s %s [%s]\n", st, id, leir_error_last()->message, leir_error_last()->rule);
+  } else {
+    leir_candidates *hits = NULL;
+    leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+    o.strategy = (int32_t)s;
+    bool hit = leir_ground(&hits, before, after, &o) == LEIR_OK && leir_candidates_count(hits) > 0;
+    leir_verdict v = LEIR_VERDICT_EQUAL;
+    bool verified = false;
+    if (rc->b && (rc->verify_all || !hit)) {
+      leir_verify_report *r = NULL;
+      if (leir_verify(rc->b, before, after, NULL, &r) == LEIR_OK) {
+        v = r->verdict;
+        verified = v != LEIR_VERDICT_TIMEOUT;
+      }
+      leir_verify_report_free(r);
+    }
+    if (!verified && rc->b && (rc->verify_all || !hit)) {
+      ts->unverified++;
+      printf("UNVERIFIED %s %s %s\n", st, id, leir_verdict_name(v));
+    }
+    bool passes = !verified || leir_verdict_passes(v);
+    if (!passes) ts->failing++;
+    if (passes) ts->verified++;
+    if (hit && passes) ts->hits++;
+    if (hit && !passes) {
+      ts->hits_failing++;
+      printf("HIT-FAILING %s %s %s %s\n", st, id, leir_verdict_name(v),
+             leir_step_text(leir_candidates_step(hits, 0)));
+    }
+    if (!hit) {
+      if (passes) ts->misses++;
+      printf("%s %s %s %s %s\n", passes ? "MISS" : "REFBUG", st, id,
+             verified ? leir_verdict_name(v) : "unverified", af);
+    }
+    leir_candidates_free(hits);
+  }
+  leir_program_free(after);
+  leir_program_free(own);
+  fflush(stdout);
+}
 
 int main(int argc, char **argv) {
   const char *backend = "interp", *verify = "all", *only = NULL, *src_path = NULL,
@@ -47,96 +128,23 @@ int main(int argc, char **argv) {
   bool verify_all = strcmp(verify, "all") == 0, verify_none = strcmp(verify, "none") == 0;
   source *src;
   size_t nsrc = load_sources(src_path, &src);
-  char *text = read_file(steps_path, NULL);
-  if (!nsrc || !text) return 1;
+  if (!nsrc) return 1;
   leir_backend *b = NULL;
-  if (!verify_none && leir_backend_open(&b, backend, NULL) != LEIR_OK) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.timeout_s = 120; /* the largest small-shape programs on a loaded interpreter */
+  if (!verify_none && leir_backend_open(&b, backend, &bo) != LEIR_OK) {
     fprintf(stderr, "backend %s: %s\n", backend, leir_error_last()->message);
     return 3;
   }
-  tally t[LEIR_STRATEGY_COUNT];
-  memset(t, 0, sizeof t);
-  for (char *line = text; *line;) {
-    char *nl = strchr(line, '\n');
-    if (nl) *nl = '\0';
-    jv j;
-    if (*line && jv_parse(line, &j)) {
-      const jv *id = jv_get(&j, "id"), *st = jv_get(&j, "strategy");
-      const jv *bf = jv_get(&j, "before"), *af = jv_get(&j, "after");
-      size_t s;
-      leir_strategy_info info;
-      const source *so = NULL;
-      for (size_t i = 0; i < nsrc && id; i++)
-        if (strcmp(src[i].id, id->str) == 0) so = &src[i];
-      if (st && leir_strategy_find(st->str, &s) == LEIR_OK &&
-          leir_strategy_info_get(s, &info) == LEIR_OK && info.implemented && so &&
-          (!only || strcmp(only, st->str) == 0)) {
-        tally *ts = &t[s];
-        ts->total++;
-        leir_program *before = so->program, *own = NULL, *after = NULL;
-        if (bf && bf->kind == 2) {
-          if (leir_program_parse(&own, bf->str, strlen(bf->str), NULL) == LEIR_OK) {
-            leir_tensor_decl d[64];
-            size_t n = leir_program_signature_count(so->program);
-            for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(so->program, k, &d[k]);
-            leir_program_set_signature(own, d, n);
-          }
-          before = own;
-        }
-        const jv *mal = jv_get(&j, "malformed");
-        if (!before || (mal && mal->kind == 5 && mal->num) ||
-            leir_program_parse(&after, af->str, strlen(af->str), NULL) != LEIR_OK) {
-          ts->malformed++;
-          printf("MALFORMED %s %s\n", st->str, id->str);
-        } else if (leir_program_check(after, NULL, NULL) != LEIR_OK) {
-          leir_tensor_decl d[64];
-          size_t n = leir_program_signature_count(before);
-          for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(before, k, &d[k]);
-          leir_program_set_signature(after, d, n);
-          ts->invalid++;
-          printf("INVALID %s %s %s [%s]\n", st->str, id->str, leir_error_last()->message,
-                 leir_error_last()->rule);
-        } else {
-          leir_candidates *hits = NULL;
-          leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
-          o.strategy = (int32_t)s;
-          bool hit = leir_ground(&hits, before, after, &o) == LEIR_OK &&
-                     leir_candidates_count(hits) > 0;
-          leir_verdict v = LEIR_VERDICT_EQUAL;
-          bool verified = false;
-          if (b && (verify_all || !hit)) {
-            leir_verify_report *r = NULL;
-            if (leir_verify(b, before, after, NULL, &r) == LEIR_OK) {
-              v = r->verdict;
-              verified = true;
-            }
-            leir_verify_report_free(r);
-          }
-          bool passes = !verified || leir_verdict_passes(v);
-          if (!passes) ts->failing++;
-          if (passes) ts->verified++;
-          if (hit && passes) ts->hits++;
-          if (hit && !passes) {
-            ts->hits_failing++;
-            printf("HIT-FAILING %s %s %s %s\n", st->str, id->str, leir_verdict_name(v),
-                   leir_step_text(leir_candidates_step(hits, 0)));
-          }
-          if (!hit) {
-            if (passes) ts->misses++;
-            printf("%s %s %s %s %s\n", passes ? "MISS" : "REFBUG", st->str, id->str,
-                   verified ? leir_verdict_name(v) : "unverified", af->str);
-          }
-          leir_candidates_free(hits);
-        }
-        leir_program_free(after);
-        leir_program_free(own);
-        fflush(stdout);
-      }
-      jv_free(&j);
-    }
-    if (!nl) break;
-    line = nl + 1;
-  }
+  run_ctx rc;
+  memset(&rc, 0, sizeof rc);
+  rc.src = src;
+  rc.nsrc = nsrc;
+  rc.b = b;
+  rc.verify_all = verify_all;
+  rc.only = only;
+  if (!for_each_json_line(steps_path, one_step, &rc)) return 1;
+  tally *t = rc.t;
   printf("\n%-26s %6s %6s %6s %7s %8s %6s %6s %8s\n", "strategy", "total", "malf", "invalid",
          "failing", "verifies", "hits", "misses", "coverage");
   tally all;
@@ -156,14 +164,15 @@ int main(int argc, char **argv) {
     all.hits += t[s].hits;
     all.misses += t[s].misses;
     all.hits_failing += t[s].hits_failing;
+    all.unverified += t[s].unverified;
   }
   printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", "all", all.total, all.malformed,
          all.invalid, all.failing, all.verified, all.hits, all.misses,
          all.verified ? 100.0 * (double)all.hits / (double)all.verified : 100.0);
-  printf("grounded outputs that fail verification: %zu (backend %s, verify %s)\n", all.hits_failing,
-         backend, verify);
+  printf("grounded outputs that fail verification: %zu; not verified (timeout): %zu (backend %s, "
+         "verify %s)\n",
+         all.hits_failing, all.unverified, backend, verify);
   leir_backend_free(b);
-  free(text);
   free_sources(src, nsrc);
   return 0;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "jsonl.h"
+#include "sources.h"
 
 static uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

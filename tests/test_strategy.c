@@ -11,10 +11,32 @@
 #include "corpus.h"
 #include "testutil.h"
 
-static corpus small;
+/* The programs of tests/data/run/sources-small.tsv with their signatures. */
+typedef struct source {
+  const char *id;
+  leir_program *program;
+} source;
 
-static void load(void) { corpus_load(&small, "sources-small.jsonl"); }
-static void unload(void) { corpus_free(&small); }
+static struct {
+  size_t n;
+  source *e;
+  corpus_entry *rows;
+} small;
+
+static void load(void) {
+  small.n = corpus_read(test_data_path("run/sources-small.tsv"), &small.rows);
+  small.e = calloc(small.n, sizeof *small.e);
+  for (size_t i = 0; i < small.n; i++) {
+    small.e[i].id = small.rows[i].id;
+    small.e[i].program = corpus_program(&small.rows[i]);
+  }
+}
+
+static void unload(void) {
+  for (size_t i = 0; i < small.n; i++) leir_program_free(small.e[i].program);
+  free(small.e);
+  corpus_free(small.rows, small.n);
+}
 
 /* ---- helpers ----------------------------------------------------------------- */
 
@@ -202,7 +224,7 @@ END_TEST
 START_TEST(test_every_candidate_is_valid_replayable_and_grounds) {
   size_t total = 0, replayed = 0, grounded = 0;
   for (size_t i = 0; i < small.n; i++) {
-    const corpus_entry *e = &small.e[i];
+    const source *e = &small.e[i];
     leir_candidates *c = NULL, *again = NULL;
     ck_assert_msg(leir_candidates_list(&c, e->program, NULL) == LEIR_OK, "%s: %s", e->id,
                   leir_error_last()->message);

@@ -23,10 +23,32 @@
 #include "corpus.h"
 #include "testutil.h"
 
-static corpus small;
+/* The programs of tests/data/run/sources-small.tsv with their signatures. */
+typedef struct source {
+  const char *id;
+  leir_program *program;
+} source;
 
-static void load(void) { corpus_load(&small, "sources-small.jsonl"); }
-static void unload(void) { corpus_free(&small); }
+static struct {
+  size_t n;
+  source *e;
+  corpus_entry *rows;
+} small;
+
+static void load(void) {
+  small.n = corpus_read(test_data_path("run/sources-small.tsv"), &small.rows);
+  small.e = calloc(small.n, sizeof *small.e);
+  for (size_t i = 0; i < small.n; i++) {
+    small.e[i].id = small.rows[i].id;
+    small.e[i].program = corpus_program(&small.rows[i]);
+  }
+}
+
+static void unload(void) {
+  for (size_t i = 0; i < small.n; i++) leir_program_free(small.e[i].program);
+  free(small.e);
+  corpus_free(small.rows, small.n);
+}
 
 static uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -54,7 +76,7 @@ static leir_verify_options options_for(leir_backend *b, const leir_program *src)
   return o;
 }
 
-static void expect_verifies(leir_backend *b, const corpus_entry *e, const leir_verify_options *o,
+static void expect_verifies(leir_backend *b, const source *e, const leir_verify_options *o,
                             const leir_program *q, const char *what, leir_exactness cls) {
   leir_verify_report *r = NULL;
   ck_assert_msg(leir_verify(b, e->program, q, o, &r) == LEIR_OK, "%s: %s: %s", e->id, what,
@@ -70,7 +92,7 @@ static void expect_verifies(leir_backend *b, const corpus_entry *e, const leir_v
 
 /* Verifies k seeded candidates per strategy of program e (only every
  * `every`-th strategy, rotating with idx); returns how many. */
-static size_t verify_sample(leir_backend *b, const corpus_entry *e, size_t idx, size_t k,
+static size_t verify_sample(leir_backend *b, const source *e, size_t idx, size_t k,
                             size_t every) {
   leir_verify_options o = options_for(b, e->program);
   leir_candidates *c = NULL;
@@ -150,7 +172,7 @@ START_TEST(test_random_walks_verify_against_the_start) {
   ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
   size_t walks = 0;
   for (size_t i = 0; i < small.n; i++) {
-    const corpus_entry *e = &small.e[i];
+    const source *e = &small.e[i];
     if (evaluations(e->program) > 100000) continue;
     leir_verify_options o = options_for(b, e->program);
     leir_program *p = NULL;

@@ -74,7 +74,11 @@ static int64_t offset_of(interp *it, const leir_expr *t, const leir__buffer **bu
   const leir__buffer *buf = &it->a->buffers[b];
   int64_t off = 0;
   for (uint32_t k = 0; k < t->n; k++) {
-    int64_t ix = eval_i64(it, t->kids[k]);
+    const leir_expr *sub = t->kids[k];
+    /* the common subscripts (a loop variable, a constant) without a call */
+    int64_t ix = sub->kind == LEIR_EXPR_VAR ? loop_value(it, sub)
+                 : sub->kind == LEIR_EXPR_NUMBER && sub->u.num->is_int ? sub->u.num->ival
+                                                                        : eval_i64(it, sub);
     if (ix < 0 || ix >= buf->shape[k])
       fail(it, LEIR_ERR_RUNTIME, t->kids[k],
            "index %lld is out of range [0, %lld) in subscript %u of %s", (long long)ix,
@@ -85,12 +89,14 @@ static int64_t offset_of(interp *it, const leir_expr *t, const leir__buffer **bu
   return off;
 }
 
+static const unsigned char dtype_bytes[LEIR_DTYPE_COUNT] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+
 static void *element(interp *it, const leir_expr *t, leir_dtype *dt) {
   const leir__buffer *buf;
   int64_t off = offset_of(it, t, &buf);
   *dt = (leir_dtype)buf->dtype;
   uint32_t b = (uint32_t)(buf - it->a->buffers);
-  return it->data[b] + (size_t)off * leir_dtype_size(*dt);
+  return it->data[b] + (size_t)off * dtype_bytes[*dt];
 }
 
 /* ---- tensor reads, converted to the computation type ---------------------- */
@@ -153,8 +159,8 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define F_ABS fabsf
 #define F_ERF erff
 #define F_POW powf
-#define F_MAX fmaxf
-#define F_MIN fminf
+#define F_MAX leir_fmax_f32
+#define F_MIN leir_fmin_f32
 #define F_FLOORDIV leir_floordiv_f32
 #define F_MOD leir_floormod_f32
 #include "eval_float.inc"
@@ -181,8 +187,8 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define F_ABS fabs
 #define F_ERF erf
 #define F_POW pow
-#define F_MAX fmax
-#define F_MIN fmin
+#define F_MAX leir_fmax_f64
+#define F_MIN leir_fmin_f64
 #define F_FLOORDIV leir_floordiv_f64
 #define F_MOD leir_floormod_f64
 #include "eval_float.inc"

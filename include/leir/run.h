@@ -42,6 +42,10 @@ typedef struct leir_backend leir_backend;
 /* cpu/cuda: bounds-check every access at run time, not only the indirect
  * ones (slower; for testing the static analysis). The interp always does. */
 #define LEIR_BACKEND_CHECK_ALL_BOUNDS 0x2u
+/* Open for lowering only: no compiler, driver or device is needed, the run
+ * limits (max_buffer_bytes, max_evaluations) do not apply, and kernels
+ * cannot be built (LEIR_ERR_UNSUPPORTED). */
+#define LEIR_BACKEND_LOWER_ONLY 0x4u
 
 typedef struct leir_backend_options {
   uint32_t size;               /* sizeof(leir_backend_options); set by _INIT */
@@ -57,16 +61,19 @@ typedef struct leir_backend_options {
   double timeout_s;            /* wall-clock limit of one execution of one program on
                                 * one input set, and of one timed run (default 10) */
   double compile_timeout_s;    /* cpu/cuda: compiler wall-clock limit (default 120) */
-  uint64_t memory_limit_bytes; /* cpu: address-space growth allowed to a child (default 8 GiB) */
+  uint64_t memory_limit_bytes; /* cpu: address-space growth allowed to a kernel process, and
+                                * the address space of the compiler (default 8 GiB) */
   uint64_t max_buffer_bytes;   /* all buffers of one program, known and intermediate
-                                * (default 4 GiB); checked before anything runs */
+                                * (default 1 GiB); checked before anything runs. A
+                                * verification holds the known buffers of every input set
+                                * twice over in the caller, so keep it modest */
   uint64_t max_evaluations;    /* equation evaluations of one program run (default 2^36);
                                 * checked before anything runs */
 } leir_backend_options;
 
 #define LEIR_BACKEND_OPTIONS_INIT                                                          \
   { (uint32_t)sizeof(leir_backend_options), 0u, NULL, NULL, NULL, 0, 0u, 10.0, 120.0,      \
-    (uint64_t)8 << 30, (uint64_t)4 << 30, (uint64_t)1 << 36 }
+    (uint64_t)8 << 30, (uint64_t)1 << 30, (uint64_t)1 << 36 }
 
 /* Number of backends compiled into this build, and their names ("interp",
  * "cpu", then "cuda" when built); static storage; NULL when i is out of
@@ -90,7 +97,9 @@ LEIR_API void leir_backend_free(leir_backend *backend);
 LEIR_API const char *leir_backend_get_name(const leir_backend *backend);
 
 /* Lowered source text of a valid program ("C" for cpu, CUDA C for cuda).
- * *out is NUL-terminated (caller frees with leir_free).
+ * The run limits apply unless the backend was opened with
+ * LEIR_BACKEND_LOWER_ONLY. *out is NUL-terminated (caller frees with
+ * leir_free).
  * Errors: LEIR_ERR_INVALID / LEIR_ERR_LIMIT / LEIR_ERR_SIGNATURE (static
  * checks, with rule and line:column), LEIR_ERR_UNSUPPORTED (the interp has
  * no source), LEIR_ERR_NOMEM. */

@@ -1,32 +1,24 @@
-/* The conformance corpus for tests: reads sources-*.jsonl lines (id,
- * signature, leir) into programs with their signatures. A minimal JSON
- * reader that accepts exactly what the corpus files contain. */
+/* Reading the TSV files of tests/data/run: conformance programs with signatures. */
 #ifndef LEIR_TEST_CORPUS_H
 #define LEIR_TEST_CORPUS_H
-
-#include <stddef.h>
 
 #include "leir/leir.h"
 
 typedef struct corpus_entry {
   char *id;
+  char *inputs;  /* NAME:DTYPE:SHAPE,... ("" when none) */
+  char *outputs;
   char *leir;
-  leir_program *program; /* parsed, with the signature set */
 } corpus_entry;
 
-typedef struct corpus {
-  size_t n;
-  corpus_entry *e;
-} corpus;
+/* Reads a TSV file (id, inputs, outputs, leir per line; '#' lines are
+ * comments). Returns the number of entries; *out is malloc'd. */
+size_t corpus_read(const char *path, corpus_entry **out);
+void corpus_free(corpus_entry *entries, size_t n);
 
-/* Loads tests/data/<name>; aborts the test on malformed input. */
-void corpus_load(corpus *c, const char *name);
-void corpus_free(corpus *c);
-/* Entry by id, or NULL. */
-const corpus_entry *corpus_find(const corpus *c, const char *id);
-
-/* A JSON string field of one object line (malloc'd, unescaped), or NULL
- * when absent or null. */
-char *json_string_field(const char *line, const char *key);
+/* Parses e->leir and applies its signature; fails the test on error. */
+leir_program *corpus_program(const corpus_entry *e);
+/* Same for other text with the signature of e. */
+leir_program *corpus_program_text(const corpus_entry *e, const char *text);
 
 #endif

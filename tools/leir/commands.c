@@ -1,4 +1,5 @@
 #include "commands.h"
+#include "run_opts.h"
 
 const tool_command tool_commands[] = {
     {"fmt", "fmt [--pretty|--yaml] [--lines] [--strict] [--json] IN",
@@ -85,6 +86,63 @@ const tool_command tool_commands[] = {
      "  --strategy S   only search strategy S\n"
      "  --input, --output: the signature of both programs\n",
      cmd_ground},
+    {"lower", "lower --to c|cuda|tir [--check-bounds] [--threads N] IN",
+     "Prints the source a backend generates for a program: --to c gives the C\n"
+     "function the cpu backend compiles (OpenMP pragmas appear only on P/B/V loops\n"
+     "whose iterations are independent, and only with --threads > 1 or several\n"
+     "CPUs). cuda needs a build with the CUDA backend; tir is not available.\n"
+     "No compiler is needed. Exit status 3 when the target is not available.\n"
+     "\n"
+     "Example:\n"
+     "  leir lower --to c matmul.leir > matmul.c\n"
+     "\nShared options:\n" RUN_OPTS_HELP,
+     cmd_lower},
+    {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--json] IN",
+     "Runs a program once on seeded inputs (input set K of seed N, as leir verify\n"
+     "generates them) and prints, per output, an XXH3 checksum of its bytes, the\n"
+     "sum, min and max of its values and the number of NaNs, then the time of one\n"
+     "run of the kernel. Exit status 1 when the program is invalid or fails at run\n"
+     "time.\n"
+     "\n"
+     "  --set K          input set (0 normal, 1 normal x 10, 2 uniform [-1,1], ...)\n"
+     "  --print N        also print the first N elements of every output\n"
+     "\nShared options:\n" RUN_OPTS_HELP,
+     cmd_run},
+    {"verify", "verify [--backend B] [--seed N] [--json] [OPTIONS] BEFORE AFTER",
+     "Runs BEFORE (the reference) and AFTER (the candidate) on the same backend with\n"
+     "the same seeded inputs and compares every output (docs/verification.md):\n"
+     "EQUAL (bitwise), CLOSE (within tolerance), MISMATCH, INVALID (a static check\n"
+     "failed), COMPILE_ERROR, RUNTIME_ERROR or TIMEOUT. The candidate is checked\n"
+     "against the reference's signature. Exit status 0 for EQUAL and CLOSE, 1 for\n"
+     "the other verdicts, 3 when the backend cannot run.\n"
+     "\n"
+     "  --sets K         input sets (default 3)\n"
+     "  --rtol X, --atol X\n"
+     "                   tolerance for float outputs (default by dtype)\n"
+     "  --reference-rule the Step-TP reference's pass rule instead of the tolerance\n"
+     "  --strict-parallel\n"
+     "                   a P/V/B loop whose iterations are not independent is\n"
+     "                   INVALID (by default it runs sequentially and is noted)\n"
+     "\n"
+     "Example:\n"
+     "  leir verify --backend interp --seed 7 before.leir after.leir\n"
+     "\nShared options:\n" RUN_OPTS_HELP,
+     cmd_verify},
+    {"bench", "bench [--backend B] [--runs N] [--min-time S] [--json] IN...",
+     "Times programs with the protocol of docs/verification.md: warm-up runs, then\n"
+     "rounds of one timed run per program in alternation (caches flushed before\n"
+     "each), until every program has --runs runs and --min-time seconds. Prints\n"
+     "the median, min and max, GFLOP/s and GB/s counted from the program, and the\n"
+     "speedup of each program over the first (same process, same rounds).\n"
+     "\n"
+     "  --warmup N       untimed runs per program first (default 3)\n"
+     "  --runs N         timed runs per program, at least (default 10)\n"
+     "  --max-runs N     timed runs per program, at most (default 10000)\n"
+     "  --min-time S     timed seconds per program, at least (default 0.05)\n"
+     "  --max-time S     stop adding rounds after S seconds (default 60)\n"
+     "  --no-flush       do not flush the caches between runs\n"
+     "\nShared options:\n" RUN_OPTS_HELP,
+     cmd_bench},
 };
 
 const size_t tool_command_count = sizeof tool_commands / sizeof tool_commands[0];

@@ -13,6 +13,10 @@ int cmd_candidates(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_ground(int argc, char **argv);
+int cmd_lower(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;

@@ -1,0 +1,65 @@
+/* leir lower: the source a backend generates for a program. */
+#include <string.h>
+
+#include "commands.h"
+#include "run_opts.h"
+
+int cmd_lower(int argc, char **argv) {
+  run_opts o;
+  run_opts_init(&o);
+  const char *target = NULL;
+  tool_args a;
+  tool_args_init(&a, "lower", argc, argv);
+  const char *opt;
+  while ((opt = tool_args_next(&a))) {
+    if (strncmp(opt, "--to", 4) == 0 && (opt[4] == '\0' || opt[4] == '=')) {
+      if (!(target = tool_args_value(&a, opt))) return EXIT_USAGE;
+      continue;
+    }
+    int r = run_option(&o, &a, opt);
+    if (r < 0) return EXIT_USAGE;
+    if (!r) return tool_usage_error("lower", "unknown option %s", opt);
+  }
+  if (!target) return tool_usage_error("lower", "--to c|cuda|tir is required");
+  if (a.npositional != 1) return tool_usage_error("lower", "expected one input (a file or -)");
+  const char *backend;
+  if (strcmp(target, "c") == 0)
+    backend = "cpu";
+  else if (strcmp(target, "cuda") == 0)
+    backend = "cuda";
+  else if (strcmp(target, "tir") == 0)
+    backend = NULL;
+  else
+    return tool_usage_error("lower", "unknown target '%s' (c, cuda or tir)", target);
+  int rc;
+  leir_program *p = run_load(&o, a.positional[0], true, &rc);
+  if (!p) return rc;
+  leir_backend *b = NULL;
+  leir_status st = LEIR_ERR_UNSUPPORTED;
+  if (backend) {
+    o.bo.flags |= LEIR_BACKEND_LOWER_ONLY;
+    st = leir_backend_open(&b, backend, &o.bo);
+  }
+  if (st != LEIR_OK) {
+    if (st == LEIR_ERR_UNSUPPORTED || st == LEIR_ERR_NOT_FOUND || st == LEIR_ERR_NO_DEVICE)
+      fprintf(stderr, "leir lower: error: target '%s' is not available in this build\n", target);
+    else
+      fprintf(stderr, "leir lower: error: %s\n", leir_error_last()->message);
+    leir_program_free(p);
+    return EXIT_INTERNAL;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  st = leir_backend_lower(b, p, &text, &len);
+  if (st == LEIR_OK) {
+    fwrite(text, 1, len, stdout);
+    rc = EXIT_OK;
+  } else {
+    tool_print_error(tool_label(a.positional[0]), 0, leir_error_last());
+    rc = tool_exit_for(st);
+  }
+  leir_free(text);
+  leir_backend_free(b);
+  leir_program_free(p);
+  return rc;
+}

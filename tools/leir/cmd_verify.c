@@ -1,0 +1,121 @@
+/* leir verify: run two programs on the same seeded inputs and compare
+ * (verification.md §2). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "run_opts.h"
+
+static int parse_tol(const char *opt, const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || *end || !(x >= 0))
+    return tool_usage_error("verify", "%s needs a non-negative number, got '%s'", opt, v);
+  *out = x;
+  return 0;
+}
+
+static void print_text(const leir_verify_report *r, const char *before, const char *after) {
+  printf("%s: %s\n", leir_verdict_name(r->verdict), r->message);
+  printf("  backend %s, seed %" PRIu64 ", %u input set%s, %.3f s\n", r->backend, r->seed,
+         r->input_sets, r->input_sets == 1 ? "" : "s", r->seconds);
+  if (r->verdict <= LEIR_VERDICT_MISMATCH)
+    for (size_t i = 0; i < r->noutputs; i++) {
+      const leir_output_report *o = &r->outputs[i];
+      printf("  %s (%s, %" PRIu64 " elements): %" PRIu64 " differ, %" PRIu64
+             " outside tolerance; max abs %.3g, max rel %.3g, max %" PRIu64
+             " ULP, MSE %.3g (rtol %g, atol %g)\n",
+             o->name, leir_dtype_name(o->dtype), o->elements, o->differing, o->outside,
+             o->max_abs_err, o->max_rel_err, o->max_ulp, o->mse, o->rtol, o->atol);
+    }
+  if (r->verdict == LEIR_VERDICT_INVALID) {
+    const char *file = r->program == 0 ? before : after;
+    if (r->line)
+      fprintf(stderr, "%s:%u:%u: error: %s [%s]\n", file, r->line, r->column, r->message,
+              r->rule);
+    else
+      fprintf(stderr, "%s: error: %s [%s]\n", file, r->message, r->rule);
+  }
+  if (r->log[0]) printf("compiler output:\n%s\n", r->log);
+  if (r->notes[0]) {
+    printf("notes:\n");
+    const char *s = r->notes;
+    while (*s) {
+      const char *nl = strchr(s, '\n');
+      size_t n = nl ? (size_t)(nl - s) : strlen(s);
+      printf("  %.*s\n", (int)n, s);
+      s += n + (nl ? 1 : 0);
+    }
+  }
+}
+
+int cmd_verify(int argc, char **argv) {
+  run_opts o;
+  run_opts_init(&o);
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  tool_args a;
+  tool_args_init(&a, "verify", argc, argv);
+  const char *opt, *v;
+  while ((opt = tool_args_next(&a))) {
+    int r = run_option(&o, &a, opt);
+    if (r < 0) return EXIT_USAGE;
+    if (r) continue;
+    if (strcmp(opt, "--reference-rule") == 0) {
+      vo.flags |= LEIR_VERIFY_REFERENCE_RULE;
+    } else if (strcmp(opt, "--strict-parallel") == 0) {
+      vo.flags |= LEIR_VERIFY_STRICT_PARALLEL;
+    } else if (strncmp(opt, "--sets", 6) == 0 && (opt[6] == '\0' || opt[6] == '=')) {
+      if (!(v = tool_args_value(&a, opt))) return EXIT_USAGE;
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || end == v || n < 1 || n > 64)
+        return tool_usage_error("verify", "--sets needs a number in 1..64");
+      vo.input_sets = (uint32_t)n;
+    } else if (strncmp(opt, "--rtol", 6) == 0 && (opt[6] == '\0' || opt[6] == '=')) {
+      if (!(v = tool_args_value(&a, opt)) || parse_tol("--rtol", v, &vo.rtol)) return EXIT_USAGE;
+    } else if (strncmp(opt, "--atol", 6) == 0 && (opt[6] == '\0' || opt[6] == '=')) {
+      if (!(v = tool_args_value(&a, opt)) || parse_tol("--atol", v, &vo.atol)) return EXIT_USAGE;
+    } else {
+      return tool_usage_error("verify", "unknown option %s", opt);
+    }
+  }
+  if (a.npositional != 2)
+    return tool_usage_error("verify", "expected two programs: BEFORE AFTER");
+  vo.seed = o.seed;
+  int rc;
+  leir_program *before = run_load(&o, a.positional[0], true, &rc);
+  if (!before) return rc;
+  leir_program *after = run_load(&o, a.positional[1], false, &rc);
+  if (!after) {
+    leir_program_free(before);
+    return rc;
+  }
+  leir_backend *b = NULL;
+  rc = run_open_backend(&o, &b);
+  leir_verify_report *r = NULL;
+  if (rc == EXIT_OK) {
+    leir_status st = leir_verify(b, before, after, &vo, &r);
+    if (st != LEIR_OK) {
+      fprintf(stderr, "leir verify: error: %s\n", leir_error_last()->message);
+      rc = EXIT_INTERNAL;
+    }
+  }
+  if (r) {
+    if (o.json) {
+      char *js = NULL;
+      if (leir_verify_report_json(r, &js, NULL) == LEIR_OK) printf("%s\n", js);
+      leir_free(js);
+    } else {
+      print_text(r, tool_label(a.positional[0]), tool_label(a.positional[1]));
+    }
+    rc = leir_verdict_passes(r->verdict) ? EXIT_OK : EXIT_INVALID;
+    leir_verify_report_free(r);
+  }
+  leir_backend_free(b);
+  leir_program_free(before);
+  leir_program_free(after);
+  return rc;
+}
