@@ -8,7 +8,7 @@
  * (program, strategy) pair of the programs up to 2e5 evaluations, 4 or 2
  * candidates spread over the list; for each larger program one candidate of
  * one strategy (rotating with the program). On the CPU backend
- * (when a C compiler is available): one candidate per pair of every fourth
+ * (when a C compiler is available): one candidate per pair of every sixth
  * program. bench/verify_candidates checks any share of the
  * whole set by hand (see docs/strategies.md). Annotated loops must stay
  * legal: verification uses LEIR_VERIFY_STRICT_PARALLEL whenever the source
@@ -148,7 +148,11 @@ END_TEST
 
 START_TEST(test_sampled_candidates_verify_on_cpu) {
   leir_backend *b = NULL;
-  leir_status st = leir_backend_open(&b, "cpu", NULL);
+  /* -O1: the generated code is the same; compiling it is several times
+   * faster than at the default -O3 */
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.compiler_flags = "-O1 -fopenmp";
+  leir_status st = leir_backend_open(&b, "cpu", &bo);
   if (st == LEIR_ERR_NO_DEVICE || st == LEIR_ERR_UNSUPPORTED) {
     /* no C compiler here: the interp suite above still verified the sample */
     fprintf(stderr, "cpu backend unavailable (%s): CPU verification not run\n",
@@ -157,10 +161,10 @@ START_TEST(test_sampled_candidates_verify_on_cpu) {
   }
   ck_assert_int_eq(st, LEIR_OK);
   size_t total = 0;
-  for (size_t i = 0; i < small.n; i += 4)
+  for (size_t i = 0; i < small.n; i += 6)
     total += verify_sample(b, &small.e[i], i + 7, (size_t)scale(), 1);
   fprintf(stderr, "cpu: %zu candidates verified\n", total);
-  ck_assert_uint_gt(total, 200);
+  ck_assert_uint_gt(total, 150);
   leir_backend_free(b);
 }
 END_TEST
