@@ -339,13 +339,19 @@ static bool precompute_facts(leir__strbuf *b, const diff *d) {
   if (d->nrem != 1 || d->nadd != 2) return false;
   int c = copy_nest(d, true);
   if (c < 0) return false;
-  const leir_equation *eq = defining_eq(d->a.p, d->add[c]);
   int other = c == 0 ? 1 : 0;
+  /* the entry as the expression wrote it, and the table read replacing it */
+  tpair t = {NULL, NULL};
+  if (!first_diff_in_nest(d->b.p, d->b.p->nests[d->rem[0]], d->a.p, d->a.p->nests[d->add[other]], &t) ||
+      t.x->n != t.y->n)
+    return false;
+  uint32_t k = 0;
+  while (k < t.x->n && leir__expr_equal(d->b.p, t.x->kids[k], d->a.p, t.y->kids[k])) k++;
+  if (k == t.x->n) return false;
   leir__sb_puts(b, "the index ");
-  put_expr(b, d->a.p, eq->rhs);
-  leir__sb_printf(b, " in the expression %s can be precomputed as the variable ",
-                  d->b.text[d->rem[0]]);
-  put_expr(b, d->a.p, eq->lhs);
+  put_expr(b, d->b.p, t.x->kids[k]);
+  leir__sb_printf(b, " in the expression %s can be precomputed as the variable ", d->b.text[d->rem[0]]);
+  put_expr(b, d->a.p, t.y->kids[k]);
   leir__sb_printf(b, " by the expression %s, and the expression becomes %s", d->a.text[d->add[c]],
                   d->a.text[d->add[other]]);
   return true;

@@ -721,6 +721,18 @@ START_TEST(test_cot_is_grounded_in_the_diff) {
                    "B^{16}_{tx=0}L^{12}_{a=0}[C^{f64,g}_{tx,a}=max(D^{f64,l}_{tx,a},0);];. Repeated accesses then "
                    "hit fast on-chip memory instead of global memory.");
   leir_free(t);
+  t = cot("B^{16}_{tx=0}L^{12}_{a=0}L^{28}_{c=0}[D^{f64,g}_{tx,a,c}=if_then_else(2<=c<26,A^{f64,g}_{tx,a,c-2},-inf);];",
+          "precompute_indices nest=0 entry=c-2");
+  ck_assert_str_eq(t,
+                   "Precompute indices stores a compound index expression in an integer table and indexes "
+                   "through the table. Under the given IR, the index c-2 in the expression "
+                   "B^{16}_{tx=0}L^{12}_{a=0}L^{28}_{c=0}[D^{f64,g}_{tx,a,c}=if_then_else(2<=c<26,"
+                   "A^{f64,g}_{tx,a,c-2},-inf);]; can be precomputed as the variable E^{i64,g}_{c} by the "
+                   "expression B^{28}_{tx=0}[E^{i64,g}_{tx}=tx-2;];, and the expression becomes "
+                   "B^{16}_{tx=0}L^{12}_{a=0}L^{28}_{c=0}[D^{f64,g}_{tx,a,c}=if_then_else(2<=c<26,"
+                   "A^{f64,g}_{tx,a,E^{i64,g}_{c}},-inf);];. The index arithmetic is done once instead of "
+                   "at every access.");
+  leir_free(t);
   t = cot(two, "set_storage_layout tensor=D layout=transpose perm=1,0");
   ck_assert_ptr_nonnull(strstr(t, "the memory layout of the intermediate variable D can change from "
                                   "D^{f64,g}_{tx,a} to D^{f64,g}_{a,tx}; all its accesses in the 2 expressions"));
