@@ -215,6 +215,70 @@ START_TEST(test_step_rejects_malformed_input) {
 }
 END_TEST
 
+/* Untrusted steps (an LLM's answers): mutated candidates and random bytes
+ * never crash; whatever applies is a valid program. */
+START_TEST(test_mutated_and_random_steps_are_handled) {
+  leir_program *p = test_parse("B^{8}_{tx=0}L^{12}_{a=0}L^{6}_{c=0}[C^{f64,g}_{tx,a}=C^{f64,g}_{tx,a}+"
+                               "A^{f64,g}_{tx,c}*D^{f64,g}_{a,c};];B^{8}_{tx=0}L^{12}_{a=0}"
+                               "[E^{f64,g}_{tx,a}=C^{f64,g}_{tx,a}*2;];");
+  leir_candidates *c = NULL;
+  ck_assert_int_eq(leir_candidates_list(&c, p, NULL), LEIR_OK);
+  static const char *const swaps[][2] = {{"0", "1"}, {"1", "7"}, {"2", "13"}, {"a", "c"}, {"c", "q"},
+                                         {"tx", "a"}, {"=", "=0"}, {",", ""}, {"s", "g"}, {"A", "E"},
+                                         {"read", "write"}, {"nest=0", "nest=0.0"}, {"ty", "tx"}};
+  size_t applied = 0, refused = 0;
+  for (size_t i = 0; i < leir_candidates_count(c); i++) {
+    const char *t = leir_step_text(leir_candidates_step(c, i));
+    for (size_t m = 0; m < sizeof swaps / sizeof *swaps; m++) {
+      const char *at = strstr(t, swaps[m][0]);
+      if (!at) continue;
+      char buf[512];
+      snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - t), t, swaps[m][1], at + strlen(swaps[m][0]));
+      leir_step *s = NULL;
+      if (leir_step_parse(&s, buf, strlen(buf)) != LEIR_OK) {
+        refused++;
+        continue;
+      }
+      leir_program *q = NULL;
+      leir_status st = leir_step_apply(&q, p, s, NULL);
+      ck_assert_msg(st == LEIR_OK || st == LEIR_ERR_NOT_APPLICABLE, "%s: %s", buf, leir_status_name(st));
+      if (st == LEIR_OK) {
+        ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
+        applied++;
+      } else {
+        ck_assert(strlen(leir_error_last()->message) > 0);
+        refused++;
+      }
+      leir_program_free(q);
+      leir_step_free(s);
+    }
+  }
+  ck_assert_uint_gt(applied, 50);
+  ck_assert_uint_gt(refused, 200);
+  leir_candidates_free(c);
+  /* random bytes, as text and as JSON */
+  uint64_t r = 12345;
+  for (int k = 0; k < 5000; k++) {
+    char buf[64];
+    size_t n = (size_t)(mix(r++) % sizeof buf);
+    for (size_t j = 0; j < n; j++) {
+      static const char alphabet[] = "loop_split nest=0,1.a{}\":[]tx ";
+      buf[j] = (k & 1) ? (char)(mix(r++) & 0xff) : alphabet[mix(r++) % (sizeof alphabet - 1)];
+    }
+    if (k % 4 == 0 && n) buf[0] = '{';
+    leir_step *s = NULL;
+    if (leir_step_parse(&s, buf, n) == LEIR_OK) {
+      leir_program *q = NULL;
+      leir_status st = leir_step_apply(&q, p, s, NULL);
+      ck_assert(st == LEIR_OK || st == LEIR_ERR_NOT_APPLICABLE || st == LEIR_ERR_UNSUPPORTED);
+      leir_program_free(q);
+      leir_step_free(s);
+    }
+  }
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- the corpus ------------------------------------------------------------------- */
 
 /* Every candidate of every program: passes the checks, its text and JSON
@@ -747,6 +811,7 @@ static Suite *strategy_suite(void) {
   tcase_add_test(api, test_step_text_is_canonicalized);
   tcase_add_test(api, test_step_json_round_trips);
   tcase_add_test(api, test_step_rejects_malformed_input);
+  tcase_add_test(api, test_mutated_and_random_steps_are_handled);
   suite_add_tcase(s, api);
   TCase *rules = tcase_create("rules");
   tcase_add_test(rules, test_tiling_and_split_match_the_reference_examples);
