@@ -219,8 +219,11 @@ void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...) {
       c->ex->ncand++;
       char msg[64];
       snprintf(msg, sizeof msg, " (%s)", leir_exactness_name(cls));
+      size_t params = strlen(leir__strategies[c->strategy].name) + 1;
+      char site[256];
+      snprintf(site, sizeof site, "%.*s", (int)(c->sb.len - params), c->sb.data + params);
       leir__sb_puts(&c->sb, msg);
-      add_reason(c, 1, "", "", c->sb.data, c->sb.len);
+      add_reason(c, 1, site, "", c->sb.data, c->sb.len);
       break;
     }
   }

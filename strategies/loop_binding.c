@@ -34,7 +34,6 @@ static void enumerate(leir__sctx *c) {
                      "%s, so it cannot be bound to GPU threads or blocks", why);
         continue;
       }
-      bool any = false;
       for (int a = 0; a < 6 && leir__more(c); a++) {
         const char *why = "";
         if (!leir__axis_fits(c->p, tree, (leir__axis)a, l->extent, LEIR__NOSYM, &why)) {
@@ -45,11 +44,9 @@ static void enumerate(leir__sctx *c) {
           }
           continue;
         }
-        any = true;
         leir__emit(c, LEIR_EXACT, "nest=%s loop=%s axis=%s", r->label, leir__loop_name(c, r, k),
                    leir__axis_names[a]);
       }
-      (void)any;
     }
   }
 }

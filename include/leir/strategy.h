@@ -181,8 +181,8 @@ LEIR_API leir_status leir_step_apply(leir_program **out, const leir_program *pro
  * Explanations
  * ====================================================================== */
 
-/* One finding: a site where the strategy applies (applies = 1; `message`
- * is a candidate step) or a precondition that fails there (applies = 0;
+/* One finding: a candidate (applies = 1; `site` holds its parameters,
+ * `message` the step and its class) or a precondition that fails (applies = 0;
  * `rule` names the precondition, `message` says what fails). Strings are
  * borrowed from the explanation. */
 typedef struct leir_reason {
