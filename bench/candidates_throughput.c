@@ -75,8 +75,7 @@ int main(int argc, char **argv) {
   size_t total = 0;
   double total_s = 0;
   for (size_t s = 0; s < leir_strategy_count(); s++) {
-    leir_strategy_info info;
-    leir_strategy_info_get(s, &info);
+    leir_strategy_info info = *leir_strategy_info_at(s);
     if (!info.implemented || (only && strcmp(only, info.name) != 0)) continue;
     double best = 1e30;
     size_t count = 0, bytes = 0;

@@ -44,12 +44,11 @@ static void one_step(const struct jval *j, void *ud) {
   const char *id = json_str(j, "id"), *st = json_str(j, "strategy");
   const char *bf = json_str(j, "before"), *af = json_str(j, "after");
   size_t s;
-  leir_strategy_info info;
   const source *so = NULL;
   for (size_t i = 0; i < rc->nsrc && id; i++)
     if (strcmp(rc->src[i].id, id) == 0) so = &rc->src[i];
-  if (!st || !af || leir_strategy_find(st, &s) != LEIR_OK || leir_strategy_info_get(s, &info) != LEIR_OK ||
-      !info.implemented || !so || (rc->only && strcmp(rc->only, st) != 0))
+  if (!st || !af || leir_strategy_find(st, &s) != LEIR_OK || !leir_strategy_info_at(s) ||
+      !leir_strategy_info_at(s)->implemented || !so || (rc->only && strcmp(rc->only, st) != 0))
     return;
   tally *ts = &rc->t[s];
   ts->total++;
@@ -151,8 +150,7 @@ int main(int argc, char **argv) {
   memset(&all, 0, sizeof all);
   for (size_t s = 0; s < LEIR_STRATEGY_COUNT; s++) {
     if (!t[s].total) continue;
-    leir_strategy_info info;
-    leir_strategy_info_get(s, &info);
+    leir_strategy_info info = *leir_strategy_info_at(s);
     printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", info.name, t[s].total,
            t[s].malformed, t[s].invalid, t[s].failing, t[s].verified, t[s].hits, t[s].misses,
            t[s].verified ? 100.0 * (double)t[s].hits / (double)t[s].verified : 100.0);

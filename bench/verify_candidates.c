@@ -76,8 +76,7 @@ int main(int argc, char **argv) {
         cost.evaluations > max_evals)
       continue;
     for (size_t s = 0; s < leir_strategy_count(); s++) {
-      leir_strategy_info info;
-      leir_strategy_info_get(s, &info);
+      leir_strategy_info info = *leir_strategy_info_at(s);
       if (!info.implemented || (only && strcmp(only, info.name) != 0)) continue;
       leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
       o.strategy = (int32_t)s;
@@ -125,8 +124,7 @@ int main(int argc, char **argv) {
   printf("\n%-26s %9s %7s\n", "strategy", "verified", "failed");
   for (size_t s = 0; s < LEIR_STRATEGY_COUNT; s++) {
     if (!checked[s]) continue;
-    leir_strategy_info info;
-    leir_strategy_info_get(s, &info);
+    leir_strategy_info info = *leir_strategy_info_at(s);
     printf("%-26s %9zu %7zu\n", info.name, checked[s], failed[s]);
   }
   printf("%zu candidates verified on %s in %.1fs: %zu failed, %zu CLOSE\n", total, backend,

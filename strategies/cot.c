@@ -406,7 +406,7 @@ leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_pr
     return leir__error_nomem();
   }
   const leir__strategy *s = &leir__strategies[ps->strategy];
-  leir__sb_puts(b, s->definition);
+  leir__sb_puts(b, s->info.definition);
   leir__sb_puts(b, " Under the given IR, ");
   size_t mark = b->len;
   bool ok;
@@ -427,7 +427,7 @@ leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_pr
     generic_facts(b, &d);
   }
   leir__sb_puts(b, ". ");
-  leir__sb_puts(b, s->benefit);
+  leir__sb_puts(b, s->info.benefit);
   diff_free(&d);
   return b->failed ? leir__error_nomem() : LEIR_OK;
 }

@@ -197,7 +197,7 @@ static void list_push(leir__sctx *c, leir_exactness cls) {
 void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...) {
   if (!leir__more(c)) return;
   c->sb.len = 0;
-  leir__sb_puts(&c->sb, leir__strategies[c->strategy].name);
+  leir__sb_puts(&c->sb, leir__strategies[c->strategy].info.name);
   leir__sb_putc(&c->sb, ' ');
   va_list ap;
   va_start(ap, fmt);
@@ -219,7 +219,7 @@ void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...) {
       c->ex->ncand++;
       char msg[64];
       snprintf(msg, sizeof msg, " (%s)", leir_exactness_name(cls));
-      size_t params = strlen(leir__strategies[c->strategy].name) + 1;
+      size_t params = strlen(leir__strategies[c->strategy].info.name) + 1;
       char site[256];
       snprintf(site, sizeof site, "%.*s", (int)(c->sb.len - params), c->sb.data + params);
       leir__sb_puts(&c->sb, msg);
@@ -300,9 +300,9 @@ static leir_status apply_parsed(leir__sctx *c, const leir__pstep *ps, leir_progr
   const leir__strategy_impl *impl = leir__strategies[ps->strategy].impl;
   if (!impl)
     return leir__error(LEIR_ERR_UNSUPPORTED, "strategy.not-implemented",
-                       leir__strategies[ps->strategy].name, 0, 0,
+                       leir__strategies[ps->strategy].info.name, 0, 0,
                        "%s is not implemented in this version of libleir",
-                       leir__strategies[ps->strategy].name);
+                       leir__strategies[ps->strategy].info.name);
   leir_program *q = NULL;
   leir_status st = leir_program_clone(&q, c->p);
   if (st != LEIR_OK) return st;
@@ -353,11 +353,11 @@ static leir_status not_applicable(leir__sctx *c, const leir__pstep *ps, const ch
     st = leir__error(LEIR_ERR_NOT_APPLICABLE, best->rule, best->site, 0, 0,
                      "'%s' does not apply: %s", text, best->message);
   else
-    st = leir__error(LEIR_ERR_NOT_APPLICABLE, "step.not-a-candidate", leir__strategies[ps->strategy].name,
+    st = leir__error(LEIR_ERR_NOT_APPLICABLE, "step.not-a-candidate", leir__strategies[ps->strategy].info.name,
                      0, 0,
                      "'%s' does not apply: the program has no such site or the parameters are "
                      "outside the strategy's domain (see 'leir explain %s')",
-                     text, leir__strategies[ps->strategy].name);
+                     text, leir__strategies[ps->strategy].info.name);
   free(ex.r);
   leir__arena_release(&ex.text);
   return st;
@@ -368,9 +368,9 @@ static leir_status validate(leir__sctx *c, const leir__pstep *ps, const char *te
                             leir_exactness *cls) {
   if (!leir__strategies[ps->strategy].impl)
     return leir__error(LEIR_ERR_UNSUPPORTED, "strategy.not-implemented",
-                       leir__strategies[ps->strategy].name, 0, 0,
+                       leir__strategies[ps->strategy].info.name, 0, 0,
                        "%s is not implemented in this version of libleir",
-                       leir__strategies[ps->strategy].name);
+                       leir__strategies[ps->strategy].info.name);
   c->mode = LEIR__MODE_MATCH;
   c->want = text;
   c->want_len = len;
@@ -502,7 +502,7 @@ leir_status leir_strategy_explain(leir_explanation **out, const leir_program *pr
   if (!leir__strategies[strategy].impl) {
     char msg[160];
     snprintf(msg, sizeof msg, "%s is not implemented in this version of libleir",
-             leir__strategies[strategy].name);
+             leir__strategies[strategy].info.name);
     add_reason(c, 0, "", "strategy.not-implemented", msg, strlen(msg));
   } else {
     leir__sctx_run(c, (int)strategy);
@@ -534,7 +534,7 @@ const leir_reason *leir_explanation_get(const leir_explanation *e, size_t i) {
 leir_status leir_explanation_text(const leir_explanation *e, char **out, size_t *out_len) {
   if (!e || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
   leir__strbuf b = LEIR__STRBUF_INIT;
-  const char *name = leir__strategies[e->strategy].name;
+  const char *name = leir__strategies[e->strategy].info.name;
   if (e->ncand)
     leir__sb_printf(&b, "%s applies: %zu candidate%s\n", name, e->ncand, e->ncand == 1 ? "" : "s");
   else

@@ -325,11 +325,7 @@ typedef struct leir__strategy_impl {
 } leir__strategy_impl;
 
 typedef struct leir__strategy {
-  const char *name;
-  leir_level level;
-  const char *summary;
-  const char *definition;
-  const char *benefit;
+  leir_strategy_info info; /* the public row (static) */
   const leir__strategy_impl *impl; /* NULL: not implemented */
 } leir__strategy;
 

@@ -14,198 +14,179 @@
 #define X LEIR_LEVEL_MATH
 
 const leir__strategy leir__strategies[LEIR_STRATEGY_COUNT] = {
-    {"operator_fusion", G,
+    {{0, "operator_fusion", G,
      "put consecutive equations from nests with identical loops into one nest",
      "Operator fusion merges consecutive expressions that share the same loop nest into one "
      "expression.",
      "Fusing removes a pass over memory and a kernel launch, and keeps the intermediate values "
-     "close to the computation.",
-     NULL},
-    {"operator_fission", G, "split a multi-equation nest into one nest per equation",
+     "close to the computation.", 0}, NULL},
+    {{1, "operator_fission", G, "split a multi-equation nest into one nest per equation",
      "Operator fission splits an expression with several equations into one expression per "
      "equation.",
      "Smaller expressions can be scheduled independently, each with the loop order and "
-     "parallelization that suits it.",
-     NULL},
-    {"compute_inline", G, "substitute a single-use producer equation into its consumer",
+     "parallelization that suits it.", 0}, NULL},
+    {{2, "compute_inline", G, "substitute a single-use producer equation into its consumer",
      "Compute inline substitutes the defining expression of a single-use intermediate into the "
      "expression that consumes it.",
-     "Inlining removes the intermediate buffer and the memory traffic to write and read it.",
-     NULL},
-    {"expression_splitting", G,
+     "Inlining removes the intermediate buffer and the memory traffic to write and read it.", 0}, NULL},
+    {{3, "expression_splitting", G,
      "split one equation into a producer of a sub-expression and a consumer",
      "Expression splitting moves one sub-expression of an equation into its own expression that "
      "produces an intermediate.",
-     "A separate sub-expression can be computed once, scheduled on its own, or reused.", NULL},
-    {"tensor_concat_to_fuse_operators", G,
+     "A separate sub-expression can be computed once, scheduled on its own, or reused.", 0}, NULL},
+    {{4, "tensor_concat_to_fuse_operators", G,
      "concatenate inputs of similar nests, compute once, split the output",
      "Tensor concatenation fuses two similar operators by concatenating their inputs, computing "
      "once, and splitting the result.",
-     "One larger operator uses the hardware better than two small ones and needs one launch.",
-     NULL},
-    {"tensor_split_to_decouple_operators", G,
+     "One larger operator uses the hardware better than two small ones and needs one launch.", 0}, NULL},
+    {{5, "tensor_split_to_decouple_operators", G,
      "split an input along an axis, compute parts, concatenate outputs",
      "Tensor splitting decouples an operator into parts that each work on a slice of the input, "
      "then combines the partial outputs.",
-     "Independent parts can run concurrently and each works on a smaller, cache-friendly slice.",
-     NULL},
-    {"common_subexpression_elimination", G,
+     "Independent parts can run concurrently and each works on a smaller, cache-friendly slice.", 0}, NULL},
+    {{6, "common_subexpression_elimination", G,
      "compute a repeated sub-expression once into a temporary",
      "Common subexpression elimination computes a repeated sub-expression once and reuses the "
      "result.",
-     "Computing a value once saves the repeated arithmetic and memory reads.", NULL},
-    {"dead_code_elimination", G, "remove nests whose results are never used",
+     "Computing a value once saves the repeated arithmetic and memory reads.", 0}, NULL},
+    {{7, "dead_code_elimination", G, "remove nests whose results are never used",
      "Dead code elimination removes expressions whose results never reach an output.",
-     "Removing unused work saves its computation and memory traffic.", NULL},
-    {"expression_reorder", G, "swap adjacent independent nests",
+     "Removing unused work saves its computation and memory traffic.", 0}, NULL},
+    {{8, "expression_reorder", G, "swap adjacent independent nests",
      "Expression reorder swaps two adjacent expressions that do not depend on each other.",
      "A different order can bring a producer next to its consumer and improve reuse of data "
-     "that is still in cache.",
-     NULL},
-    {"loop_reorder", O, "permute two loops of a nest",
+     "that is still in cache.", 0}, NULL},
+    {{9, "loop_reorder", O, "permute two loops of a nest",
      "Loop reorder exchanges the nesting order of two loops of an expression.",
      "A better loop order makes the innermost loop walk memory contiguously and improves "
-     "locality.",
-     &leir__loop_reorder},
-    {"loop_tiling", O, "tile two adjacent loops (two splits + reorder: four loops)",
+     "locality.", 1}, &leir__loop_reorder},
+    {{10, "loop_tiling", O, "tile two adjacent loops (two splits + reorder: four loops)",
      "Loop tiling splits two adjacent loops into outer tile loops and inner intra-tile loops, "
      "and moves the tile loops outside.",
      "Tiling keeps a block of data in cache or shared memory while it is reused, which "
-     "improves locality.",
-     &leir__loop_tiling},
-    {"loop_split", O, "split one loop into outer x inner",
+     "improves locality.", 1}, &leir__loop_tiling},
+    {{11, "loop_split", O, "split one loop into outer x inner",
      "Loop split divides one loop into an outer loop and an inner loop whose extents multiply "
      "to the original extent.",
      "Splitting exposes an inner loop of a chosen size for vectorization, unrolling, binding or "
-     "tiling.",
-     &leir__loop_split},
-    {"loop_fusion", O, "merge two adjacent loops of a nest into one (inverse of split)",
+     "tiling.", 1}, &leir__loop_split},
+    {{12, "loop_fusion", O, "merge two adjacent loops of a nest into one (inverse of split)",
      "Loop fusion merges two adjacent loops whose variables are only used together as "
      "outer*extent+inner into one loop.",
      "One longer loop has less loop overhead and gives more iterations to parallelize or "
-     "vectorize.",
-     &leir__loop_fusion},
-    {"loop_unrolling", O, "mark a loop U",
+     "vectorize.", 1}, &leir__loop_fusion},
+    {{13, "loop_unrolling", O, "mark a loop U",
      "Loop unrolling replicates the body of a loop so that its iterations run without loop "
      "control.",
-     "Unrolling removes branch and counter overhead and exposes instruction-level parallelism.",
-     &leir__loop_unrolling},
-    {"loop_parallelization", O, "mark a loop P",
+     "Unrolling removes branch and counter overhead and exposes instruction-level parallelism.", 1}, &leir__loop_unrolling},
+    {{14, "loop_parallelization", O, "mark a loop P",
      "Loop parallelization runs the independent iterations of a loop on several processing "
      "units.",
-     "Parallel iterations use several cores at once.", &leir__loop_parallelization},
-    {"loop_vectorization", O, "mark a (small, innermost-capable) loop V",
+     "Parallel iterations use several cores at once.", 1}, &leir__loop_parallelization},
+    {{15, "loop_vectorization", O, "mark a (small, innermost-capable) loop V",
      "Loop vectorization executes the iterations of a short independent loop with SIMD "
      "instructions.",
-     "SIMD instructions process several elements per instruction.", &leir__loop_vectorization},
-    {"loop_binding", O, "bind a loop to a GPU thread/block axis (B, renamed tx.../bx...)",
+     "SIMD instructions process several elements per instruction.", 1}, &leir__loop_vectorization},
+    {{16, "loop_binding", O, "bind a loop to a GPU thread/block axis (B, renamed tx.../bx...)",
      "Loop binding maps the iterations of an independent loop to a GPU thread or block axis.",
-     "Bound iterations run concurrently on the GPU's threads and blocks.", &leir__loop_binding},
-    {"reduction_factorization", O, "split a reduction axis into partial reductions, then combine",
+     "Bound iterations run concurrently on the GPU's threads and blocks.", 1}, &leir__loop_binding},
+    {{17, "reduction_factorization", O, "split a reduction axis into partial reductions, then combine",
      "Reduction factorization splits a reduction axis into two ranges that are reduced into "
      "separate partial results, then combines the partial results.",
      "Partial reductions are independent of each other and can run in parallel before a short "
-     "combining step.",
-     &leir__reduction_factorization},
-    {"cache_read_write", M, "stage an input (read) or the output (write) through a copy in s/l",
+     "combining step.", 1}, &leir__reduction_factorization},
+    {{18, "cache_read_write", M, "stage an input (read) or the output (write) through a copy in s/l",
      "Cache read/write stages a tensor through a copy in faster shared or local memory, reading "
      "it in before use or writing results back after.",
-     "Repeated accesses then hit fast on-chip memory instead of global memory.",
-     &leir__cache_read_write},
-    {"layout_transformation", M,
+     "Repeated accesses then hit fast on-chip memory instead of global memory.", 1}, &leir__cache_read_write},
+    {{19, "layout_transformation", M,
      "copy an input into a new layout (transpose/flatten/reshape) and read that",
      "Layout transformation copies a tensor into a new memory layout and reads the copy "
      "instead.",
-     "A layout that matches the access order makes memory accesses contiguous.",
-     &leir__layout_transformation},
-    {"set_storage_scope", M, "change an intermediate's scope letter (g/s/l)",
+     "A layout that matches the access order makes memory accesses contiguous.", 1}, &leir__layout_transformation},
+    {{20, "set_storage_scope", M, "change an intermediate's scope letter (g/s/l)",
      "Set storage scope places an intermediate tensor in global, shared or local memory.",
-     "Keeping an intermediate in shared or local memory avoids slow global-memory traffic.",
-     &leir__set_storage_scope},
-    {"set_storage_layout", M, "change an intermediate's layout in all its accesses",
+     "Keeping an intermediate in shared or local memory avoids slow global-memory traffic.", 1}, &leir__set_storage_scope},
+    {{21, "set_storage_layout", M, "change an intermediate's layout in all its accesses",
      "Set storage layout changes the memory layout of an intermediate tensor in every access.",
-     "A layout that matches the access order makes memory accesses contiguous.",
-     &leir__set_storage_layout},
-    {"precompute_indices", M,
+     "A layout that matches the access order makes memory accesses contiguous.", 1}, &leir__set_storage_layout},
+    {{22, "precompute_indices", M,
      "store a compound index expression in an i64 table and index through it",
      "Precompute indices stores a compound index expression in an integer table and indexes "
      "through the table.",
-     "The index arithmetic is done once instead of at every access.",
-     &leir__precompute_indices},
-    {"factorization", X, "factor an equation's right side",
+     "The index arithmetic is done once instead of at every access.", 1}, &leir__precompute_indices},
+    {{23, "factorization", X, "factor an equation's right side",
      "Factorization rewrites an equation's right side as a product of factors.",
-     "A factored form can need fewer operations.", NULL},
-    {"expand_factorization", X, "expand a factored right side (inverse of 23)",
+     "A factored form can need fewer operations.", 0}, NULL},
+    {{24, "expand_factorization", X, "expand a factored right side (inverse of 23)",
      "Expand factorization multiplies out a factored right side.",
-     "An expanded form can expose terms that fuse or cancel with others.", NULL},
-    {"cancellation", X, "cancel common factors of a fraction",
+     "An expanded form can expose terms that fuse or cancel with others.", 0}, NULL},
+    {{25, "cancellation", X, "cancel common factors of a fraction",
      "Cancellation removes common factors of a fraction's numerator and denominator.",
-     "Cancelled fractions need fewer operations.", NULL},
-    {"expand_cancellation", X, "inverse of 25",
+     "Cancelled fractions need fewer operations.", 0}, NULL},
+    {{26, "expand_cancellation", X, "inverse of 25",
      "Expand cancellation multiplies a fraction's numerator and denominator by a common factor.",
-     "A common denominator can enable further rewrites that save operations.", NULL},
-    {"apart", X, "partial-fraction decomposition (inverse of 28)",
+     "A common denominator can enable further rewrites that save operations.", 0}, NULL},
+    {{27, "apart", X, "partial-fraction decomposition (inverse of 28)",
      "Apart decomposes a fraction into a sum of partial fractions.",
-     "Simpler fractions can be cheaper or numerically better behaved.", NULL},
-    {"together", X, "combine fractions over a common denominator",
+     "Simpler fractions can be cheaper or numerically better behaved.", 0}, NULL},
+    {{28, "together", X, "combine fractions over a common denominator",
      "Together combines a sum of fractions over a common denominator.",
-     "One division instead of several saves expensive operations.", NULL},
-    {"powsimp", X, "combine powers/exponentials (exp(a)*exp(b) -> exp(a+b))",
+     "One division instead of several saves expensive operations.", 0}, NULL},
+    {{29, "powsimp", X, "combine powers/exponentials (exp(a)*exp(b) -> exp(a+b))",
      "Powsimp combines products of powers and exponentials with equal bases.",
-     "Fewer exponentials save expensive transcendental operations.", NULL},
-    {"expand_powsimp", X, "inverse of 29",
+     "Fewer exponentials save expensive transcendental operations.", 0}, NULL},
+    {{30, "expand_powsimp", X, "inverse of 29",
      "Expand powsimp splits a power or exponential of a sum into a product.",
-     "Separate factors can be computed once and reused.", NULL},
-    {"expand_log", X, "split logs: log(a*b) -> log(a)+log(b)",
+     "Separate factors can be computed once and reused.", 0}, NULL},
+    {{31, "expand_log", X, "split logs: log(a*b) -> log(a)+log(b)",
      "Expand log splits the logarithm of a product into a sum of logarithms.",
-     "Separate logarithms can be computed once and reused.", NULL},
-    {"logsimp", X, "combine logs: log(a)+log(b) -> log(a*b)",
+     "Separate logarithms can be computed once and reused.", 0}, NULL},
+    {{32, "logsimp", X, "combine logs: log(a)+log(b) -> log(a*b)",
      "Logsimp combines a sum of logarithms into the logarithm of a product.",
-     "One logarithm instead of several saves expensive operations.", NULL},
-    {"collect", X, "collect like terms (a*b+a*c -> a*(b+c))",
+     "One logarithm instead of several saves expensive operations.", 0}, NULL},
+    {{33, "collect", X, "collect like terms (a*b+a*c -> a*(b+c))",
      "Collect gathers terms that share a common factor.",
-     "Factoring out a common term saves multiplications.", NULL},
-    {"expand_collect", X, "inverse of 33",
+     "Factoring out a common term saves multiplications.", 0}, NULL},
+    {{34, "expand_collect", X, "inverse of 33",
      "Expand collect distributes a common factor over a sum.",
-     "Distributed terms can fuse with neighbouring operations.", NULL},
-    {"partially_equivalent_then_correct", X,
+     "Distributed terms can fuse with neighbouring operations.", 0}, NULL},
+    {{35, "partially_equivalent_then_correct", X,
      "fuse similar nests by concatenation, then add a correcting nest",
      "Partially equivalent then correct fuses similar computations by concatenation and "
      "corrects the elements where they differ.",
-     "One fused computation plus a small correction beats two separate passes.", NULL},
-    {"normal_loop_max_to_prefix_max", X, "turn a max reduction into a running (prefix) max",
+     "One fused computation plus a small correction beats two separate passes.", 0}, NULL},
+    {{36, "normal_loop_max_to_prefix_max", X, "turn a max reduction into a running (prefix) max",
      "Normal loop max to prefix max turns a max reduction into a running maximum.",
-     "A running maximum can be fused with the computations that consume it in one pass.",
-     NULL},
-    {"exponential_split", X, "exp(x) -> exp(x-y)*exp(y) with an existing y",
+     "A running maximum can be fused with the computations that consume it in one pass.", 0}, NULL},
+    {{37, "exponential_split", X, "exp(x) -> exp(x-y)*exp(y) with an existing y",
      "Exponential split rewrites exp(x) as exp(x-y)*exp(y) with an existing value y.",
-     "The split prepares online, numerically stable rescaling.", NULL},
-    {"multiplicative_split", X, "x -> (x/y)*y with an existing y",
+     "The split prepares online, numerically stable rescaling.", 0}, NULL},
+    {{38, "multiplicative_split", X, "x -> (x/y)*y with an existing y",
      "Multiplicative split rewrites x as (x/y)*y with an existing value y.",
-     "The split prepares a rescaled, streaming form of the computation.", NULL},
-    {"additive_split", X, "x -> (x-y)+y with an existing y",
+     "The split prepares a rescaled, streaming form of the computation.", 0}, NULL},
+    {{39, "additive_split", X, "x -> (x-y)+y with an existing y",
      "Additive split rewrites x as (x-y)+y with an existing value y.",
-     "The split prepares a shifted, streaming form of the computation.", NULL},
-    {"normal_loop_summation_on_exp_to_prefix_summation_on_exp", X,
+     "The split prepares a shifted, streaming form of the computation.", 0}, NULL},
+    {{40, "normal_loop_summation_on_exp_to_prefix_summation_on_exp", X,
      "running sum of exp with rescaling by the running max",
      "Prefix summation on exp turns a sum of exponentials after a max into one pass with a "
      "running maximum and a rescaled running sum.",
-     "One pass instead of two halves the reads of the input.", NULL},
-    {"online_softmax", X, "softmax in one pass with running max and sum",
+     "One pass instead of two halves the reads of the input.", 0}, NULL},
+    {{41, "online_softmax", X, "softmax in one pass with running max and sum",
      "Online softmax computes the softmax normalizers in one pass with a running maximum and a "
      "rescaled running sum.",
-     "One pass over the input saves memory traffic.", NULL},
-    {"flashattention_wo_tiling", X,
+     "One pass over the input saves memory traffic.", 0}, NULL},
+    {{42, "flashattention_wo_tiling", X,
      "attention with online softmax fused into the P.V product (nested nest)",
      "Flash attention without tiling fuses the online softmax into the product with V so the "
      "attention matrix is never stored.",
-     "The attention matrix never goes to memory, which saves most of the memory traffic.",
-     NULL},
-    {"normal_matmul_to_prefix_matmul_based_on_online_softmax", X,
+     "The attention matrix never goes to memory, which saves most of the memory traffic.", 0}, NULL},
+    {{43, "normal_matmul_to_prefix_matmul_based_on_online_softmax", X,
      "matmul after softmax as a running, rescaled accumulation",
      "Prefix matmul based on online softmax turns the product with the softmax output into a "
      "running, rescaled accumulation.",
-     "The softmax output never goes to memory, which saves memory traffic.", NULL},
+     "The softmax output never goes to memory, which saves memory traffic.", 0}, NULL},
 };
 
 #undef G
@@ -229,25 +210,13 @@ const char *leir_exactness_name(leir_exactness exactness) {
 
 size_t leir_strategy_count(void) { return LEIR_STRATEGY_COUNT; }
 
-leir_status leir_strategy_info_get(size_t index, leir_strategy_info *out) {
-  if (!out || index >= LEIR_STRATEGY_COUNT)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "strategy index %zu is out of range (0..%d)", index,
-                       LEIR_STRATEGY_COUNT - 1);
-  const leir__strategy *s = &leir__strategies[index];
-  out->index = (uint32_t)index;
-  out->name = s->name;
-  out->level = s->level;
-  out->summary = s->summary;
-  out->definition = s->definition;
-  out->benefit = s->benefit;
-  out->implemented = s->impl != NULL;
-  return LEIR_OK;
+const leir_strategy_info *leir_strategy_info_at(size_t index) {
+  return index < LEIR_STRATEGY_COUNT ? &leir__strategies[index].info : NULL;
 }
 
 int leir__strategy_index(const char *name, size_t len) {
   for (int i = 0; i < LEIR_STRATEGY_COUNT; i++)
-    if (strlen(leir__strategies[i].name) == len && memcmp(leir__strategies[i].name, name, len) == 0)
+    if (strlen(leir__strategies[i].info.name) == len && memcmp(leir__strategies[i].info.name, name, len) == 0)
       return i;
   return -1;
 }
@@ -266,13 +235,13 @@ leir_status leir__strategy_unknown(const char *name, size_t len) {
   buf[n] = '\0';
   size_t best = 0, best_len = 0;
   for (size_t i = 0; i < LEIR_STRATEGY_COUNT; i++) {
-    size_t c = common_prefix(buf, leir__strategies[i].name);
+    size_t c = common_prefix(buf, leir__strategies[i].info.name);
     if (c > best_len) best = i, best_len = c;
   }
   if (best_len >= 4)
     return leir__error(LEIR_ERR_NOT_FOUND, "strategy.unknown", buf, 0, 0,
                        "unknown strategy '%s' (did you mean '%s'? 'leir strategies' lists all)",
-                       buf, leir__strategies[best].name);
+                       buf, leir__strategies[best].info.name);
   return leir__error(LEIR_ERR_NOT_FOUND, "strategy.unknown", buf, 0, 0,
                      "unknown strategy '%s' ('leir strategies' lists all)", buf);
 }

@@ -131,15 +131,15 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
     size_t ks = i;
     while (i < len && text[i] != '=' && !is_space(text[i])) i++;
     if (i >= len || text[i] != '=')
-      return leir__error(LEIR_ERR_PARSE, "step.syntax", leir__strategies[s].name, 0, (uint32_t)ks + 1,
+      return leir__error(LEIR_ERR_PARSE, "step.syntax", leir__strategies[s].info.name, 0, (uint32_t)ks + 1,
                          "expected KEY=VALUE at column %zu", ks + 1);
     int k = key_of(text + ks, i - ks);
     if (k < 0 || !(allowed & LEIR__KEY(k)))
-      return leir__error(LEIR_ERR_PARSE, "step.key", leir__strategies[s].name, 0, (uint32_t)ks + 1,
-                         "%s takes no parameter '%.*s'", leir__strategies[s].name, (int)(i - ks),
+      return leir__error(LEIR_ERR_PARSE, "step.key", leir__strategies[s].info.name, 0, (uint32_t)ks + 1,
+                         "%s takes no parameter '%.*s'", leir__strategies[s].info.name, (int)(i - ks),
                          text + ks);
     if (seen & LEIR__KEY(k))
-      return leir__error(LEIR_ERR_PARSE, "step.key", leir__strategies[s].name, 0, (uint32_t)ks + 1,
+      return leir__error(LEIR_ERR_PARSE, "step.key", leir__strategies[s].info.name, 0, (uint32_t)ks + 1,
                          "parameter '%s' is given twice", keys[k].name);
     if (ps->nparams == LEIR__STEP_MAX_PARAMS)
       return leir__error(LEIR_ERR_PARSE, "step.limit", NULL, 0, 0, "too many parameters");
@@ -181,8 +181,8 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
   if (impl && (seen & impl->required) != impl->required) {
     for (int k = 0; k < LEIR__K_COUNT; k++)
       if ((impl->required & LEIR__KEY(k)) && !(seen & LEIR__KEY(k)))
-        return leir__error(LEIR_ERR_PARSE, "step.missing", leir__strategies[s].name, 0, 0,
-                           "%s needs parameter '%s'", leir__strategies[s].name, keys[k].name);
+        return leir__error(LEIR_ERR_PARSE, "step.missing", leir__strategies[s].info.name, 0, 0,
+                           "%s needs parameter '%s'", leir__strategies[s].info.name, keys[k].name);
   }
   return LEIR_OK;
 }
@@ -211,7 +211,7 @@ static void put_tok(leir__strbuf *b, vtype t, const leir__tok *tok) {
 }
 
 void leir__step_print(leir__strbuf *b, const leir__pstep *ps) {
-  leir__sb_puts(b, leir__strategies[ps->strategy].name);
+  leir__sb_puts(b, leir__strategies[ps->strategy].info.name);
   for (uint32_t i = 0; i < ps->nparams; i++) {
     int k = ps->params[i].key;
     leir__sb_putc(b, ' ');
@@ -466,7 +466,7 @@ leir_status leir_step_to_json(const leir_step *step, char **out, size_t *out_len
   if (st != LEIR_OK) return st;
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_puts(&b, "{\"strategy\":\"");
-  leir__sb_puts(&b, leir__strategies[ps.strategy].name);
+  leir__sb_puts(&b, leir__strategies[ps.strategy].info.name);
   leir__sb_putc(&b, '"');
   for (uint32_t i = 0; i < ps.nparams; i++) {
     int k = ps.params[i].key;

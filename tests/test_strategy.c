@@ -103,14 +103,15 @@ START_TEST(test_catalogue_lists_44_strategies_in_spec_order) {
                                         {"42", "flashattention_wo_tiling"},
                                         {"43", "normal_matmul_to_prefix_matmul_based_on_online_softmax"}};
   for (size_t i = 0; i < sizeof some / sizeof *some; i++) {
-    leir_strategy_info info;
-    ck_assert_int_eq(leir_strategy_info_get((size_t)atoi(some[i][0]), &info), LEIR_OK);
-    ck_assert_str_eq(info.name, some[i][1]);
+    const leir_strategy_info *info = leir_strategy_info_at((size_t)atoi(some[i][0]));
+    ck_assert_ptr_nonnull(info);
+    ck_assert_str_eq(info->name, some[i][1]);
   }
   size_t implemented = 0;
   for (size_t i = 0; i < 44; i++) {
-    leir_strategy_info info;
-    ck_assert_int_eq(leir_strategy_info_get(i, &info), LEIR_OK);
+    const leir_strategy_info *row = leir_strategy_info_at(i);
+    ck_assert_ptr_nonnull(row);
+    leir_strategy_info info = *row;
     ck_assert_uint_eq(info.index, i);
     leir_level want = i <= 8 ? LEIR_LEVEL_GRAPH
                       : i <= 17 ? LEIR_LEVEL_OPERATOR
@@ -126,7 +127,7 @@ START_TEST(test_catalogue_lists_44_strategies_in_spec_order) {
     ck_assert_uint_eq(back, i);
   }
   ck_assert_uint_eq(implemented, 14);
-  ck_assert_int_eq(leir_strategy_info_get(44, &(leir_strategy_info){0}), LEIR_ERR_ARGUMENT);
+  ck_assert_ptr_null(leir_strategy_info_at(44));
   size_t idx;
   ck_assert_int_eq(leir_strategy_find("loop_tilling", &idx), LEIR_ERR_NOT_FOUND);
   ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "loop_tiling"));
@@ -358,8 +359,7 @@ START_TEST(test_every_candidate_is_valid_replayable_and_grounds) {
   }
   /* every implemented strategy fires somewhere in the corpus */
   for (size_t st = 9; st <= 22; st++) {
-    leir_strategy_info info;
-    leir_strategy_info_get(st, &info);
+    leir_strategy_info info = *leir_strategy_info_at(st);
     size_t n = 0;
     for (size_t i = 0; i < small.n && !n; i++) n = count_for(small.e[i].program, info.name);
     ck_assert_msg(n > 0, "%s never applies to the corpus", info.name);

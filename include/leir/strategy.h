@@ -47,6 +47,9 @@ typedef enum leir_level {
 /* "graph", "operator", "memory", "math"; static storage; "" if invalid. */
 LEIR_API const char *leir_level_name(leir_level level);
 
+/* A row of the catalogue. Rows are static and never change; later versions
+ * may append fields, so read them through the pointer
+ * leir_strategy_info_at returns. */
 typedef struct leir_strategy_info {
   uint32_t index;
   const char *name;        /* catalogue name, e.g. "loop_tiling" */
@@ -59,9 +62,8 @@ typedef struct leir_strategy_info {
 
 LEIR_API size_t leir_strategy_count(void);
 
-/* Fills *out for strategy `index` (strings are static). Errors:
- * LEIR_ERR_ARGUMENT for an index out of range. */
-LEIR_API leir_status leir_strategy_info_get(size_t index, leir_strategy_info *out);
+/* Row `index` of the catalogue (static storage), or NULL when out of range. */
+LEIR_API const leir_strategy_info *leir_strategy_info_at(size_t index);
 
 /* Index of a strategy by catalogue name. Errors: LEIR_ERR_NOT_FOUND (the
  * message lists the closest names). */

@@ -18,8 +18,7 @@ static int explain_one(const char *label, unsigned line_no, leir_program *p, voi
     return tool_exit_for(st);
   }
   if (o->b.json) {
-    leir_strategy_info info;
-    leir_strategy_info_get(o->strategy, &info);
+    leir_strategy_info info = *leir_strategy_info_at(o->strategy);
     printf("{");
     if (o->b.lines) printf("\"line\":%u,", line_no);
     printf("\"strategy\":\"%s\",\"applies\":%s,\"candidates\":%zu,\"reasons\":[", info.name,

@@ -16,8 +16,9 @@ int cmd_strategies(int argc, char **argv) {
   }
   if (a.npositional) return tool_usage_error("strategies", "takes no input");
   for (size_t i = 0; i < leir_strategy_count(); i++) {
-    leir_strategy_info s;
-    if (leir_strategy_info_get(i, &s) != LEIR_OK) return EXIT_INTERNAL;
+    const leir_strategy_info *row = leir_strategy_info_at(i);
+    if (!row) return EXIT_INTERNAL;
+    leir_strategy_info s = *row;
     if (json) {
       printf("{\"index\":%u,\"name\":\"%s\",\"level\":\"%s\",\"implemented\":%s,\"summary\":", s.index,
              s.name, leir_level_name(s.level), s.implemented ? "true" : "false");
