@@ -91,6 +91,9 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/* A three-loop elementwise nest used by several tests. */
+#define T3 "B^{4}_{tx=0}L^{6}_{a=0}L^{8}_{c=0}[D^{f64,g}_{tx,a,c}=A^{f64,g}_{tx,a,c}*C^{f64,g}_{tx,a,c};];"
+
 /* ---- catalogue ----------------------------------------------------------------- */
 
 START_TEST(test_catalogue_lists_44_strategies_in_spec_order) {
@@ -280,6 +283,50 @@ START_TEST(test_mutated_and_random_steps_are_handled) {
 }
 END_TEST
 
+START_TEST(test_options_and_grounding_without_signature) {
+  leir_program *p = test_parse(T3);
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  o.max_candidates = 5;
+  leir_candidates *c = NULL;
+  ck_assert_int_eq(leir_candidates_list(&c, p, &o), LEIR_ERR_LIMIT);
+  ck_assert_ptr_null(c);
+  o.max_candidates = 0;
+  o.strategy = 44;
+  ck_assert_int_eq(leir_candidates_list(&c, p, &o), LEIR_ERR_ARGUMENT);
+  o.strategy = 0; /* not implemented: no candidates, no error */
+  ck_assert_int_eq(leir_candidates_list(&c, p, &o), LEIR_OK);
+  ck_assert_uint_eq(leir_candidates_count(c), 0);
+  leir_candidates_free(c);
+  /* `after` as text without a signature borrows `before`'s */
+  leir_tensor_decl d[3] = {{"A", LEIR_F64, LEIR_ROLE_INPUT, 3, (int64_t[]){4, 6, 8}},
+                           {"C", LEIR_F64, LEIR_ROLE_INPUT, 3, (int64_t[]){4, 6, 8}},
+                           {"D", LEIR_F64, LEIR_ROLE_OUTPUT, 3, (int64_t[]){4, 6, 8}}};
+  ck_assert_int_eq(leir_program_set_signature(p, d, 3), LEIR_OK);
+  char *t = apply_text(T3, "cache_read_write nest=0 tensor=C mode=read scope=l", NULL);
+  /* other fresh names than libleir's: grounding is up to renaming */
+  char *renamed = strdup(t);
+  for (char *q = renamed; (q = strstr(q, "E^{f64,l}")); q++) *q = 'Q';
+  leir_program *after = test_parse(renamed);
+  leir_candidates *hits = NULL;
+  ck_assert_int_eq(leir_ground(&hits, p, after, NULL), LEIR_OK);
+  ck_assert_uint_eq(leir_candidates_count(hits), 1);
+  ck_assert_str_eq(leir_step_text(leir_candidates_step(hits, 0)),
+                   "cache_read_write nest=0 tensor=C mode=read scope=l");
+  /* the hits are bound to `before`: they apply */
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_candidates_apply(&q, hits, 0), LEIR_OK);
+  char *back = test_print(q);
+  ck_assert_str_eq(back, t);
+  free(back);
+  leir_program_free(q);
+  leir_candidates_free(hits);
+  leir_program_free(after);
+  free(renamed);
+  free(t);
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- the corpus ------------------------------------------------------------------- */
 
 /* Every candidate of every program: passes the checks, its text and JSON
@@ -418,7 +465,6 @@ END_TEST
 
 /* ---- the rules of the strategies --------------------------------------------------- */
 
-#define T3 "B^{4}_{tx=0}L^{6}_{a=0}L^{8}_{c=0}[D^{f64,g}_{tx,a,c}=A^{f64,g}_{tx,a,c}*C^{f64,g}_{tx,a,c};];"
 
 START_TEST(test_tiling_and_split_match_the_reference_examples) {
   /* strategies-reference.md §5.2 and §5.3, byte for byte */
@@ -812,6 +858,7 @@ static Suite *strategy_suite(void) {
   tcase_add_test(api, test_step_json_round_trips);
   tcase_add_test(api, test_step_rejects_malformed_input);
   tcase_add_test(api, test_mutated_and_random_steps_are_handled);
+  tcase_add_test(api, test_options_and_grounding_without_signature);
   suite_add_tcase(s, api);
   TCase *rules = tcase_create("rules");
   tcase_add_test(rules, test_tiling_and_split_match_the_reference_examples);
