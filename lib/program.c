@@ -374,9 +374,24 @@ leir_status leir_program_clone(leir_program **out, const leir_program *src) {
   *out = NULL;
   leir_program *p = leir__program_new(src->arena.total);
   if (!p) return leir__error_nomem();
-  /* Intern symbols in the same order so symbol ids stay identical. */
-  for (uint32_t s = 0; s < src->syms.count; s++) {
-    if (leir__sym_intern(p, src->syms.names[s], src->syms.lens[s]) != s) goto nomem;
+  /* The same symbols with the same ids: copy the table instead of hashing
+   * every name again (the open-addressing slots depend only on the names). */
+  if (src->syms.count) {
+    leir__symtab *t = &p->syms;
+    const leir__symtab *f = &src->syms;
+    t->names = malloc(f->cap * sizeof *t->names);
+    t->lens = malloc(f->cap * sizeof *t->lens);
+    t->slots = malloc(f->nslots * sizeof *t->slots);
+    if (!t->names || !t->lens || !t->slots) goto nomem;
+    t->cap = f->cap;
+    t->nslots = f->nslots;
+    memcpy(t->lens, f->lens, f->count * sizeof *t->lens);
+    memcpy(t->slots, f->slots, f->nslots * sizeof *t->slots);
+    for (uint32_t s = 0; s < f->count; s++) {
+      t->names[s] = leir__arena_strndup(&p->arena, f->names[s], f->lens[s]);
+      if (!t->names[s]) goto nomem;
+      t->count = s + 1;
+    }
   }
   /* Node ids are fresh in the copy (they only index per-program side tables).
    * Symbol ids are the same, so copies keep them as they are. */

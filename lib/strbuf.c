@@ -24,13 +24,13 @@ int leir__sb_reserve(leir__strbuf *b, size_t extra) {
   return 1;
 }
 
-void leir__sb_putc(leir__strbuf *b, char c) {
+void leir__sb_putc_slow(leir__strbuf *b, char c) {
   if (b->len + 1 >= b->cap && !leir__sb_reserve(b, 1)) return;
   if (b->failed) return;
   b->data[b->len++] = c;
 }
 
-void leir__sb_put(leir__strbuf *b, const char *s, size_t n) {
+void leir__sb_put_slow(leir__strbuf *b, const char *s, size_t n) {
   if (!leir__sb_reserve(b, n)) return;
   memcpy(b->data + b->len, s, n);
   b->len += n;

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct leir__strbuf {
   char *data;
@@ -17,8 +18,25 @@ typedef struct leir__strbuf {
 #define LEIR__STRBUF_INIT {NULL, 0, 0, 0}
 
 int leir__sb_reserve(leir__strbuf *b, size_t extra);
-void leir__sb_putc(leir__strbuf *b, char c);
-void leir__sb_put(leir__strbuf *b, const char *s, size_t n);
+/* Appends one byte; the common case (room left) is inline: the printer
+ * calls this for most of its output. */
+void leir__sb_putc_slow(leir__strbuf *b, char c);
+static inline void leir__sb_putc(leir__strbuf *b, char c) {
+  if (b->len + 1 < b->cap && !b->failed) {
+    b->data[b->len++] = c;
+    return;
+  }
+  leir__sb_putc_slow(b, c);
+}
+void leir__sb_put_slow(leir__strbuf *b, const char *s, size_t n);
+static inline void leir__sb_put(leir__strbuf *b, const char *s, size_t n) {
+  if (n < b->cap - b->len && !b->failed) { /* room for n bytes and the final NUL */
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    return;
+  }
+  leir__sb_put_slow(b, s, n);
+}
 void leir__sb_puts(leir__strbuf *b, const char *s);
 void leir__sb_printf(leir__strbuf *b, const char *fmt, ...)
 #if defined(__GNUC__)
