@@ -417,6 +417,56 @@ START_TEST(test_every_candidate_is_valid_replayable_and_grounds) {
 }
 END_TEST
 
+/* Real reference outputs (tests/data/strategy/reference-steps.tsv) ground
+ * to the expected step; a reference bug (a reduction_factorization that
+ * does not verify) and a deliberately excluded form ground to none. */
+START_TEST(test_reference_outputs_ground) {
+  char *text = test_read_file(test_data_path("strategy/reference-steps.tsv"), NULL);
+  size_t rows = 0, none = 0;
+  for (char *line = text, *next; line && *line; line = next) {
+    next = strchr(line, '\n'); /* not strtok: the corpus reader uses it */
+    if (next) *next++ = '\0';
+    if (line[0] == '#' || !line[0]) continue;
+    char *f[5];
+    for (int k = 0; k < 5; k++) {
+      f[k] = line;
+      char *tab = strchr(line, '\t');
+      if (tab) *tab = '\0', line = tab + 1;
+      else line += strlen(line);
+    }
+    const corpus_entry *row = NULL;
+    for (size_t i = 0; i < small.n && !row; i++)
+      if (strcmp(small.rows[i].id, f[0]) == 0) row = &small.rows[i];
+    ck_assert_msg(row != NULL, "no source %s", f[0]);
+    leir_program *before = corpus_program_text(row, strcmp(f[3], "-") == 0 ? row->leir : f[3]);
+    leir_program *after = corpus_program_text(row, f[4]);
+    size_t idx;
+    ck_assert_int_eq(leir_strategy_find(f[1], &idx), LEIR_OK);
+    leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+    o.strategy = (int32_t)idx;
+    leir_candidates *hits = NULL;
+    ck_assert_int_eq(leir_ground(&hits, before, after, &o), LEIR_OK);
+    if (strcmp(f[2], "none") == 0) {
+      ck_assert_msg(leir_candidates_count(hits) == 0, "%s %s grounds to %s", f[0], f[1],
+                    leir_step_text(leir_candidates_step(hits, 0)));
+      none++;
+    } else {
+      bool found = false;
+      for (size_t h = 0; h < leir_candidates_count(hits) && !found; h++)
+        found = strcmp(leir_step_text(leir_candidates_step(hits, h)), f[2]) == 0;
+      ck_assert_msg(found, "%s: %s not found", f[0], f[2]);
+    }
+    rows++;
+    leir_candidates_free(hits);
+    leir_program_free(before);
+    leir_program_free(after);
+  }
+  ck_assert_uint_ge(rows, 28);
+  ck_assert_uint_eq(none, 2);
+  free(text);
+}
+END_TEST
+
 /* Random walks of 8 steps (strategy first, then a candidate, both seeded)
  * stay valid and keep enumerating; the same seed gives the same walk. */
 static char *walk(const leir_program *start, uint64_t seed, int steps) {
@@ -877,6 +927,7 @@ static Suite *strategy_suite(void) {
   tcase_set_timeout(corpus_tc, 600);
   tcase_add_test(corpus_tc, test_every_candidate_is_valid_replayable_and_grounds);
   tcase_add_test(corpus_tc, test_random_walks_stay_valid_and_are_reproducible);
+  tcase_add_test(corpus_tc, test_reference_outputs_ground);
   suite_add_tcase(s, corpus_tc);
   return s;
 }
