@@ -254,8 +254,6 @@ void leir__rename_var(leir_nest *n, uint32_t from, uint32_t to);
 void leir__rename_tensor(leir_nest *n, uint32_t from, uint32_t to, leir_scope sc);
 /* Does e (or a subtree) use loop variable sym? */
 bool leir__expr_uses_var(const leir_expr *e, uint32_t sym);
-/* Does any item of n (at any depth) use loop variable sym? */
-bool leir__nest_uses_var(const leir_nest *n, uint32_t sym);
 /* Builds a*b+c style affine pieces in p. */
 leir_expr *leir__mk_var(leir_program *p, uint32_t sym);
 leir_expr *leir__mk_int(leir_program *p, int64_t v);

@@ -26,18 +26,6 @@ bool leir__expr_uses_var(const leir_expr *e, uint32_t sym) {
   return false;
 }
 
-bool leir__nest_uses_var(const leir_nest *n, uint32_t sym) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      if (leir__nest_uses_var(n->items[k].nest, sym)) return true;
-    } else if (leir__expr_uses_var(n->items[k].eq->lhs, sym) ||
-               leir__expr_uses_var(n->items[k].eq->rhs, sym)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /* A node that prints without surrounding operators of its own. */
 static bool atomic(const leir_expr *e) {
   switch ((leir_expr_kind)e->kind) {
