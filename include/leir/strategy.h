@@ -66,7 +66,7 @@ LEIR_API size_t leir_strategy_count(void);
 LEIR_API const leir_strategy_info *leir_strategy_info_at(size_t index);
 
 /* Index of a strategy by catalogue name. Errors: LEIR_ERR_NOT_FOUND (the
- * message lists the closest names). */
+ * message suggests the closest name), LEIR_ERR_ARGUMENT. */
 LEIR_API leir_status leir_strategy_find(const char *name, size_t *index);
 
 /* ======================================================================
