@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonl.h"
+#include "jsonl.h" /* tests/support */
 #include "leir/leir.h"
 
 int main(int argc, char **argv) {
@@ -17,9 +17,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s CONFORMANCE_DIR\n", argv[0]);
     return 2;
   }
-  char path[4096], **lines;
+  char path[4096];
   snprintf(path, sizeof path, "%s/sources-small.jsonl", argv[1]);
-  size_t n = read_lines(path, &lines);
+  jsonl_file *f = jsonl_open(path);
+  if (!f) return 2;
   leir_backend *bi, *bc;
   if (leir_backend_open(&bi, "interp", NULL) || leir_backend_open(&bc, "cpu", NULL)) {
     fprintf(stderr, "%s\n", leir_error_last()->message);
@@ -32,18 +33,15 @@ int main(int argc, char **argv) {
   bo.flags = LEIR_BENCH_NO_FLUSH;
   double evals = 0, interp_s = 0, cpu_s = 0;
   double worst = 0, best = 1e30;
-  for (size_t i = 0; i < n; i++) {
-    jval v;
-    const char *p = lines[i];
-    jparse(&p, &v);
-    const char *text = jstr(&v, "leir");
+  const jsonl_value *v;
+  while ((v = jsonl_next(f))) {
+    const char *text = jsonl_str(jsonl_get(v, "leir"));
     leir_program *prog;
     leir_program_parse(&prog, text, strlen(text), NULL);
     leir_program_cost c;
     if (leir_program_cost_get(prog, &c) != LEIR_OK) {
       /* needs the corpus signature (indirect-only inputs): skip */
       leir_program_free(prog);
-      jfree(&v);
       continue;
     }
     leir_timing ti, tc;
@@ -57,8 +55,8 @@ int main(int argc, char **argv) {
       if (ns < best) best = ns;
     }
     leir_program_free(prog);
-    jfree(&v);
   }
+  jsonl_close(f);
   printf("interp: %.3g evaluations in %.3f s: %.1f ns per evaluation on average (%.1f..%.1f per "
          "program); %.2f M evaluations/s\n",
          evals, interp_s, interp_s / evals * 1e9, best, worst, evals / interp_s * 1e-6);

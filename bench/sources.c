@@ -1,6 +1,8 @@
 #include "sources.h"
 
-#include "jsonl.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* dtype of tensor `name` from its first superscript in the text */
 static leir_dtype dtype_in_text(const char *leir, const char *name) {
@@ -18,46 +20,49 @@ static leir_dtype dtype_in_text(const char *leir, const char *name) {
 }
 
 static bool add_decl(leir_tensor_decl *d, int64_t *shape, const char *name, leir_dtype dt,
-                     leir_role role, const jval *sh) {
-  if (!sh || sh->kind != J_ARR || sh->n > LEIR_MAX_RANK) return false;
+                     leir_role role, const jsonl_value *sh) {
+  if (!name || !sh || sh->kind != JSONL_ARRAY || jsonl_len(sh) > LEIR_MAX_RANK) return false;
   d->name = name;
   d->dtype = dt;
   d->role = role;
-  d->rank = (uint32_t)sh->n;
-  for (size_t k = 0; k < sh->n; k++) shape[k] = (int64_t)sh->items[k].num;
+  d->rank = (uint32_t)jsonl_len(sh);
+  for (size_t k = 0; k < d->rank; k++) shape[k] = jsonl_int(jsonl_at(sh, k), 0);
   d->shape = shape;
   return true;
 }
 
-static bool set_signature(leir_program *p, const jval *line, const char *leir) {
+static bool set_signature(leir_program *p, const jsonl_value *line, const char *leir) {
   leir_tensor_decl d[64];
   int64_t shapes[64][LEIR_MAX_RANK];
   size_t n = 0;
-  const jval *sig = jget(line, "signature");
+  const jsonl_value *sig = jsonl_get(line, "signature");
   if (sig) {
     const char *roles[2] = {"inputs", "outputs"};
     for (int r = 0; r < 2; r++) {
-      const jval *list = jget(sig, roles[r]);
-      for (size_t i = 0; list && i < list->n && n < 64; i++) {
-        const jval *t = &list->items[i];
+      const jsonl_value *list = jsonl_get(sig, roles[r]);
+      for (size_t i = 0; i < jsonl_len(list) && n < 64; i++) {
+        const jsonl_value *t = jsonl_at(list, i);
         leir_dtype dt;
-        if (!jstr(t, "name") || !jstr(t, "dtype") || leir_dtype_from_name(jstr(t, "dtype"), &dt) != LEIR_OK ||
-            !add_decl(&d[n], shapes[n], jstr(t, "name"), dt, r ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT,
-                      jget(t, "shape")))
+        const char *dts = jsonl_str(jsonl_get(t, "dtype"));
+        if (!dts || leir_dtype_from_name(dts, &dt) != LEIR_OK ||
+            !add_decl(&d[n], shapes[n], jsonl_str(jsonl_get(t, "name")), dt,
+                      r ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT, jsonl_get(t, "shape")))
           return false;
         n++;
       }
     }
   } else {
-    const jval *known = jget(line, "known"), *outs = jget(line, "outputs"), *sh = jget(line, "shapes");
+    const jsonl_value *known = jsonl_get(line, "known"), *outs = jsonl_get(line, "outputs");
+    const jsonl_value *sh = jsonl_get(line, "shapes");
     for (int r = 0; r < 2; r++)
-      for (size_t i = 0; known && i < known->n && n < 64; i++) {
-        const char *name = known->items[i].str;
+      for (size_t i = 0; i < jsonl_len(known) && n < 64; i++) {
+        const char *name = jsonl_str(jsonl_at(known, i));
         bool is_out = false;
-        for (size_t j = 0; outs && j < outs->n; j++) is_out |= strcmp(outs->items[j].str, name) == 0;
+        for (size_t j = 0; j < jsonl_len(outs) && name; j++)
+          is_out |= strcmp(jsonl_str(jsonl_at(outs, j)) ? jsonl_str(jsonl_at(outs, j)) : "", name) == 0;
         if (is_out != (r == 1)) continue;
-        if (!add_decl(&d[n], shapes[n], name, dtype_in_text(leir, name),
-                      is_out ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT, sh ? jget(sh, name) : NULL))
+        if (!name || !add_decl(&d[n], shapes[n], name, dtype_in_text(leir, name),
+                               is_out ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT, jsonl_get(sh, name)))
           return false;
         n++;
       }
@@ -67,23 +72,22 @@ static bool set_signature(leir_program *p, const jval *line, const char *leir) {
 
 size_t load_sources(const char *path, source **out) {
   *out = NULL;
-  char **lines = NULL;
-  size_t nl = read_lines(path, &lines);
-  if (!lines) {
-    fprintf(stderr, "%s: cannot read\n", path);
-    return 0;
-  }
-  size_t n = 0;
-  source *v = calloc(nl ? nl : 1, sizeof *v);
-  for (size_t i = 0; i < nl && v; i++) {
-    jval j;
-    const char *s = lines[i];
-    if (!jparse(&s, &j)) continue;
-    const char *leir = jstr(&j, "leir"), *id = jstr(&j, "id");
+  jsonl_file *f = jsonl_open(path);
+  if (!f) return 0;
+  size_t n = 0, cap = 64;
+  source *v = calloc(cap, sizeof *v);
+  const jsonl_value *j;
+  while (v && (j = jsonl_next(f))) {
+    const char *leir = jsonl_str(jsonl_get(j, "leir")), *id = jsonl_str(jsonl_get(j, "id"));
     leir_program *p = NULL;
     /* sources-default lists no shapes for parameters: infer then */
     if (leir && id && leir_program_parse(&p, leir, strlen(leir), NULL) == LEIR_OK &&
-        (set_signature(p, &j, leir) || leir_program_infer_signature(p) == LEIR_OK)) {
+        (set_signature(p, j, leir) || leir_program_infer_signature(p) == LEIR_OK)) {
+      if (n == cap) {
+        source *nv = realloc(v, (cap *= 2) * sizeof *v);
+        if (!nv) break;
+        v = nv;
+      }
       v[n].id = strdup(id);
       v[n].program = p;
       n++;
@@ -91,10 +95,8 @@ size_t load_sources(const char *path, source **out) {
       fprintf(stderr, "%s: skipped %s (%s)\n", path, id ? id : "?", leir_error_last()->message);
       leir_program_free(p);
     }
-    jfree(&j);
   }
-  for (size_t i = 0; i < nl; i++) free(lines[i]);
-  free(lines);
+  jsonl_close(f);
   *out = v;
   return n;
 }
@@ -107,24 +109,8 @@ void free_sources(source *s, size_t n) {
   free(s);
 }
 
-bool for_each_json_line(const char *path, void (*fn)(const jval *line, void *ud), void *ud) {
-  char **lines = NULL;
-  size_t nl = read_lines(path, &lines);
-  if (!lines) return false;
-  for (size_t i = 0; i < nl; i++) {
-    jval j;
-    const char *s = lines[i];
-    if (jparse(&s, &j)) fn(&j, ud);
-    jfree(&j);
-    free(lines[i]);
-  }
-  free(lines);
-  return true;
-}
-
-const char *json_str(const jval *o, const char *key) { return jstr(o, key); }
-
-bool json_true(const jval *o, const char *key) {
-  const jval *v = jget(o, key);
-  return v && v->kind == J_BOOL && v->b;
+const source *find_source(const source *s, size_t n, const char *id) {
+  for (size_t i = 0; i < n && id; i++)
+    if (strcmp(s[i].id, id) == 0) return &s[i];
+  return NULL;
 }

@@ -39,14 +39,12 @@ static void copy_signature(leir_program *to, const leir_program *from) {
   leir_program_set_signature(to, d, n < 64 ? n : 64);
 }
 
-static void one_step(const struct jval *j, void *ud) {
+static void one_step(const jsonl_value *j, void *ud) {
   run_ctx *rc = ud;
-  const char *id = json_str(j, "id"), *st = json_str(j, "strategy");
-  const char *bf = json_str(j, "before"), *af = json_str(j, "after");
+  const char *id = jsonl_str(jsonl_get(j, "id")), *st = jsonl_str(jsonl_get(j, "strategy"));
+  const char *bf = jsonl_str(jsonl_get(j, "before")), *af = jsonl_str(jsonl_get(j, "after"));
   size_t s;
-  const source *so = NULL;
-  for (size_t i = 0; i < rc->nsrc && id; i++)
-    if (strcmp(rc->src[i].id, id) == 0) so = &rc->src[i];
+  const source *so = find_source(rc->src, rc->nsrc, id);
   if (!st || !af || leir_strategy_find(st, &s) != LEIR_OK || !leir_strategy_info_at(s) ||
       !leir_strategy_info_at(s)->implemented || !so || (rc->only && strcmp(rc->only, st) != 0))
     return;
@@ -57,7 +55,7 @@ static void one_step(const struct jval *j, void *ud) {
     if (leir_program_parse(&own, bf, strlen(bf), NULL) == LEIR_OK) copy_signature(own, so->program);
     before = own;
   }
-  if (!before || json_true(j, "malformed") || leir_program_parse(&after, af, strlen(af), NULL) != LEIR_OK) {
+  if (!before || jsonl_bool(jsonl_get(j, "malformed"), false) || leir_program_parse(&after, af, strlen(af), NULL) != LEIR_OK) {
     ts->malformed++;
     printf("MALFORMED %s %s\n", st, id);
   } else if ((copy_signature(after, before), leir_program_check(after, NULL, NULL)) != LEIR_OK) {
@@ -142,7 +140,12 @@ int main(int argc, char **argv) {
   rc.b = b;
   rc.verify_all = verify_all;
   rc.only = only;
-  if (!for_each_json_line(steps_path, one_step, &rc)) return 1;
+  jsonl_file *f = jsonl_open(steps_path);
+  if (!f) return 1;
+  const jsonl_value *line;
+  while ((line = jsonl_next(f))) one_step(line, &rc);
+  if (jsonl_error(f)) fprintf(stderr, "%s: %s\n", steps_path, jsonl_error(f));
+  jsonl_close(f);
   tally *t = rc.t;
   printf("\n%-26s %6s %6s %6s %7s %8s %6s %6s %8s\n", "strategy", "total", "malf", "invalid",
          "failing", "verifies", "hits", "misses", "coverage");

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "jsonl.h"
+#include "jsonl.h" /* tests/support */
 #include "leir/leir.h"
 
 typedef struct source {
@@ -27,17 +27,18 @@ typedef struct source {
   size_t n;
 } source;
 
-static void read_decls(source *s, const jval *list, leir_role role) {
-  for (size_t i = 0; list && i < list->n && s->n < 64; i++) {
-    const jval *d = &list->items[i];
+static void read_decls(source *s, const jsonl_value *list, leir_role role) {
+  for (size_t i = 0; i < jsonl_len(list) && s->n < 64; i++) {
+    const jsonl_value *d = jsonl_at(list, i);
     leir_tensor_decl *t = &s->decls[s->n];
-    snprintf(s->names[s->n], 32, "%s", jstr(d, "name"));
+    snprintf(s->names[s->n], 32, "%s", jsonl_str(jsonl_get(d, "name")));
     t->name = s->names[s->n];
-    leir_dtype_from_name(jstr(d, "dtype"), &t->dtype);
+    leir_dtype_from_name(jsonl_str(jsonl_get(d, "dtype")), &t->dtype);
     t->role = role;
-    const jval *shape = jget(d, "shape");
+    const jsonl_value *shape = jsonl_get(d, "shape");
     t->rank = 0;
-    for (size_t k = 0; shape && k < shape->n; k++) s->shapes[s->n][t->rank++] = (int64_t)shape->items[k].num;
+    for (size_t k = 0; k < jsonl_len(shape) && k < LEIR_MAX_RANK; k++)
+      s->shapes[s->n][t->rank++] = jsonl_int(jsonl_at(shape, k), 1);
     t->shape = s->shapes[s->n];
     s->n++;
   }
@@ -98,28 +99,26 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--cache-dir")) cache = argv[i + 1];
   }
   char path[4096];
-  char **lines;
   snprintf(path, sizeof path, "%s/sources-small.jsonl", dir);
-  size_t nsrc = read_lines(path, &lines);
-  source *src = calloc(nsrc, sizeof *src);
-  for (size_t i = 0; i < nsrc; i++) {
-    jval v;
-    const char *p = lines[i];
-    if (!jparse(&p, &v)) {
-      fprintf(stderr, "bad JSON in sources line %zu\n", i + 1);
-      return 2;
-    }
-    src[i].id = strdup(jstr(&v, "id"));
-    src[i].leir = strdup(jstr(&v, "leir"));
-    const jval *sig = jget(&v, "signature");
-    read_decls(&src[i], jget(sig, "inputs"), LEIR_ROLE_INPUT);
-    read_decls(&src[i], jget(sig, "outputs"), LEIR_ROLE_OUTPUT);
-    jfree(&v);
-    free(lines[i]);
+  jsonl_file *f = jsonl_open(path);
+  if (!f) return 2;
+  size_t nsrc = 0, cap = 0;
+  source *src = NULL;
+  const jsonl_value *v;
+  while ((v = jsonl_next(f))) {
+    if (nsrc == cap) src = realloc(src, (cap = cap ? 2 * cap : 128) * sizeof *src);
+    memset(&src[nsrc], 0, sizeof *src);
+    src[nsrc].id = strdup(jsonl_str(jsonl_get(v, "id")));
+    src[nsrc].leir = strdup(jsonl_str(jsonl_get(v, "leir")));
+    const jsonl_value *sig = jsonl_get(v, "signature");
+    read_decls(&src[nsrc], jsonl_get(sig, "inputs"), LEIR_ROLE_INPUT);
+    read_decls(&src[nsrc], jsonl_get(sig, "outputs"), LEIR_ROLE_OUTPUT);
+    nsrc++;
   }
-  free(lines);
+  jsonl_close(f);
   snprintf(path, sizeof path, "%s/steps-small.jsonl", dir);
-  size_t nsteps = read_lines(path, &lines);
+  f = jsonl_open(path);
+  if (!f) return 2;
 
   leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
   bo.cache_dir = cache;
@@ -136,21 +135,17 @@ int main(int argc, char **argv) {
   snprintf(all.name, sizeof all.name, "(all)");
   uint32_t parse_fail = 0, done = 0;
   double t0 = now();
-  for (size_t i = 0; i < nsteps && (limit < 0 || (long)done < limit); i++) {
-    jval v;
-    const char *p = lines[i];
-    if (!jparse(&p, &v)) continue;
-    const char *id = jstr(&v, "id"), *strategy = jstr(&v, "strategy");
-    if (only && strcmp(only, strategy) != 0) {
-      jfree(&v);
-      continue;
-    }
+  while ((limit < 0 || (long)done < limit) && (v = jsonl_next(f))) {
+    size_t i = jsonl_line(f) - 1;
+    const char *id = jsonl_str(jsonl_get(v, "id"));
+    const char *strategy = jsonl_str(jsonl_get(v, "strategy"));
+    if (only && strcmp(only, strategy) != 0) continue;
     const source *s = NULL;
     for (size_t k = 0; k < nsrc && !s; k++)
       if (!strcmp(src[k].id, id)) s = &src[k];
-    const char *before_text = jstr(&v, "before");
+    const char *before_text = jsonl_str(jsonl_get(v, "before"));
     if (!before_text) before_text = s->leir;
-    const char *after_text = jstr(&v, "after");
+    const char *after_text = jsonl_str(jsonl_get(v, "after"));
     leir_program *before = NULL, *after = NULL;
     leir_verdict verdict = LEIR_VERDICT_INVALID;
     char message[1200] = "", rule[64] = "";
@@ -200,7 +195,6 @@ int main(int argc, char **argv) {
     }
     leir_program_free(before);
     leir_program_free(after);
-    jfree(&v);
     done++;
     if (done % 200 == 0)
       fprintf(stderr, "%u pairs, %.1f s\n", done, now() - t0);
@@ -220,6 +214,7 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   if (out) fclose(out);
+  jsonl_close(f);
   leir_backend_free(b);
   return 0;
 }

@@ -12,12 +12,13 @@
  * interp: the reference evaluator.
  * Reports pairs per second and the median / 90th percentile per pair.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "jsonl.h"
+#include "jsonl.h" /* tests/support */
 #include "leir/leir.h"
 
 typedef struct pair {
@@ -80,52 +81,54 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t want = argc > 2 ? (size_t)atol(argv[2]) : 100;
-  char path[4096], **lines;
+  char path[4096];
   snprintf(path, sizeof path, "%s/sources-small.jsonl", argv[1]);
-  size_t nsrc = read_lines(path, &lines);
-  char **ids = calloc(nsrc, sizeof *ids);
-  leir_program **srcs = calloc(nsrc, sizeof *srcs);
-  for (size_t i = 0; i < nsrc; i++) {
-    jval v;
-    const char *p = lines[i];
-    jparse(&p, &v);
-    ids[i] = strdup(jstr(&v, "id"));
-    const char *text = jstr(&v, "leir");
-    leir_program_parse(&srcs[i], text, strlen(text), NULL);
+  jsonl_file *f = jsonl_open(path);
+  if (!f) return 2;
+  size_t nsrc = 0, cap = 0;
+  char **ids = NULL;
+  leir_program **srcs = NULL;
+  const jsonl_value *v;
+  while ((v = jsonl_next(f))) {
+    if (nsrc == cap) {
+      cap = cap ? 2 * cap : 128;
+      ids = realloc(ids, cap * sizeof *ids);
+      srcs = realloc(srcs, cap * sizeof *srcs);
+    }
+    ids[nsrc] = strdup(jsonl_str(jsonl_get(v, "id")));
+    const char *text = jsonl_str(jsonl_get(v, "leir"));
+    leir_program_parse(&srcs[nsrc], text, strlen(text), NULL);
     /* the signature of the corpus */
-    const jval *sig = jget(&v, "signature");
+    const jsonl_value *sig = jsonl_get(v, "signature");
     leir_tensor_decl d[64];
     int64_t shapes[64][LEIR_MAX_RANK];
     size_t nd = 0;
     for (int role = 0; role < 2; role++) {
-      const jval *list = jget(sig, role ? "outputs" : "inputs");
-      for (size_t k = 0; list && k < list->n && nd < 64; k++, nd++) {
-        const jval *e = &list->items[k];
-        d[nd].name = jstr(e, "name");
-        leir_dtype_from_name(jstr(e, "dtype"), &d[nd].dtype);
+      const jsonl_value *list = jsonl_get(sig, role ? "outputs" : "inputs");
+      for (size_t k = 0; k < jsonl_len(list) && nd < 64; k++, nd++) {
+        const jsonl_value *e = jsonl_at(list, k);
+        d[nd].name = jsonl_str(jsonl_get(e, "name"));
+        leir_dtype_from_name(jsonl_str(jsonl_get(e, "dtype")), &d[nd].dtype);
         d[nd].role = role ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT;
-        const jval *sh = jget(e, "shape");
-        d[nd].rank = (uint32_t)sh->n;
-        for (size_t r = 0; r < sh->n; r++) shapes[nd][r] = (int64_t)sh->items[r].num;
+        const jsonl_value *sh = jsonl_get(e, "shape");
+        d[nd].rank = (uint32_t)jsonl_len(sh);
+        for (size_t r = 0; r < jsonl_len(sh); r++) shapes[nd][r] = jsonl_int(jsonl_at(sh, r), 1);
         d[nd].shape = shapes[nd];
       }
     }
-    leir_program_set_signature(srcs[i], d, nd);
-    jfree(&v);
-    free(lines[i]);
+    leir_program_set_signature(srcs[nsrc], d, nd);
+    nsrc++;
   }
-  free(lines);
+  jsonl_close(f);
   snprintf(path, sizeof path, "%s/steps-small.jsonl", argv[1]);
-  size_t nsteps = read_lines(path, &lines);
+  f = jsonl_open(path);
+  if (!f) return 2;
   pair *ps = calloc(want, sizeof *ps);
   size_t n = 0;
-  for (size_t i = 0; i < nsteps && n < want; i++) {
-    jval v;
-    const char *p = lines[i];
-    if (!jparse(&p, &v)) continue;
+  while (n < want && (v = jsonl_next(f))) {
     size_t s = 0;
-    while (s < nsrc && strcmp(ids[s], jstr(&v, "id"))) s++;
-    const char *before = jstr(&v, "before"), *after = jstr(&v, "after");
+    while (s < nsrc && strcmp(ids[s], jsonl_str(jsonl_get(v, "id")))) s++;
+    const char *before = jsonl_str(jsonl_get(v, "before")), *after = jsonl_str(jsonl_get(v, "after"));
     leir_program *pb = NULL, *pa = NULL;
     leir_program_cost cb, ca;
     bool ok = s < nsrc;
@@ -160,8 +163,8 @@ int main(int argc, char **argv) {
       leir_program_free(pb);
       leir_program_free(pa);
     }
-    jfree(&v);
   }
+  jsonl_close(f);
   printf("%zu pairs (each program <= 10^6 evaluations), 3 input sets\n\n", n);
   printf("| mode | pairs | seconds | pairs/s | median ms/pair | p90 ms/pair | verdicts |\n"
          "|---|---:|---:|---:|---:|---:|---|\n");

@@ -90,6 +90,18 @@ void leir__analysis_free(leir__analysis *a);
 leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,
                               uint32_t *nout);
 
+/* The same, checking with `opts` (may be NULL) while inferring, with every
+ * finding in `diags` (may be NULL). A program that fails a check gives the
+ * check's status (LEIR_ERR_INVALID, LEIR_ERR_LIMIT; the last error is the
+ * first finding) where leir__infer_decls says LEIR_ERR_SIGNATURE; here
+ * LEIR_ERR_SIGNATURE means only "no well-defined interface" (ambiguous
+ * shapes, no outputs). *checked (may be NULL) is set when the inference
+ * pass already made every check that analyzing with the inferred signature
+ * would make, so that a checker can skip that second pass. */
+leir_status leir__infer_decls_checked(const leir_program *p, const leir_check_options *opts,
+                                      leir_diagnostics *diags, leir__arena *arena,
+                                      leir__decl **out, uint32_t *nout, bool *checked);
+
 /* The program's signature, or an inferred one (allocated in `arena`). */
 leir_status leir__effective_signature(const leir_program *p, leir__arena *arena,
                                       const leir__decl **sig, uint32_t *nsig);
@@ -133,6 +145,15 @@ typedef struct leir__env {
 
 /* Full loop ranges of an equation, no facts. */
 void leir__env_init(leir__env *env, const leir__eqinfo *info);
+
+/* *dst = *src, copying only the entries in use (an env is a few KB, and
+ * guards copy one per branch). */
+static inline void leir__env_copy(leir__env *dst, const leir__env *src) {
+  dst->nvars = src->nvars;
+  dst->nfacts = src->nfacts;
+  for (uint32_t k = 0; k < src->nvars; k++) dst->vars[k] = src->vars[k];
+  for (uint32_t k = 0; k < src->nfacts; k++) dst->facts[k] = src->facts[k];
+}
 
 /* Range of an integer expression in env. Loop variables resolve through
  * a->expr_loop; tensors (indirect indices) by substituting their defining

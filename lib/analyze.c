@@ -42,8 +42,18 @@ typedef struct ctx {
   uint32_t *last_write_top, *last_read_top; /* by buffer */
   bool *value_seen;        /* by buffer: some definition fed a->values */
   uint32_t cap_eqs;
+  leir__arena scratch; /* the tables above; released with the context */
   const leir__loop *stack[LEIR__MAX_LOOPS];
 } ctx;
+
+/* Tables live in arenas (the analysis's or the context's scratch): a few
+ * chunk allocations per analysis instead of one malloc per table. Growing
+ * copies into a new block and abandons the old one. */
+static void *grow_copy(leir__arena *ar, void *old, size_t used, size_t size) {
+  void *m = leir__arena_alloc(ar, size ? size : 1);
+  if (m && used) memcpy(m, old, used);
+  return m;
+}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 6, 7)))
@@ -107,7 +117,7 @@ static bool add_equation(ctx *c, const leir_equation *eq, uint32_t top, const le
   leir__analysis *a = c->a;
   if (a->neqs == c->cap_eqs) {
     uint32_t cap = c->cap_eqs ? c->cap_eqs * 2 : 16;
-    leir__eqinfo *eqs = realloc(a->eqs, cap * sizeof *eqs);
+    leir__eqinfo *eqs = grow_copy(&a->arena, a->eqs, a->neqs * sizeof *eqs, cap * sizeof *eqs);
     if (!eqs) return false;
     a->eqs = eqs;
     c->cap_eqs = cap;
@@ -184,31 +194,28 @@ static uint32_t find_buffer(ctx *c, uint32_t sym, uint32_t rank) {
   return LEIR__NONE;
 }
 
+/* Per-buffer tables; run() reserves the upper bound once (signature +
+ * equations + symbols), so this normally allocates exactly one time. */
+static bool grow_buffers(ctx *c, uint32_t cap) {
+  leir__analysis *a = c->a;
+  size_t n = a->nbuffers;
+#define GROW(ar, field) \
+  (field = grow_copy(ar, field, n * sizeof *field, (size_t)cap * sizeof *field)) != NULL
+  bool ok = GROW(&a->arena, a->buffers) && GROW(&a->arena, a->values) &&
+            GROW(&a->arena, a->value_def) && GROW(&c->scratch, c->prev) &&
+            GROW(&c->scratch, c->written) && GROW(&c->scratch, c->last_write_top) &&
+            GROW(&c->scratch, c->last_read_top) && GROW(&c->scratch, c->value_seen);
+#undef GROW
+  if (ok) c->cap_buffers = cap;
+  return ok;
+}
+
 static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
   leir__analysis *a = c->a;
-  if (a->nbuffers == c->cap_buffers) {
-    uint32_t cap = c->cap_buffers ? c->cap_buffers * 2 : 16;
-    leir__buffer *bufs = realloc(a->buffers, cap * sizeof *bufs);
-    uint32_t *prev = bufs ? realloc(c->prev, cap * sizeof *prev) : NULL;
-    if (prev) c->prev = prev;
-    int64_t(*written)[LEIR_MAX_RANK] = prev ? realloc(c->written, cap * sizeof *written) : NULL;
-    if (written) c->written = written;
-    uint32_t *lw = written ? realloc(c->last_write_top, cap * sizeof *lw) : NULL;
-    if (lw) c->last_write_top = lw;
-    uint32_t *lr = lw ? realloc(c->last_read_top, cap * sizeof *lr) : NULL;
-    if (lr) c->last_read_top = lr;
-    leir__range *vals = lr ? realloc(a->values, cap * sizeof *vals) : NULL;
-    if (vals) a->values = vals;
-    uint32_t *vdef = vals ? realloc(a->value_def, cap * sizeof *vdef) : NULL;
-    if (vdef) a->value_def = vdef;
-    bool *seen = vdef ? realloc(c->value_seen, cap * sizeof *seen) : NULL;
-    if (seen) c->value_seen = seen;
-    if (bufs) a->buffers = bufs;
-    if (!seen) {
-      nomem(c);
-      return LEIR__NONE;
-    }
-    c->cap_buffers = cap;
+  if (a->nbuffers == c->cap_buffers &&
+      !grow_buffers(c, c->cap_buffers ? c->cap_buffers * 2 : 16)) {
+    nomem(c);
+    return LEIR__NONE;
   }
   uint32_t b = a->nbuffers++;
   leir__buffer *buf = &a->buffers[b];
@@ -485,6 +492,28 @@ static void define(ctx *c, uint32_t eqi) {
 /* ---- pass 3: bounds ----------------------------------------------------- */
 
 static void check_access(ctx *c, const leir_expr *t, const leir__env *env, bool is_lhs);
+static void check_expr(ctx *c, const leir_expr *e, const leir__env *env);
+
+/* if_then_else: each branch under its narrowed guard. The narrowed copy
+ * lives on the heap, in a function of its own, so that check_expr's frame
+ * stays small however high the expression (see lib/interval.c). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void check_guarded(ctx *c, const leir_expr *e, const leir__env *env) {
+  check_expr(c, e->kids[0], env);
+  leir__env *narrowed = malloc(sizeof *narrowed);
+  if (!narrowed) {
+    nomem(c);
+    return;
+  }
+  for (int branch = 1; branch <= 2; branch++) {
+    leir__env_copy(narrowed, env);
+    if (leir__narrow(c->a, e->kids[0], branch == 1, narrowed))
+      check_expr(c, e->kids[branch], narrowed);
+  }
+  free(narrowed);
+}
 
 static void check_expr(ctx *c, const leir_expr *e, const leir__env *env) {
   if (e->kind == LEIR_EXPR_TENSOR) {
@@ -493,12 +522,7 @@ static void check_expr(ctx *c, const leir_expr *e, const leir__env *env) {
     return;
   }
   if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
-    check_expr(c, e->kids[0], env);
-    for (int branch = 1; branch <= 2; branch++) {
-      leir__env narrowed = *env;
-      if (leir__narrow(c->a, e->kids[0], branch == 1, &narrowed))
-        check_expr(c, e->kids[branch], &narrowed);
-    }
+    check_guarded(c, e, env);
     return;
   }
   for (uint32_t k = 0; k < e->n; k++) check_expr(c, e->kids[k], env);
@@ -602,24 +626,22 @@ static void check_outputs(ctx *c) {
 
 void leir__analysis_free(leir__analysis *a) {
   if (!a) return;
-  free(a->buffers);
-  free(a->eqs);
-  free(a->expr_buffer);
-  free(a->expr_loop);
-  free(a->eq_index);
-  free(a->values);
-  free(a->value_def);
-  leir__arena_release(&a->arena);
+  leir__arena_release(&a->arena); /* every table */
   free(a);
 }
 
-static void mark_written(ctx *c, const leir_nest *n) {
+/* Marks every written symbol; returns the number of equations. */
+static uint32_t mark_written(ctx *c, const leir_nest *n) {
+  uint32_t neqs = 0;
   for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].eq)
+    if (n->items[k].eq) {
       c->written_anywhere[n->items[k].eq->lhs->sym] = true;
-    else
-      mark_written(c, n->items[k].nest);
+      neqs++;
+    } else {
+      neqs += mark_written(c, n->items[k].nest);
+    }
   }
+  return neqs;
 }
 
 static leir_status run(ctx *c) {
@@ -627,16 +649,32 @@ static leir_status run(ctx *c) {
   leir__analysis *a = c->a;
   c->nsyms = p->syms.count;
   size_t ns = c->nsyms ? c->nsyms : 1;
-  c->decl_of = malloc(ns * sizeof *c->decl_of);
-  c->latest = malloc(ns * sizeof *c->latest);
-  c->written_anywhere = calloc(ns, sizeof *c->written_anywhere);
   a->nids = p->next_id;
   size_t ni = a->nids ? a->nids : 1;
-  a->expr_buffer = malloc(ni * sizeof *a->expr_buffer);
-  a->expr_loop = malloc(ni * sizeof *a->expr_loop);
-  a->eq_index = malloc(ni * sizeof *a->eq_index);
-  if (!c->decl_of || !c->latest || !c->written_anywhere || !a->expr_buffer || !a->expr_loop ||
-      !a->eq_index) {
+  c->written_anywhere = leir__arena_calloc(&c->scratch, ns, sizeof *c->written_anywhere);
+  if (!c->written_anywhere) {
+    nomem(c);
+    return c->first;
+  }
+  uint64_t neqs = 0;
+  for (uint32_t t = 0; t < p->nnests; t++) neqs += mark_written(c, p->nests[t]);
+  /* every buffer is a declaration, a first definition, or (inferring) an input */
+  uint64_t max_buffers = (uint64_t)c->nsig + neqs + c->nsyms + 1;
+  if (max_buffers > UINT32_MAX / 2 || neqs > UINT32_MAX / 2) max_buffers = neqs = 16;
+  /* size the first chunks for everything below, so each arena allocates once */
+  a->arena.next_size = ni * 3 * sizeof(uint32_t) + neqs * (sizeof(leir__eqinfo) + 64) +
+                       max_buffers * (sizeof(leir__buffer) + sizeof(leir__range) + 4) + 1024;
+  c->scratch.next_size = ns * 2 * sizeof(uint32_t) +
+                         max_buffers * (LEIR_MAX_RANK * 8 + 3 * sizeof(uint32_t) + 1) + 1024;
+  c->decl_of = leir__arena_alloc(&c->scratch, ns * sizeof *c->decl_of);
+  c->latest = leir__arena_alloc(&c->scratch, ns * sizeof *c->latest);
+  a->expr_buffer = leir__arena_alloc(&a->arena, ni * sizeof *a->expr_buffer);
+  a->expr_loop = leir__arena_alloc(&a->arena, ni * sizeof *a->expr_loop);
+  a->eq_index = leir__arena_alloc(&a->arena, ni * sizeof *a->eq_index);
+  c->cap_eqs = (uint32_t)(neqs ? neqs : 1);
+  a->eqs = leir__arena_alloc(&a->arena, c->cap_eqs * sizeof *a->eqs);
+  if (!c->decl_of || !c->latest || !a->expr_buffer || !a->expr_loop || !a->eq_index || !a->eqs ||
+      !grow_buffers(c, (uint32_t)max_buffers)) {
     nomem(c);
     return c->first;
   }
@@ -661,7 +699,6 @@ static leir_status run(ctx *c) {
     for (uint32_t k = 0; k < d->rank; k++) a->buffers[b].shape[k] = d->shape[k];
     c->decl_of[d->sym] = i;
   }
-  for (uint32_t t = 0; t < p->nnests; t++) mark_written(c, p->nests[t]);
 
   /* pass 1 */
   uint64_t total = 0;
@@ -688,16 +725,7 @@ static leir_status run(ctx *c) {
   return c->nfindings ? c->first : LEIR_OK;
 }
 
-static void free_ctx(ctx *c) {
-  free(c->decl_of);
-  free(c->latest);
-  free(c->written_anywhere);
-  free(c->prev);
-  free(c->written);
-  free(c->last_write_top);
-  free(c->last_read_top);
-  free(c->value_seen);
-}
+static void free_ctx(ctx *c) { leir__arena_release(&c->scratch); }
 
 static leir_status setup(ctx *c, const leir_program *p, const leir__decl *sig, uint32_t nsig,
                          const leir_check_options *opts, leir_diagnostics *diags) {
@@ -720,6 +748,7 @@ static leir_status setup(ctx *c, const leir_program *p, const leir__decl *sig, u
   if (!c->a) return leir__error_nomem();
   c->a->p = p;
   leir__arena_init(&c->a->arena, 4096);
+  leir__arena_init(&c->scratch, 4096);
   return LEIR_OK;
 }
 
@@ -743,21 +772,55 @@ leir_status leir__analyze(const leir_program *p, const leir__decl *sig, uint32_t
 
 /* ---- signature inference (spec/leir.md §2) ------------------------------ */
 
-static int by_name_index(const leir_program *p, uint32_t x, uint32_t y) {
-  const char *nx = leir__sym_name(p, x), *ny = leir__sym_name(p, y);
-  int64_t ix = leir__tensor_index_of_name(nx, strlen(nx));
-  int64_t iy = leir__tensor_index_of_name(ny, strlen(ny));
-  if (ix >= 0 && iy >= 0 && ix != iy) return ix < iy ? -1 : 1;
-  if ((ix >= 0) != (iy >= 0)) return ix >= 0 ? -1 : 1;
-  return strcmp(nx, ny);
+/* Sort key of an inferred declaration: generated names (A, C, ..., Aa)
+ * by their index, then any other name alphabetically. */
+typedef struct name_key {
+  int64_t index; /* leir__tensor_index_of_name, -1 if not generated */
+  const char *name;
+  uint32_t buffer;
+} name_key;
+
+static int by_name_index(const void *x, const void *y) {
+  const name_key *a = x, *b = y;
+  if (a->index >= 0 && b->index >= 0 && a->index != b->index) return a->index < b->index ? -1 : 1;
+  if ((a->index >= 0) != (b->index >= 0)) return a->index >= 0 ? -1 : 1;
+  int c = strcmp(a->name, b->name);
+  if (c) return c;
+  return a->buffer < b->buffer ? -1 : a->buffer > b->buffer;
+}
+
+static void sort_by_name(const leir_program *p, const leir__analysis *a, uint32_t *list,
+                         uint32_t n, name_key *keys) {
+  for (uint32_t i = 0; i < n; i++) {
+    const char *name = leir__sym_name(p, a->buffers[list[i]].sym);
+    keys[i].index = leir__tensor_index_of_name(name, leir__sym_len(p, a->buffers[list[i]].sym));
+    keys[i].name = name;
+    keys[i].buffer = list[i];
+  }
+  if (n > 1) qsort(keys, n, sizeof *keys, by_name_index);
+  for (uint32_t i = 0; i < n; i++) list[i] = keys[i].buffer;
 }
 
 leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,
                               uint32_t *nout) {
+  leir_status st = leir__infer_decls_checked(p, NULL, NULL, arena, out, nout, NULL);
+  if (st == LEIR_ERR_INVALID || st == LEIR_ERR_LIMIT) {
+    const leir_error *e = leir_error_last();
+    leir__error(LEIR_ERR_SIGNATURE, e->rule, e->subject, e->line, e->column,
+                "cannot infer a signature: %s", e->message);
+    st = LEIR_ERR_SIGNATURE;
+  }
+  return st;
+}
+
+leir_status leir__infer_decls_checked(const leir_program *p, const leir_check_options *opts,
+                                      leir_diagnostics *diags, leir__arena *arena,
+                                      leir__decl **out, uint32_t *nout, bool *checked) {
   *out = NULL;
   *nout = 0;
+  if (checked) *checked = false;
   ctx c;
-  leir_status st = setup(&c, p, NULL, 0, NULL, NULL);
+  leir_status st = setup(&c, p, NULL, 0, opts, diags);
   if (st != LEIR_OK) return st;
   c.infer = true;
   /* Inference tolerates nothing: a program that fails the checks has no
@@ -765,18 +828,17 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
   st = run(&c);
   leir__analysis *a = c.a;
   if (st != LEIR_OK) {
-    const leir_error *e = leir_error_last();
-    leir__error(LEIR_ERR_SIGNATURE, e->rule, e->subject, e->line, e->column,
-                "cannot infer a signature: %s", e->message);
-    st = LEIR_ERR_SIGNATURE;
+    if (diags) leir__diags_sort(diags); /* the findings are the answer */
     goto done;
   }
-  uint32_t *inputs = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *inputs);
-  uint32_t *outputs = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *outputs);
+  size_t nb = a->nbuffers ? a->nbuffers : 1;
+  uint32_t *inputs = leir__arena_alloc(&c.scratch, nb * sizeof *inputs);
+  uint32_t *outputs = leir__arena_alloc(&c.scratch, nb * sizeof *outputs);
+  name_key *keys = leir__arena_alloc(&c.scratch, nb * sizeof *keys);
+  bool shared_output_name = false;
+  bool *is_output = leir__arena_calloc(&c.scratch, c.nsyms ? c.nsyms : 1, sizeof *is_output);
   uint32_t nin = 0, nouts = 0;
-  if (!inputs || !outputs) {
-    free(inputs);
-    free(outputs);
+  if (!inputs || !outputs || !keys || !is_output) {
     st = leir__error_nomem();
     goto done;
   }
@@ -797,10 +859,12 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
       }
       inputs[nin++] = b;
     } else if (c.last_read_top[b] == LEIR__NONE || c.last_read_top[b] <= c.last_write_top[b]) {
-      for (uint32_t o = 0; o < nouts; o++)
-        if (a->buffers[outputs[o]].sym == buf->sym)
-          st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
-                           "%s is a result with two different ranks; give a signature", name);
+      if (is_output[buf->sym])
+        st = leir__error(LEIR_ERR_SIGNATURE, "signature.ambiguous", name, 0, 0,
+                         "%s is a result with two different ranks; give a signature", name);
+      /* another buffer of this name would clash with the declaration */
+      if (c.latest[buf->sym] != b || c.prev[b] != LEIR__NONE) shared_output_name = true;
+      is_output[buf->sym] = true;
       outputs[nouts++] = b;
     }
   }
@@ -808,18 +872,8 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
     st = leir__error(LEIR_ERR_SIGNATURE, "signature.no-output", NULL, 0, 0,
                      "the program has no outputs (every result is read by a later nest)");
   if (st == LEIR_OK) {
-    /* insertion sort by name index */
-    uint32_t *lists[2] = {inputs, outputs};
-    uint32_t counts[2] = {nin, nouts};
-    for (int l = 0; l < 2; l++)
-      for (uint32_t i = 1; i < counts[l]; i++) {
-        uint32_t x = lists[l][i], j = i;
-        while (j > 0 && by_name_index(p, a->buffers[x].sym, a->buffers[lists[l][j - 1]].sym) < 0) {
-          lists[l][j] = lists[l][j - 1];
-          j--;
-        }
-        lists[l][j] = x;
-      }
+    sort_by_name(p, a, inputs, nin, keys);
+    sort_by_name(p, a, outputs, nouts, keys);
     leir__decl *decls = leir__arena_alloc(arena, (nin + nouts) * sizeof *decls);
     if (!decls) {
       st = leir__error_nomem();
@@ -841,11 +895,14 @@ leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__d
       if (st == LEIR_OK) {
         *out = decls;
         *nout = nin + nouts;
+        /* The inference pass ran every check; with its own signature the
+         * program meets the same rules, unless an output's name is also
+         * used by an intermediate of another rank (the declaration then
+         * fixes one rank for both). */
+        if (checked) *checked = !shared_output_name;
       }
     }
   }
-  free(inputs);
-  free(outputs);
 done:
   free_ctx(&c);
   leir__analysis_free(a);

@@ -11,6 +11,7 @@ struct leir__arena_chunk {
 
 #define CHUNK_HEADER ((sizeof(leir__arena_chunk) + 7u) & ~(size_t)7u)
 #define DEFAULT_CHUNK 4096u
+#define MIN_CHUNK 512u
 #define MAX_GROWTH_CHUNK ((size_t)1 << 24)
 
 void leir__arena_init(leir__arena *a, size_t first_chunk) {
@@ -32,15 +33,9 @@ void leir__arena_release(leir__arena *a) {
   a->total = 0;
 }
 
-void *leir__arena_alloc(leir__arena *a, size_t size) {
-  size = (size + 7u) & ~(size_t)7u;
-  if (size == 0) size = 8;
-  if ((size_t)(a->end - a->cur) >= size && a->cur) {
-    void *p = a->cur;
-    a->cur += size;
-    return p;
-  }
-  if (size > SIZE_MAX / 2 - CHUNK_HEADER) return NULL;
+void *leir__arena_alloc_chunk(leir__arena *a, size_t size) {
+  /* `size` is rounded by leir__arena_alloc; 0 means it overflowed */
+  if (size == 0 || size > SIZE_MAX / 2 - CHUNK_HEADER) return NULL;
   size_t chunk = a->next_size;
   if (chunk < size) chunk = size;
   leir__arena_chunk *c = malloc(CHUNK_HEADER + chunk);
@@ -51,9 +46,12 @@ void *leir__arena_alloc(leir__arena *a, size_t size) {
   a->total += CHUNK_HEADER + chunk;
   a->cur = (char *)c + CHUNK_HEADER + size;
   a->end = (char *)c + CHUNK_HEADER + chunk;
-  /* Grow geometrically so large programs need few chunks, but keep the
-   * waste bounded for small ones. */
-  if (a->next_size < MAX_GROWTH_CHUNK) a->next_size *= 2;
+  /* The next chunk is half of everything so far: few chunks for large
+   * objects, and at most a third of the memory left unused when a size
+   * hint was too small (doubling could leave two thirds). */
+  a->next_size = a->total / 2;
+  if (a->next_size < MIN_CHUNK) a->next_size = MIN_CHUNK;
+  if (a->next_size > MAX_GROWTH_CHUNK) a->next_size = MAX_GROWTH_CHUNK;
   return (char *)c + CHUNK_HEADER;
 }
 

@@ -31,7 +31,20 @@ void leir_free(void *ptr) { free(ptr); }
 
 static const char *const dtype_names[LEIR_DTYPE_COUNT] = {"f16", "bf16", "f32", "f64", "i8",
                                                           "i16", "i32",  "i64", "u8",  "bool"};
+static const uint8_t dtype_name_lens[LEIR_DTYPE_COUNT] = {3, 4, 3, 3, 2, 3, 3, 3, 2, 4};
 static const size_t dtype_sizes[LEIR_DTYPE_COUNT] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+
+/* Declared in lib/ir.h; the parser calls it for every tensor. */
+int leir__dtype_of(const char *s, size_t len);
+int leir__dtype_of(const char *s, size_t len) {
+  for (int d = 0; d < LEIR_DTYPE_COUNT; d++) {
+    if (dtype_name_lens[d] != len) continue;
+    size_t k = 0;
+    while (k < len && dtype_names[d][k] == s[k]) k++;
+    if (k == len) return d;
+  }
+  return -1;
+}
 
 const char *leir_dtype_name(leir_dtype dtype) {
   return (unsigned)dtype < LEIR_DTYPE_COUNT ? dtype_names[dtype] : NULL;
@@ -43,11 +56,8 @@ size_t leir_dtype_size(leir_dtype dtype) {
 
 leir_status leir_dtype_from_name(const char *name, leir_dtype *out) {
   if (!name || !out) return LEIR_ERR_ARGUMENT;
-  for (int d = 0; d < LEIR_DTYPE_COUNT; d++) {
-    if (strcmp(dtype_names[d], name) == 0) {
-      *out = (leir_dtype)d;
-      return LEIR_OK;
-    }
-  }
-  return LEIR_ERR_ARGUMENT;
+  int d = leir__dtype_of(name, strlen(name));
+  if (d < 0) return LEIR_ERR_ARGUMENT;
+  *out = (leir_dtype)d;
+  return LEIR_OK;
 }

@@ -27,6 +27,7 @@ typedef struct alpha {
   uint32_t *tensor_index; /* by symbol: intermediate number + 1, 0 = none yet */
   uint32_t ntensors;
   uint32_t *loop_index;   /* by symbol: loop number + 1 within the current nest */
+  uint32_t *loop_syms;    /* the symbols numbered so far in the current nest */
   uint32_t nloops;
 } alpha;
 
@@ -51,7 +52,10 @@ static void visit_nest_tensors(alpha *a, const leir_nest *n) {
  * appear after the equations that precede them). */
 static void visit_nest_loops(alpha *a, const leir_nest *n) {
   for (uint32_t k = 0; k < n->nloops; k++)
-    if (!a->loop_index[n->loops[k].sym]) a->loop_index[n->loops[k].sym] = ++a->nloops;
+    if (!a->loop_index[n->loops[k].sym]) {
+      a->loop_syms[a->nloops] = n->loops[k].sym;
+      a->loop_index[n->loops[k].sym] = ++a->nloops;
+    }
   for (uint32_t k = 0; k < n->nitems; k++)
     if (n->items[k].nest) visit_nest_loops(a, n->items[k].nest);
 }
@@ -62,13 +66,14 @@ uint64_t leir_program_hash_alpha(const leir_program *p) {
   bool *known = calloc(nsym ? nsym : 1, sizeof *known);
   uint32_t *tidx = calloc(nsym ? nsym : 1, sizeof *tidx);
   uint32_t *lidx = calloc(nsym ? nsym : 1, sizeof *lidx);
+  uint32_t *lsyms = calloc(nsym ? nsym : 1, sizeof *lsyms);
   const char **names = calloc(nsym ? nsym : 1, sizeof *names);
   char *store = malloc((size_t)(nsym ? nsym : 1) * 12);
   leir__strbuf b = LEIR__STRBUF_INIT;
   uint64_t h = 0;
-  if (!known || !tidx || !lidx || !names || !store) goto done;
+  if (!known || !tidx || !lidx || !lsyms || !names || !store) goto done;
   leir__known_symbols(p, known);
-  alpha a = {p, known, tidx, 0, lidx, 0};
+  alpha a = {p, known, tidx, 0, lidx, lsyms, 0};
   for (uint32_t k = 0; k < p->nnests; k++) visit_nest_tensors(&a, p->nests[k]);
   /* Intermediates: "#<n>"; loops: "$<n>" — never valid LEIR names, so no
    * renamed text can collide with an original one. */
@@ -80,20 +85,22 @@ uint64_t leir_program_hash_alpha(const leir_program *p) {
   }
   leir__rename rn = {names, nsym};
   for (uint32_t k = 0; k < p->nnests; k++) {
-    memset(lidx, 0, nsym * sizeof *lidx);
+    /* Only this nest's loops are touched, so the whole pass stays linear
+     * in the program size. Loop variables (lower case) and tensors (upper
+     * case) never share a symbol, so loop names cannot clobber tensor
+     * names. */
     a.nloops = 0;
     visit_nest_loops(&a, p->nests[k]);
-    for (uint32_t s = 0; s < nsym; s++) {
-      if (lidx[s]) {
-        snprintf(store + (size_t)s * 12, 12, "$%u", lidx[s] - 1);
-        names[s] = store + (size_t)s * 12;
-      } else if (!tidx[s]) {
-        names[s] = NULL;
-      }
+    for (uint32_t i = 0; i < a.nloops; i++) {
+      uint32_t s = lsyms[i];
+      snprintf(store + (size_t)s * 12, 12, "$%u", i);
+      names[s] = store + (size_t)s * 12;
     }
-    /* Loop variables (lower case) and tensors (upper case) never share a
-     * symbol, so per-nest loop names cannot clobber tensor names. */
     leir__print_nest(&b, p, p->nests[k], &rn);
+    for (uint32_t i = 0; i < a.nloops; i++) {
+      lidx[lsyms[i]] = 0;
+      names[lsyms[i]] = NULL;
+    }
   }
   if (!b.failed) h = XXH3_64bits(b.data, b.len);
 done:
@@ -101,6 +108,7 @@ done:
   free(known);
   free(tidx);
   free(lidx);
+  free(lsyms);
   free(names);
   free(store);
   return h;

@@ -9,6 +9,7 @@
  * affine form. Integer intermediates contribute the range of the values
  * written into them (indirect indices built by precompute_indices).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -176,18 +177,30 @@ bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *
   }
 }
 
-static bool same_terms(const leir__affine *x, const leir__affine *y) {
-  if (x->nterms != y->nterms) return false;
-  for (uint32_t i = 0; i < x->nterms; i++)
-    if (x->slot[i] != y->slot[i] || x->coef[i] != y->coef[i]) return false;
-  return true;
+/* 1 when x and y have the same terms, -1 when y's are x's negated, else 0. */
+static int terms_relation(const leir__affine *x, const leir__affine *y) {
+  if (x->nterms != y->nterms || x->nterms == 0) return 0;
+  bool same = true, negated = true;
+  for (uint32_t i = 0; i < x->nterms; i++) {
+    if (x->slot[i] != y->slot[i]) return 0;
+    same = same && x->coef[i] == y->coef[i];
+    negated = negated && x->coef[i] != INT64_MIN && -x->coef[i] == y->coef[i];
+  }
+  return same ? 1 : negated ? -1 : 0;
 }
 
-static bool negated_terms(const leir__affine *x, const leir__affine *y) {
-  if (x->nterms != y->nterms) return false;
-  for (uint32_t i = 0; i < x->nterms; i++)
-    if (x->slot[i] != y->slot[i] || x->coef[i] != -y->coef[i]) return false;
-  return true;
+/* Facts use INT64_MIN / INT64_MAX for "unbounded"; shifting keeps them so
+ * (an overflow also means unbounded, which is always sound). */
+static int64_t shift_lo(int64_t lo, int64_t by) {
+  int64_t r;
+  if (lo == INT64_MIN || __builtin_add_overflow(lo, by, &r)) return INT64_MIN;
+  return r;
+}
+
+static int64_t shift_hi(int64_t hi, int64_t by) {
+  int64_t r;
+  if (hi == INT64_MAX || __builtin_add_overflow(hi, by, &r)) return INT64_MAX;
+  return r;
 }
 
 /* Range of an affine form from the variable ranges (exact for affine forms
@@ -203,25 +216,89 @@ static leir__range affine_range(const leir__affine *f, const leir__env *env) {
   }
   for (uint32_t k = 0; k < env->nfacts; k++) {
     const leir__fact *fact = &env->facts[k];
-    /* bounds of f's variable part from the fact; either side may be open
-     * (INT64_MIN / INT64_MAX) */
-    int64_t tlo, thi;
-    if (same_terms(&fact->form, f)) {
-      tlo = fact->lo;
-      thi = fact->hi;
-    } else if (negated_terms(&fact->form, f) && fact->hi != INT64_MIN && fact->lo != INT64_MAX) {
-      tlo = fact->hi == INT64_MAX ? INT64_MIN : -fact->hi;
-      thi = fact->lo == INT64_MIN ? INT64_MAX : -fact->lo;
-    } else {
-      continue;
+    /* f = sign * form + f->c, with lo <= form <= hi (form.c is 0) */
+    int sign = terms_relation(&fact->form, f);
+    if (!sign) continue;
+    int64_t flo = fact->lo, fhi = fact->hi;
+    if (sign < 0) {
+      flo = fact->hi == INT64_MAX ? INT64_MIN : -fact->hi;
+      fhi = fact->lo == INT64_MIN ? INT64_MAX : -fact->lo;
     }
-    int64_t shift, v;
-    if (__builtin_sub_overflow(f->c, fact->form.c, &shift)) continue;
-    if (tlo != INT64_MIN && !__builtin_add_overflow(tlo, shift, &v)) lo = max2(lo, v);
-    if (thi != INT64_MAX && !__builtin_add_overflow(thi, shift, &v)) hi = min2(hi, v);
+    lo = max2(lo, shift_lo(flo, f->c));
+    hi = min2(hi, shift_hi(fhi, f->c));
   }
   if (lo > hi) return mk(lo, lo); /* infeasible: the branch never runs */
   return mk(lo, hi);
+}
+
+/* An environment is a few KB. The recursive functions below keep none in
+ * their own frames (expression trees may be 1000 levels high and run on
+ * small thread stacks): the few places that need a copy take one from the
+ * heap, in separate non-inlined functions. On allocation failure they fall
+ * back to what is always sound (no narrowing, or "unknown"). */
+static leir__env *env_dup(const leir__env *src) {
+  leir__env *e = malloc(sizeof *e);
+  if (e) leir__env_copy(e, src);
+  return e;
+}
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/* Range of a read of an integer intermediate E_{i..} defined once as
+ * E_{v..} = f(v..): f over the loop ranges narrowed to the read's indices. */
+static NOINLINE leir__range substituted_range(const leir__analysis *a, const leir_expr *e,
+                                              uint32_t b, const leir__env *env) {
+  const leir__eqinfo *def = &a->eqs[a->value_def[b]];
+  const leir_expr *lhs = def->eq->lhs;
+  if (lhs->n != e->n) return a->values[b];
+  leir__env *sub = malloc(sizeof *sub);
+  if (!sub) return a->values[b];
+  leir__env_init(sub, def);
+  leir__range v = a->values[b];
+  for (uint32_t k = 0; k < e->n; k++) {
+    uint32_t slot = slot_of(a, lhs->kids[k]);
+    leir__range r = leir__index_range(a, e->kids[k], env);
+    if (slot >= sub->nvars || !r.known) continue;
+    sub->vars[slot].lo = max2(sub->vars[slot].lo, r.lo);
+    sub->vars[slot].hi = min2(sub->vars[slot].hi, r.hi);
+    if (sub->vars[slot].lo > sub->vars[slot].hi) goto done;
+  }
+  v = leir__index_range(a, def->eq->rhs, sub);
+  leir__range all = a->values[b];
+  if (!v.known) {
+    v = all;
+  } else if (all.known) {
+    v.lo = max2(v.lo, all.lo);
+    v.hi = min2(v.hi, all.hi);
+    if (v.lo > v.hi) v = all;
+  }
+done:
+  free(sub);
+  return v;
+}
+
+/* Range of if_then_else(c, t, f): each branch under its narrowed guard. */
+static NOINLINE leir__range guarded_range(const leir__analysis *a, const leir_expr *e,
+                                          const leir__env *env) {
+  leir__env *t = env_dup(env), *f = env_dup(env);
+  leir__range r = UNKNOWN;
+  if (t && f) {
+    bool tt = leir__narrow(a, e->kids[0], true, t);
+    bool ff = leir__narrow(a, e->kids[0], false, f);
+    if (tt && ff)
+      r = leir__range_union(leir__index_range(a, e->kids[1], t), leir__index_range(a, e->kids[2], f));
+    else if (tt)
+      r = leir__index_range(a, e->kids[1], t);
+    else if (ff)
+      r = leir__index_range(a, e->kids[2], f);
+  }
+  free(t);
+  free(f);
+  return r;
 }
 
 leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const leir__env *env) {
@@ -240,29 +317,7 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const
       if (b == LEIR__NONE || !a->values) return UNKNOWN;
       uint32_t d = a->value_def[b];
       if (d == LEIR__NONE || d >= a->neqs) return a->values[b];
-      /* Substitute the definition E_{v1..vk} = f(v...) at this read. */
-      const leir__eqinfo *def = &a->eqs[d];
-      const leir_expr *lhs = def->eq->lhs;
-      if (lhs->n != e->n) return a->values[b];
-      leir__env sub;
-      leir__env_init(&sub, def);
-      for (uint32_t k = 0; k < e->n; k++) {
-        uint32_t slot = slot_of(a, lhs->kids[k]);
-        leir__range r = leir__index_range(a, e->kids[k], env);
-        if (slot >= sub.nvars || !r.known) continue;
-        sub.vars[slot].lo = max2(sub.vars[slot].lo, r.lo);
-        sub.vars[slot].hi = min2(sub.vars[slot].hi, r.hi);
-        if (sub.vars[slot].lo > sub.vars[slot].hi) return a->values[b];
-      }
-      leir__range v = leir__index_range(a, def->eq->rhs, &sub);
-      leir__range all = a->values[b];
-      if (!v.known) return all;
-      if (all.known) {
-        v.lo = max2(v.lo, all.lo);
-        v.hi = min2(v.hi, all.hi);
-        if (v.lo > v.hi) return all;
-      }
-      return v;
+      return substituted_range(a, e, b, env);
     }
     case LEIR_EXPR_PAREN: return leir__index_range(a, e->kids[0], env);
     case LEIR_EXPR_NEG: {
@@ -309,16 +364,7 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const
         if (r.hi <= 0) return mk(-r.hi, -r.lo);
         return mk(0, max2(-r.lo, r.hi));
       }
-      if (e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) {
-        leir__env t = *env, f2 = *env;
-        bool tt = leir__narrow(a, e->kids[0], true, &t);
-        bool ff = leir__narrow(a, e->kids[0], false, &f2);
-        if (!tt && !ff) return UNKNOWN;
-        if (!tt) return leir__index_range(a, e->kids[2], &f2);
-        if (!ff) return leir__index_range(a, e->kids[1], &t);
-        return leir__range_union(leir__index_range(a, e->kids[1], &t),
-                                 leir__index_range(a, e->kids[2], &f2));
-      }
+      if (e->op == LEIR_OP_IF_THEN_ELSE && e->n == 3) return guarded_range(a, e, env);
       return UNKNOWN;
     case LEIR_EXPR_COMPARE:
     case LEIR_EXPR_AND:
@@ -423,9 +469,10 @@ static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
     v->hi = hi;
     return true;
   }
-  /* Several variables: remember "form - c op -c" as a fact on the form,
-   * stored with a positive leading coefficient so that `2<=x+y` and
-   * `x+y<26` constrain the same form. */
+  /* Several variables: remember "terms op -c" as a fact on the terms. The
+   * leading coefficient is made positive so that both halves of a guard
+   * like 0<=c*2+g-1<8 land on the same form (and reads of either sign
+   * match it, see affine_range). */
   if (F.coef[0] < 0) {
     for (uint32_t i = 0; i < F.nterms; i++) {
       if (F.coef[i] == INT64_MIN) return true;
@@ -434,16 +481,24 @@ static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
     if (F.c == INT64_MIN) return true;
     F.c = -F.c;
     op = flip(op);
-    fr = affine_range(&F, env);
   }
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   if (F.c == INT64_MIN) return true;
   if (!solve(1, op, -F.c, &lo, &hi)) return false;
-  if (fr.known && (max2(lo, fr.lo - F.c) > min2(hi, fr.hi - F.c))) return false;
+  leir__affine terms = F;
+  terms.c = 0;
+  leir__range tr = affine_range(&terms, env); /* includes earlier facts */
+  if (tr.known && (max2(lo, tr.lo) > min2(hi, tr.hi))) return false;
+  for (uint32_t k = 0; k < env->nfacts; k++) {
+    leir__fact *fact = &env->facts[k];
+    if (terms_relation(&fact->form, &terms) != 1) continue;
+    fact->lo = max2(fact->lo, lo);
+    fact->hi = min2(fact->hi, hi);
+    return true;
+  }
   if (env->nfacts < LEIR__MAX_FACTS) {
     leir__fact *fact = &env->facts[env->nfacts++];
-    fact->form = F;
-    fact->form.c = 0;
+    fact->form = terms;
     fact->lo = lo;
     fact->hi = hi;
   }
@@ -451,23 +506,49 @@ static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
 }
 
 /* Hull of two narrowed copies: sound for a disjunction. */
-static bool either(const leir__analysis *a, const leir_expr *x, bool tx, const leir_expr *y,
-                   bool ty, leir__env *env) {
-  leir__env bx = *env, by = *env;
-  bool sx = leir__narrow(a, x, tx, &bx);
-  bool sy = leir__narrow(a, y, ty, &by);
-  if (!sx && !sy) return false;
-  if (!sx) {
-    *env = by;
-    return true;
+static NOINLINE bool either(const leir__analysis *a, const leir_expr *x, bool tx,
+                            const leir_expr *y, bool ty, leir__env *env) {
+  leir__env *bx = env_dup(env), *by = env_dup(env);
+  bool feasible = true; /* without memory: no narrowing, which is sound */
+  if (bx && by) {
+    bool sx = leir__narrow(a, x, tx, bx);
+    bool sy = leir__narrow(a, y, ty, by);
+    if (!sx && !sy) {
+      feasible = false;
+    } else if (!sx) {
+      leir__env_copy(env, by);
+    } else if (!sy) {
+      leir__env_copy(env, bx);
+    } else {
+      for (uint32_t k = 0; k < env->nvars; k++)
+        if (env->vars[k].known) env->vars[k] = leir__range_union(bx->vars[k], by->vars[k]);
+    }
   }
-  if (!sy) {
-    *env = bx;
-    return true;
+  free(bx);
+  free(by);
+  return feasible;
+}
+
+/* not (c1 and c2 and ...) for a comparison chain: the hull of each negated
+ * link. */
+static NOINLINE bool negated_chain(const leir__analysis *a, const leir_expr *cond,
+                                   leir__env *env) {
+  leir__env *hull = env_dup(env), *tmp = malloc(sizeof *tmp);
+  bool any = false, ok = hull && tmp;
+  for (uint32_t k = 0; ok && k + 1 < cond->n; k++) {
+    leir__env_copy(tmp, env);
+    if (!constrain(a, cond->kids[k], negate((leir_op)cond->u.cmp_ops[k]), cond->kids[k + 1], tmp))
+      continue;
+    for (uint32_t v = 0; v < env->nvars; v++)
+      hull->vars[v] = any ? leir__range_union(hull->vars[v], tmp->vars[v]) : tmp->vars[v];
+    any = true;
   }
-  for (uint32_t k = 0; k < env->nvars; k++)
-    if (env->vars[k].known) env->vars[k] = leir__range_union(bx.vars[k], by.vars[k]);
-  return true;
+  if (ok && any)
+    for (uint32_t v = 0; v < env->nvars; v++)
+      if (env->vars[v].known) env->vars[v] = hull->vars[v];
+  free(hull);
+  free(tmp);
+  return !ok || any;
 }
 
 bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, leir__env *env) {
@@ -491,24 +572,8 @@ bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, le
             return false;
         }
         return true;
-      } else {
-        /* not (c1 and c2 and ...): the hull of each negated link */
-        leir__env hull = *env;
-        bool any = false;
-        for (uint32_t k = 0; k + 1 < cond->n; k++) {
-          leir__env tmp = *env;
-          if (!constrain(a, cond->kids[k], negate((leir_op)cond->u.cmp_ops[k]),
-                         cond->kids[k + 1], &tmp))
-            continue;
-          for (uint32_t v = 0; v < env->nvars; v++)
-            hull.vars[v] = any ? leir__range_union(hull.vars[v], tmp.vars[v]) : tmp.vars[v];
-          any = true;
-        }
-        if (!any) return false;
-        for (uint32_t v = 0; v < env->nvars; v++)
-          if (env->vars[v].known) env->vars[v] = hull.vars[v];
-        return true;
       }
+      return negated_chain(a, cond, env);
     default: return true;
   }
 }

@@ -118,6 +118,7 @@ struct leir_program {
   uint32_t nsig;
   leir__decl *sig;         /* inputs first, then outputs */
   char *name;              /* program file name field; NULL if unset */
+  size_t text_len;         /* length of the parsed text: a size hint for printing */
   jmp_buf *oom_jmp;        /* see the header comment */
   /* Set only inside leir_program_clone: the source, whose symbol ids this
    * program shares, so copies need not re-intern every name. */
@@ -167,6 +168,12 @@ leir_nest *leir__copy_nest(leir_program *dst, const leir_program *src, const lei
 int leir__program_insert_nest(leir_program *p, uint32_t at, leir_nest *nest);
 void leir__program_remove_nest(leir_program *p, uint32_t at);
 
+/* ---- parsing (lib/parse.c) -------------------------------------------- */
+
+/* Options with defaults filled in and limits applied; LEIR_ERR_ARGUMENT
+ * (recorded) when `opts->size` is too small. `opts` may be NULL. */
+leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_options *o);
+
 /* ---- printing (lib/print.c) ------------------------------------------- */
 
 /* Optional renaming used by the alpha-normalized hash: when non-NULL, a
@@ -187,6 +194,8 @@ void leir__print_expr(leir__strbuf *b, const leir_program *p, const leir_expr *e
 /* ---- small helpers ---------------------------------------------------- */
 
 extern const char *const leir__loop_kind_letters; /* "LPVUB" */
+/* The dtype spelled by s[0..len) (not NUL-terminated), or -1. */
+int leir__dtype_of(const char *s, size_t len);
 bool leir__is_tensor_name(const char *s, size_t len);
 bool leir__is_loop_var_name(const char *s, size_t len);
 /* Bijective base-20 / base-19 fresh names (spec/leir.md §5). Writes a NUL-

@@ -23,6 +23,14 @@ typedef struct parser {
   bool lenient;
   bool in_cond; /* parenthesized groups may hold conditions */
   uint32_t depth, max_depth;
+  uint32_t nests; /* nests enclosing the cursor */
+  uint32_t tree; /* height of the expression tree the last parse_* returned */
+  /* Short names (tx, a, Aq) repeat all over a program: a direct-mapped
+   * cache in front of the symbol table. key 0 = empty. */
+  struct {
+    uint64_t key;
+    uint32_t sym;
+  } names[64];
   jmp_buf jmp;
 } parser;
 
@@ -106,7 +114,7 @@ static inline bool accept(parser *ps, char c) {
   return false;
 }
 
-static void expect(parser *ps, char c, const char *what) {
+static inline void expect(parser *ps, char c, const char *what) {
   if (!accept(ps, c)) expected(ps, what);
 }
 
@@ -116,12 +124,46 @@ static inline bool is_digit(int c) { return c >= '0' && c <= '9'; }
 
 static uint32_t pos32(size_t i) { return i > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)i; }
 
+/* Guards the parser's own recursion. The language limits (nest nesting and
+ * expression height, both max_depth) are enforced where they are known;
+ * this bound is looser (a tree level costs at most two recursions, plus one
+ * per enclosing nest) so that it only stops input those limits would also
+ * refuse, and stops it before it can exhaust the stack. */
 static void enter(parser *ps) {
-  if (++ps->depth > ps->max_depth)
-    fail_at(ps, ps->i, "parse.depth", "nesting deeper than %u levels", ps->max_depth);
+  if (++ps->depth > 3 * ps->max_depth + 8)
+    fail_at(ps, ps->i, "parse.depth", "expression or nest nested deeper than %u levels",
+            ps->max_depth);
 }
 
 static void leave(parser *ps) { ps->depth--; }
+
+/* Records the height of the node just built. Left-associative chains
+ * (a+b+c+...) grow the tree without recursing in the parser, so the height
+ * is tracked separately from `depth`: every later pass (printer, checks,
+ * hashing, backends) walks expressions recursively, and a bounded height is
+ * what keeps them off the end of the stack. */
+static leir_expr *height(parser *ps, leir_expr *e, uint32_t h) {
+  if (h > ps->max_depth)
+    fail_at(ps, ps->i, "parse.depth",
+            "expression nested deeper than %u levels", ps->max_depth);
+  ps->tree = h;
+  return e;
+}
+
+static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* Symbol of src[s..s+n). */
+static uint32_t intern(parser *ps, size_t s, size_t n) {
+  if (n > 7) return leir__sym_intern(ps->p, ps->src + s, n);
+  uint64_t key = n; /* length in the low byte, then the characters */
+  for (size_t k = 0; k < n; k++) key |= (uint64_t)(unsigned char)ps->src[s + k] << (8 * (k + 1));
+  uint32_t slot = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 58);
+  if (ps->names[slot].key == key) return ps->names[slot].sym;
+  uint32_t sym = leir__sym_intern(ps->p, ps->src + s, n);
+  ps->names[slot].key = key;
+  ps->names[slot].sym = sym;
+  return sym;
+}
 
 /* Reads [a-z][a-z0-9_]* at the cursor; returns its start and sets *n. */
 static size_t lower_ident(parser *ps, size_t *n) {
@@ -205,21 +247,20 @@ static leir_expr *parse_tensor(parser *ps) {
   ps->i++;
   while (ps->i < ps->len && is_lower(ps->src[ps->i])) ps->i++;
   size_t name_len = ps->i - start;
-  if (strchr("LPVUBT", ps->src[start]))
+  char first = ps->src[start];
+  if (first == 'L' || first == 'P' || first == 'V' || first == 'U' || first == 'B' || first == 'T')
     fail_at(ps, start, "parse.tensor-name",
             "tensor names may not start with L, P, V, U, B or T ('%.*s')", (int)name_len,
             ps->src + start);
-  if (peek(ps) != '^' || peek2(ps) != '{') expected(ps, "'^{' after the tensor name");
-  ps->i += 2;
+  if (peek(ps) != '^') expected(ps, "'^{' after the tensor name");
+  ps->i++;
+  if (ps->i >= ps->len || ps->src[ps->i] != '{') expected(ps, "'{' after '^'");
+  ps->i++;
   skip_ws(ps);
   size_t dstart = ps->i;
   while (ps->i < ps->len && (is_lower(ps->src[ps->i]) || is_digit(ps->src[ps->i]))) ps->i++;
   size_t dlen = ps->i - dstart;
-  int dtype = -1;
-  for (int d = 0; d < LEIR_DTYPE_COUNT; d++)
-    if (strlen(leir_dtype_name((leir_dtype)d)) == dlen &&
-        memcmp(leir_dtype_name((leir_dtype)d), ps->src + dstart, dlen) == 0)
-      dtype = d;
+  int dtype = leir__dtype_of(ps->src + dstart, dlen);
   if (dtype < 0) {
     ps->i = dstart;
     expected(ps, "a dtype (f16, bf16, f32, f64, i8, i16, i32, i64, u8, bool)");
@@ -237,24 +278,26 @@ static leir_expr *parse_tensor(parser *ps) {
     expected(ps, "a scope (g, s or l)");
   ps->i++;
   expect(ps, '}', "'}' closing the superscript");
-  uint32_t sym = leir__sym_intern(ps->p, ps->src + start, name_len);
-  vec idx = {0};
+  uint32_t sym = intern(ps, start, name_len);
+  leir_expr *idx[LEIR_MAX_RANK];
+  uint32_t rank = 0, h = 0;
   if (peek(ps) == '_') {
     ps->i++;
     expect(ps, '{', "'{' after '_'");
     enter(ps);
     do {
-      if (idx.n == LEIR_MAX_RANK)
+      if (rank == LEIR_MAX_RANK)
         fail_at(ps, ps->i, "parse.rank", "tensor rank above %d", LEIR_MAX_RANK);
-      vec_push(ps, &idx, parse_index(ps));
+      idx[rank++] = parse_index(ps);
+      h = max_u32(h, ps->tree);
     } while (accept(ps, ','));
     leave(ps);
     expect(ps, '}', "',' or '}' in the subscript");
   }
-  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, idx.n);
+  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, rank);
   t->pos = pos32(start);
-  for (uint32_t k = 0; k < idx.n; k++) t->kids[k] = idx.items[k];
-  return t;
+  for (uint32_t k = 0; k < rank; k++) t->kids[k] = idx[k];
+  return height(ps, t, h + 1);
 }
 
 /* iatom = int | ivar | tensor | "(" isum ")" | "-" iatom */
@@ -268,30 +311,31 @@ static leir_expr *parse_index_atom(parser *ps) {
               ps->src[ps->i]);
     leir_expr *e = leir__new_number(ps->p, ps->src + start, ps->i - start);
     e->pos = pos32(start);
-    return e;
+    return height(ps, e, 1);
   }
   if (is_lower(c)) {
     size_t n;
     size_t s = lower_ident(ps, &n);
     if (!leir__is_loop_var_name(ps->src + s, n))
       fail_at(ps, s, "parse.index", "'%.*s' cannot appear in an index", (int)n, ps->src + s);
-    leir_expr *e = leir__new_var(ps->p, leir__sym_intern(ps->p, ps->src + s, n));
+    leir_expr *e = leir__new_var(ps->p, intern(ps, s, n));
     e->pos = pos32(s);
-    return e;
+    return height(ps, e, 1);
   }
   if (is_upper(c)) return parse_tensor(ps);
   if (c == '(') {
     ps->i++;
     leir_expr *inner = parse_index(ps);
+    uint32_t h = ps->tree;
     expect(ps, ')', "')'");
-    return unary(ps, LEIR_EXPR_PAREN, inner, start);
+    return height(ps, unary(ps, LEIR_EXPR_PAREN, inner, start), h + 1);
   }
   if (c == '-') {
     ps->i++;
     enter(ps);
     leir_expr *inner = parse_index_atom(ps);
     leave(ps);
-    return unary(ps, LEIR_EXPR_NEG, inner, start);
+    return height(ps, unary(ps, LEIR_EXPR_NEG, inner, start), ps->tree + 1);
   }
   expected(ps, "an index (integer, loop variable, tensor or '(')");
 }
@@ -299,6 +343,7 @@ static leir_expr *parse_index_atom(parser *ps) {
 /* iprod = iatom { ("*"|"//"|"%") iatom } */
 static leir_expr *parse_index_prod(parser *ps) {
   leir_expr *e = parse_index_atom(ps);
+  uint32_t h = ps->tree;
   for (;;) {
     int c = peek(ps);
     leir_op op;
@@ -315,9 +360,11 @@ static leir_expr *parse_index_prod(parser *ps) {
       fail_at(ps, ps->i, "parse.index", "'%s' is not allowed in an index (use '//' or '*')",
               c == '/' ? "/" : "**");
     } else {
-      return e;
+      return height(ps, e, h);
     }
     e = binary(ps, op, e, parse_index_atom(ps));
+    h = max_u32(h, ps->tree) + 1;
+    height(ps, e, h);
   }
 }
 
@@ -325,14 +372,17 @@ static leir_expr *parse_index_prod(parser *ps) {
 static leir_expr *parse_index(parser *ps) {
   enter(ps);
   leir_expr *e = parse_index_prod(ps);
+  uint32_t h = ps->tree;
   for (;;) {
     int c = peek(ps);
     if (c != '+' && c != '-') break;
     ps->i++;
     e = binary(ps, c == '+' ? LEIR_OP_ADD : LEIR_OP_SUB, e, parse_index_prod(ps));
+    h = max_u32(h, ps->tree) + 1;
+    height(ps, e, h);
   }
   leave(ps);
-  return e;
+  return height(ps, e, h);
 }
 
 static leir_expr *parse_number(parser *ps) {
@@ -356,7 +406,7 @@ static leir_expr *parse_number(parser *ps) {
     fail_at(ps, start, "parse.number", "number literal longer than 4096 characters");
   leir_expr *e = leir__new_number(ps->p, ps->src + start, ps->i - start);
   e->pos = pos32(start);
-  return e;
+  return height(ps, e, 1);
 }
 
 static leir_op function_of(const char *s, size_t n, uint32_t *min_args, uint32_t *max_args) {
@@ -384,6 +434,7 @@ static leir_expr *parse_call(parser *ps, size_t start, leir_op fn, uint32_t lo, 
   expect(ps, '(', "'(' after the function name");
   vec args = {0};
   bool saved = ps->in_cond;
+  uint32_t h = 0;
   do {
     if (args.n == hi)
       fail_at(ps, ps->i, "parse.arity", "%.*s takes %u argument%s", (int)name_len,
@@ -391,13 +442,14 @@ static leir_expr *parse_call(parser *ps, size_t start, leir_op fn, uint32_t lo, 
     bool cond = fn == LEIR_OP_IF_THEN_ELSE && args.n == 0;
     ps->in_cond = cond;
     vec_push(ps, &args, cond ? parse_cond(ps) : parse_value(ps));
+    h = max_u32(h, ps->tree);
   } while (accept(ps, ','));
   ps->in_cond = saved;
   expect(ps, ')', "',' or ')' in the argument list");
   if (args.n < lo)
     fail_at(ps, start, "parse.arity", "%.*s takes %s%u arguments, got %u", (int)name_len,
             ps->src + start, hi == UINT32_MAX ? "at least " : "", lo, args.n);
-  return finish_node(ps, LEIR_EXPR_CALL, fn, start, &args);
+  return height(ps, finish_node(ps, LEIR_EXPR_CALL, fn, start, &args), h + 1);
 }
 
 /* atom = number | "inf" | tensor | ivar | call | "(" value ")" */
@@ -415,19 +467,20 @@ static leir_expr *parse_atom(parser *ps) {
     if (n == 3 && memcmp(ps->src + s, "inf", 3) == 0) {
       leir_expr *e = leir__new_expr(ps->p, LEIR_EXPR_INF, LEIR_OP_NONE, 0);
       e->pos = pos32(s);
-      return e;
+      return height(ps, e, 1);
     }
     if (peek(ps) == '(')
       fail_at(ps, s, "parse.function", "unknown function '%.*s'", (int)n, ps->src + s);
-    leir_expr *e = leir__new_var(ps->p, leir__sym_intern(ps->p, ps->src + s, n));
+    leir_expr *e = leir__new_var(ps->p, intern(ps, s, n));
     e->pos = pos32(s);
-    return e;
+    return height(ps, e, 1);
   }
   if (c == '(') {
     ps->i++;
     leir_expr *inner = ps->in_cond ? parse_cond(ps) : parse_value(ps);
+    uint32_t h = ps->tree;
     expect(ps, ')', "')'");
-    return unary(ps, LEIR_EXPR_PAREN, inner, start);
+    return height(ps, unary(ps, LEIR_EXPR_PAREN, inner, start), h + 1);
   }
   expected(ps, "a value (number, tensor, loop variable, function or '(')");
 }
@@ -437,12 +490,13 @@ static leir_expr *parse_unary(parser *ps);
 /* power = atom [ "**" unary ] */
 static leir_expr *parse_power(parser *ps) {
   leir_expr *base = parse_atom(ps);
+  uint32_t h = ps->tree;
   if (peek(ps) == '*' && peek2(ps) == '*') {
     ps->i += 2;
     enter(ps);
     leir_expr *ex = parse_unary(ps);
     leave(ps);
-    return binary(ps, LEIR_OP_POW, base, ex);
+    return height(ps, binary(ps, LEIR_OP_POW, base, ex), max_u32(h, ps->tree) + 1);
   }
   return base;
 }
@@ -454,7 +508,7 @@ static leir_expr *parse_unary(parser *ps) {
     enter(ps);
     leir_expr *inner = parse_unary(ps);
     leave(ps);
-    return unary(ps, LEIR_EXPR_NEG, inner, start);
+    return height(ps, unary(ps, LEIR_EXPR_NEG, inner, start), ps->tree + 1);
   }
   return parse_power(ps);
 }
@@ -462,6 +516,7 @@ static leir_expr *parse_unary(parser *ps) {
 /* term = unary { ("*"|"/"|"//"|"%") unary } */
 static leir_expr *parse_term(parser *ps) {
   leir_expr *e = parse_unary(ps);
+  uint32_t h = ps->tree;
   for (;;) {
     int c = peek(ps);
     leir_op op;
@@ -478,9 +533,11 @@ static leir_expr *parse_term(parser *ps) {
       op = LEIR_OP_MOD;
       ps->i++;
     } else {
-      return e;
+      return height(ps, e, h);
     }
     e = binary(ps, op, e, parse_unary(ps));
+    h = max_u32(h, ps->tree) + 1;
+    height(ps, e, h);
   }
 }
 
@@ -488,14 +545,17 @@ static leir_expr *parse_term(parser *ps) {
 static leir_expr *parse_sum(parser *ps) {
   enter(ps);
   leir_expr *e = parse_term(ps);
+  uint32_t h = ps->tree;
   for (;;) {
     int c = peek(ps);
     if (c != '+' && c != '-') break;
     ps->i++;
     e = binary(ps, c == '+' ? LEIR_OP_ADD : LEIR_OP_SUB, e, parse_term(ps));
+    h = max_u32(h, ps->tree) + 1;
+    height(ps, e, h);
   }
   leave(ps);
-  return e;
+  return height(ps, e, h);
 }
 
 static leir_expr *parse_value(parser *ps) {
@@ -533,6 +593,7 @@ static leir_expr *parse_compare(parser *ps) {
   skip_ws(ps);
   start = ps->i;
   leir_expr *first = parse_sum(ps);
+  uint32_t h = ps->tree;
   leir_op op = compare_op(ps);
   if (op == LEIR_OP_NONE) return first;
   vec operands = {0}, ops = {0};
@@ -540,15 +601,17 @@ static leir_expr *parse_compare(parser *ps) {
   do {
     vec_push(ps, &ops, (void *)(uintptr_t)op);
     vec_push(ps, &operands, parse_sum(ps));
+    h = max_u32(h, ps->tree);
   } while ((op = compare_op(ps)) != LEIR_OP_NONE);
   leir_expr *e = finish_node(ps, LEIR_EXPR_COMPARE, LEIR_OP_NONE, start, &operands);
   for (uint32_t k = 0; k < ops.n; k++) e->u.cmp_ops[k] = (uint8_t)(uintptr_t)ops.items[k];
-  return e;
+  return height(ps, e, h + 1);
 }
 
 /* conj = cmp { "&" cmp } */
 static leir_expr *parse_conj(parser *ps) {
   leir_expr *e = parse_compare(ps);
+  uint32_t h = ps->tree;
   while (accept(ps, '&')) {
     leir_expr *r = parse_compare(ps);
     leir_expr *a = leir__new_expr(ps->p, LEIR_EXPR_AND, LEIR_OP_NONE, 2);
@@ -556,8 +619,10 @@ static leir_expr *parse_conj(parser *ps) {
     a->kids[1] = r;
     a->pos = e->pos;
     e = a;
+    h = max_u32(h, ps->tree) + 1;
+    height(ps, e, h);
   }
-  return e;
+  return height(ps, e, h);
 }
 
 /* cond = conj { "|" conj } */
@@ -566,6 +631,7 @@ static leir_expr *parse_cond(parser *ps) {
   bool saved = ps->in_cond;
   ps->in_cond = true;
   leir_expr *e = parse_conj(ps);
+  uint32_t h = ps->tree;
   while (accept(ps, '|')) {
     leir_expr *r = parse_conj(ps);
     leir_expr *o = leir__new_expr(ps->p, LEIR_EXPR_OR, LEIR_OP_NONE, 2);
@@ -573,17 +639,25 @@ static leir_expr *parse_cond(parser *ps) {
     o->kids[1] = r;
     o->pos = e->pos;
     e = o;
+    h = max_u32(h, ps->tree) + 1;
+    height(ps, e, h);
   }
   ps->in_cond = saved;
   leave(ps);
-  return e;
+  return height(ps, e, h);
 }
 
 /* ---- nests ------------------------------------------------------------ */
 
 static int loop_kind_of(int c) {
-  const char *k = c > 0 ? strchr(leir__loop_kind_letters, c) : NULL;
-  return k ? (int)(k - leir__loop_kind_letters) : -1;
+  switch (c) { /* the order of leir__loop_kind_letters */
+    case 'L': return LEIR_LOOP_SERIAL;
+    case 'P': return LEIR_LOOP_PARALLEL;
+    case 'V': return LEIR_LOOP_VECTORIZED;
+    case 'U': return LEIR_LOOP_UNROLLED;
+    case 'B': return LEIR_LOOP_BOUND;
+    default: return -1;
+  }
 }
 
 static bool at_header(parser *ps) {
@@ -597,7 +671,8 @@ static void parse_header(parser *ps, leir__loop *loop) {
   loop->kind = (uint8_t)loop_kind_of(ps->src[ps->i]);
   loop->pos = pos32(start);
   ps->i += 2; /* kind and '^' */
-  expect(ps, '{', "'{' after '^'");
+  if (ps->i >= ps->len || ps->src[ps->i] != '{') expected(ps, "'{' after '^'");
+  ps->i++;
   loop->extent = parse_int(ps, "a loop extent");
   expect(ps, '}', "'}' after the loop extent");
   expect(ps, '_', "'_{' before the loop variable");
@@ -614,7 +689,7 @@ static void parse_header(parser *ps, leir__loop *loop) {
     fail_at(ps, s, "parse.bound-var",
             "a B loop variable must start with t or b and then x, y or z (found '%.*s')",
             (int)n, ps->src + s);
-  loop->sym = leir__sym_intern(ps->p, ps->src + s, n);
+  loop->sym = intern(ps, s, n);
   expect(ps, '=', "'=' after the loop variable");
   size_t zero = (peek(ps), ps->i);
   if (!is_digit(peek(ps))) expected(ps, "the loop start 0");
@@ -643,6 +718,8 @@ static leir_equation *parse_equation(parser *ps) {
 static leir_nest *parse_nest(parser *ps) {
   enter(ps);
   skip_ws(ps);
+  if (++ps->nests > ps->max_depth)
+    fail_at(ps, ps->i, "parse.depth", "nests nested deeper than %u levels", ps->max_depth);
   size_t start = ps->i;
   leir__loop loops_small[16];
   leir__loop *loops = loops_small;
@@ -684,7 +761,7 @@ static leir_nest *parse_nest(parser *ps) {
   ps->i++;
   leir_nest *n = leir__new_nest(ps->p, nloops, items.n);
   n->pos = pos32(start);
-  memcpy(n->loops, loops, nloops * sizeof *loops);
+  if (nloops) memcpy(n->loops, loops, nloops * sizeof *loops);
   for (uint32_t k = 0; k < items.n; k++) {
     uintptr_t raw = (uintptr_t)items.items[k];
     if (raw & 1u)
@@ -692,6 +769,7 @@ static leir_nest *parse_nest(parser *ps) {
     else
       n->items[k].eq = (leir_equation *)raw;
   }
+  ps->nests--;
   leave(ps);
   return n;
 }
@@ -711,25 +789,35 @@ static leir_status build_line_table(leir_program *p, const char *text, size_t le
   return LEIR_OK;
 }
 
+leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_options *o) {
+  *o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
+  if (!opts) return LEIR_OK;
+  if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
+  /* copy only what the caller's struct has (older, smaller versions) */
+  memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
+  o->size = (uint32_t)sizeof *o;
+  if (o->max_depth == 0) o->max_depth = 200;
+  if (o->max_depth > 1000) o->max_depth = 1000;
+  return LEIR_OK;
+}
+
 leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
                                const leir_parse_options *opts) {
   if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "out is NULL");
   *out = NULL;
   if (!text && len)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "text is NULL");
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) {
-    if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
-    o = *opts;
-    if (o.max_depth == 0) o.max_depth = 200;
-  }
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   if (len > o.max_input_bytes || len >= UINT32_MAX - 1)
     return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
                        "input of %zu bytes exceeds the limit of %llu bytes", len,
                        (unsigned long long)o.max_input_bytes);
-  leir_program *p = leir__program_new(len * 12);
+  /* parsed programs take 7-15 bytes per byte of text (bench/README.md) */
+  leir_program *p = leir__program_new(len * 10 + 256);
   if (!p) return leir__error_nomem();
   parser ps;
   memset(&ps, 0, sizeof ps);
@@ -757,6 +845,7 @@ leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
     if (!leir__program_insert_nest(p, p->nnests, n)) longjmp(ps.jmp, LEIR__JMP_OOM);
   }
   p->oom_jmp = NULL;
+  p->text_len = len;
   *out = p;
   return LEIR_OK;
 }

@@ -8,7 +8,18 @@
 #include "error.h"
 #include "ir.h"
 
-static const char scope_letters[] = "gsl";
+/* "^{dtype,scope}" for every dtype (leir_dtype order) and scope (g, s, l). */
+static const char *const superscripts[LEIR_DTYPE_COUNT][3] = {
+    {"^{f16,g}", "^{f16,s}", "^{f16,l}"},
+    {"^{bf16,g}", "^{bf16,s}", "^{bf16,l}"},
+    {"^{f32,g}", "^{f32,s}", "^{f32,l}"},
+    {"^{f64,g}", "^{f64,s}", "^{f64,l}"},
+    {"^{i8,g}", "^{i8,s}", "^{i8,l}"},
+    {"^{i16,g}", "^{i16,s}", "^{i16,l}"},
+    {"^{i32,g}", "^{i32,s}", "^{i32,l}"},
+    {"^{i64,g}", "^{i64,s}", "^{i64,l}"},
+    {"^{u8,g}", "^{u8,s}", "^{u8,l}"},
+    {"^{bool,g}", "^{bool,s}", "^{bool,l}"}};
 
 const char *leir_op_name(leir_op op) {
   switch (op) {
@@ -88,11 +99,8 @@ static void print_expr(printer *pr, const leir_expr *e) {
     case LEIR_EXPR_VAR: put_sym(pr, e->sym); return;
     case LEIR_EXPR_TENSOR:
       put_sym(pr, e->sym);
-      leir__sb_put(b, "^{", 2);
-      leir__sb_puts(b, e->dtype < LEIR_DTYPE_COUNT ? leir_dtype_name((leir_dtype)e->dtype) : "?");
-      leir__sb_putc(b, ',');
-      leir__sb_putc(b, e->scope < 3 ? scope_letters[e->scope] : '?');
-      leir__sb_putc(b, '}');
+      leir__sb_puts(b, e->dtype < LEIR_DTYPE_COUNT && e->scope < 3 ? superscripts[e->dtype][e->scope]
+                                                                    : "^{?,?}");
       if (e->n) {
         leir__sb_put(b, "_{", 2);
         for (uint32_t k = 0; k < e->n; k++) {
@@ -207,6 +215,8 @@ void leir__print_program(leir__strbuf *b, const leir_program *p, uint32_t flags,
                          const leir__rename *rn) {
   printer pr = {b, p, rn};
   bool pretty = (flags & LEIR_PRINT_PRETTY) != 0;
+  /* canonical text is as long as strict input; pretty adds a little */
+  leir__sb_reserve(b, p->text_len + (pretty ? p->text_len / 8 + 64 : 0));
   for (uint32_t k = 0; k < p->nnests; k++) {
     print_nest(&pr, p->nests[k], pretty, 0);
     if (pretty) leir__sb_putc(b, '\n');

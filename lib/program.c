@@ -15,7 +15,7 @@ const char *const leir__loop_kind_letters = "LPVUB";
 leir_program *leir__program_new(size_t size_hint) {
   leir_program *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  size_t first = size_hint < 1024 ? 1024 : size_hint;
+  size_t first = size_hint < 512 ? 512 : size_hint;
   if (first > ((size_t)1 << 24)) first = (size_t)1 << 24;
   leir__arena_init(&p->arena, first);
   return p;
@@ -23,9 +23,6 @@ leir_program *leir__program_new(size_t size_hint) {
 
 void leir_program_free(leir_program *p) {
   if (!p) return;
-  free(p->syms.names);
-  free(p->syms.lens);
-  free(p->syms.slots);
   free(p->nests);
   free(p->line_starts);
   leir__arena_release(&p->arena);
@@ -53,19 +50,34 @@ char *leir__pstrndup(leir_program *p, const char *s, size_t len) {
 /* ---- symbols ---------------------------------------------------------- */
 
 static uint32_t hash_name(const char *s, size_t len) {
+  /* names are short (A, tx, Aqz): pack up to 8 bytes and mix, no call */
+  if (len <= 8) {
+    uint64_t w = len;
+    for (size_t i = 0; i < len; i++) w = (w << 8) | (unsigned char)s[i];
+    w *= 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(w >> 32);
+  }
   return (uint32_t)XXH3_64bits(s, len);
 }
 
-static int symtab_grow_slots(leir__symtab *t) {
-  uint32_t nslots = t->nslots ? t->nslots * 2 : 64;
-  uint32_t *slots = calloc(nslots, sizeof *slots);
+static bool same_name(const char *a, const char *b, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+/* The symbol table lives in the program's arena (most programs have a
+ * dozen names: no separate mallocs). */
+static int symtab_grow_slots(leir_program *p) {
+  leir__symtab *t = &p->syms;
+  uint32_t nslots = t->nslots ? t->nslots * 2 : 32;
+  uint32_t *slots = leir__arena_calloc(&p->arena, nslots, sizeof *slots);
   if (!slots) return 0;
   for (uint32_t s = 0; s < t->count; s++) {
     uint32_t h = hash_name(t->names[s], t->lens[s]) & (nslots - 1);
     while (slots[h]) h = (h + 1) & (nslots - 1);
     slots[h] = s + 1;
   }
-  free(t->slots);
   t->slots = slots;
   t->nslots = nslots;
   return 1;
@@ -77,7 +89,7 @@ uint32_t leir__sym_find(const leir_program *p, const char *s, size_t len) {
   uint32_t h = hash_name(s, len) & (t->nslots - 1);
   while (t->slots[h]) {
     uint32_t sym = t->slots[h] - 1;
-    if (t->lens[sym] == len && memcmp(t->names[sym], s, len) == 0) return sym;
+    if (t->lens[sym] == len && same_name(t->names[sym], s, len)) return sym;
     h = (h + 1) & (t->nslots - 1);
   }
   return LEIR__NOSYM;
@@ -91,23 +103,23 @@ uint32_t leir__sym_intern(leir_program *p, const char *s, size_t len) {
   }
   uint32_t found = leir__sym_find(p, s, len);
   if (found != LEIR__NOSYM) return found;
-  if ((t->count + 1) * 2 > t->nslots && !symtab_grow_slots(t)) {
+  if ((t->count + 1) * 2 > t->nslots && !symtab_grow_slots(p)) {
     oom(p);
     return LEIR__NOSYM;
   }
   if (t->count == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 32;
-    const char **names = realloc(t->names, cap * sizeof *names);
-    if (!names) {
+    uint32_t cap = t->cap ? t->cap * 2 : 16;
+    const char **names = leir__arena_alloc(&p->arena, cap * sizeof *names);
+    uint32_t *lens = leir__arena_alloc(&p->arena, cap * sizeof *lens);
+    if (!names || !lens) {
       oom(p);
       return LEIR__NOSYM;
+    }
+    if (t->count) {
+      memcpy(names, t->names, t->count * sizeof *names);
+      memcpy(lens, t->lens, t->count * sizeof *lens);
     }
     t->names = names;
-    uint32_t *lens = realloc(t->lens, cap * sizeof *lens);
-    if (!lens) {
-      oom(p);
-      return LEIR__NOSYM;
-    }
     t->lens = lens;
     t->cap = cap;
   }
@@ -151,8 +163,14 @@ void leir__position(const leir_program *p, uint32_t pos, uint32_t *line, uint32_
 
 /* ---- builders --------------------------------------------------------- */
 
+_Static_assert(sizeof(leir_expr) % sizeof(void *) == 0, "child pointers follow the node");
+
 leir_expr *leir__new_expr(leir_program *p, leir_expr_kind kind, leir_op op, uint32_t n) {
-  leir_expr *e = leir__palloc(p, sizeof *e);
+  /* one allocation: the node, its child pointers, and a comparison's
+   * operators (node sizes are multiples of 8, so the pointers align) */
+  size_t ops = kind == LEIR_EXPR_COMPARE && n > 1 ? n - 1 : 0;
+  if (n > (UINT32_MAX - sizeof(leir_expr)) / (sizeof(leir_expr *) + 1)) return oom(p);
+  leir_expr *e = leir__palloc(p, sizeof *e + n * sizeof *e->kids + ops);
   if (!e) return NULL;
   e->kind = (uint8_t)kind;
   e->op = (uint8_t)op;
@@ -160,14 +178,8 @@ leir_expr *leir__new_expr(leir_program *p, leir_expr_kind kind, leir_op op, uint
   e->sym = LEIR__NOSYM;
   e->id = p->next_id++;
   e->pos = LEIR__NOPOS;
-  if (n) {
-    e->kids = leir__palloc(p, n * sizeof *e->kids);
-    if (!e->kids) return NULL;
-  }
-  if (kind == LEIR_EXPR_COMPARE && n > 1) {
-    e->u.cmp_ops = leir__palloc(p, n - 1);
-    if (!e->u.cmp_ops) return NULL;
-  }
+  if (n) e->kids = (leir_expr **)(e + 1);
+  if (ops) e->u.cmp_ops = (uint8_t *)(e->kids + n);
   return e;
 }
 
@@ -179,7 +191,6 @@ leir_expr *leir__new_number(leir_program *p, const char *lexeme, size_t len) {
   if (!num || !lex) return NULL;
   num->lexeme = lex;
   num->len = (uint32_t)len;
-  num->value = strtod(lex, NULL);
   bool digits = len > 0;
   int64_t v = 0;
   for (size_t i = 0; i < len && digits; i++) {
@@ -193,6 +204,8 @@ leir_expr *leir__new_number(leir_program *p, const char *lexeme, size_t len) {
   }
   num->is_int = digits;
   num->ival = digits ? v : 0;
+  /* integers below 2^53 convert exactly; strtod for the rest */
+  num->value = digits && v < ((int64_t)1 << 53) ? (double)v : strtod(lex, NULL);
   e->u.num = num;
   return e;
 }
@@ -412,6 +425,7 @@ leir_status leir_program_clone(leir_program **out, const leir_program *src) {
   }
   if (copy_signature(p, src) != LEIR_OK) goto nomem;
   if (src->name && !(p->name = leir__pstrndup(p, src->name, strlen(src->name)))) goto nomem;
+  p->text_len = src->text_len;
   *out = p;
   return LEIR_OK;
 nomem:
@@ -474,18 +488,23 @@ int64_t leir__loop_index_of_name(const char *s, size_t len) {
 
 bool leir__is_tensor_name(const char *s, size_t len) {
   if (len == 0 || s[0] < 'A' || s[0] > 'Z') return false;
-  if (strchr("LPVUBT", s[0])) return false;
+  if (memchr("LPVUBT", s[0], 6)) return false;
   for (size_t i = 1; i < len; i++)
     if (s[i] < 'a' || s[i] > 'z') return false;
   return true;
 }
 
 static bool is_reserved_word(const char *s, size_t len) {
-  static const char *const words[] = {"exp", "log", "sqrt", "abs", "erf",
-                                      "max", "min", "if_then_else", "inf"};
-  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-    if (strlen(words[i]) == len && memcmp(words[i], s, len) == 0) return true;
-  return false;
+  /* function names and inf; by length, since this runs for every index */
+  switch (len) {
+    case 3:
+      return memcmp(s, "exp", 3) == 0 || memcmp(s, "log", 3) == 0 || memcmp(s, "abs", 3) == 0 ||
+             memcmp(s, "erf", 3) == 0 || memcmp(s, "max", 3) == 0 || memcmp(s, "min", 3) == 0 ||
+             memcmp(s, "inf", 3) == 0;
+    case 4: return memcmp(s, "sqrt", 4) == 0;
+    case 12: return memcmp(s, "if_then_else", 12) == 0;
+    default: return false;
+  }
 }
 
 bool leir__is_loop_var_name(const char *s, size_t len) {

@@ -120,6 +120,9 @@ leir_status leir_program_set_name(leir_program *p, const char *name) {
     p->name = NULL;
     return LEIR_OK;
   }
+  if (!leir__utf8_valid(name, strlen(name)))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "a program name must be valid UTF-8");
   char *copy = leir__pstrndup(p, name, strlen(name));
   if (!copy) return leir__error_nomem();
   p->name = copy;

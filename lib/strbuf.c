@@ -1,5 +1,6 @@
 #include "strbuf.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +25,9 @@ int leir__sb_reserve(leir__strbuf *b, size_t extra) {
   return 1;
 }
 
-void leir__sb_putc_slow(leir__strbuf *b, char c) {
-  if (b->len + 1 >= b->cap && !leir__sb_reserve(b, 1)) return;
-  if (b->failed) return;
-  b->data[b->len++] = c;
-}
-
 void leir__sb_put_slow(leir__strbuf *b, const char *s, size_t n) {
   if (!leir__sb_reserve(b, n)) return;
-  memcpy(b->data + b->len, s, n);
+  if (n) memcpy(b->data + b->len, s, n);
   b->len += n;
 }
 
@@ -99,6 +94,62 @@ void leir__sb_put_json_string(leir__strbuf *b, const char *s, size_t n) {
     }
   }
   leir__sb_put(b, s + start, n - start);
+  leir__sb_putc(b, '"');
+}
+
+size_t leir__utf8_next(const char *s, size_t n, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s;
+  if (n == 0) return 0;
+  if (u[0] < 0x80) {
+    *cp = u[0];
+    return 1;
+  }
+  size_t len = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 0;
+  if (len == 0 || len > n || u[0] > 0xF4) return 0;
+  uint32_t v = u[0] & (0x7Fu >> len);
+  for (size_t i = 1; i < len; i++) {
+    if ((u[i] & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (u[i] & 0x3F);
+  }
+  static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (v < min[len] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return len;
+}
+
+int leir__utf8_valid(const char *s, size_t n) {
+  uint32_t cp;
+  for (size_t i = 0; i < n;) {
+    size_t k = leir__utf8_next(s + i, n - i, &cp);
+    if (!k) return 0;
+    i += k;
+  }
+  return 1;
+}
+
+void leir__sb_put_yaml_string(leir__strbuf *b, const char *s, size_t n) {
+  leir__sb_putc(b, '"');
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    size_t k = leir__utf8_next(s + i, n - i, &cp);
+    if (!k) {
+      leir__sb_puts(b, "\\ufffd"); /* not UTF-8: YAML cannot carry the byte */
+      i++;
+      continue;
+    }
+    /* U+2028/U+2029 are printable but break lines inside a scalar */
+    bool printable = cp >= 0x20 && cp != 0x7F && !(cp >= 0x80 && cp <= 0x9F) && cp != 0x2028 &&
+                     cp != 0x2029 && cp != 0xFEFF && cp != 0xFFFE && cp != 0xFFFF;
+    if (cp == '"' || cp == '\\') {
+      leir__sb_putc(b, '\\');
+      leir__sb_putc(b, (char)cp);
+    } else if (printable) {
+      leir__sb_put(b, s + i, k);
+    } else {
+      leir__sb_printf(b, "\\u%04x", (unsigned)cp);
+    }
+    i += k;
+  }
   leir__sb_putc(b, '"');
 }
 

@@ -18,12 +18,16 @@
 #include "error.h"
 #include "ir.h"
 
+/* Declarations grow as read; names point into the YAML document, which
+ * lives until leir_program_set_signature has copied them. `shape` pointers
+ * are set once the arrays stop moving. */
+#define MAX_DECLS 4096 /* as leir_program_set_signature */
+
 typedef struct yctx {
   yaml_document_t doc;
-  leir_tensor_decl decls[1024];
-  int64_t shapes[1024][LEIR_MAX_RANK];
-  char names[1024][64];
-  size_t ndecls;
+  leir_tensor_decl *decls;
+  int64_t (*shapes)[LEIR_MAX_RANK];
+  size_t ndecls, cap;
 } yctx;
 
 static leir_status yerr(const yaml_node_t *node, const char *fmt, const char *arg) {
@@ -66,16 +70,30 @@ static leir_status read_shape(yctx *y, yaml_node_t *node, int64_t *shape, uint32
 
 static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_node_t *at,
                              leir_role role) {
-  if (y->ndecls == 1024) return yerr(at, "too many declarations%s", "");
-  if (!name || strlen(name) >= 64) return yerr(at, "a tensor name is missing or too long%s", "");
+  if (y->ndecls == MAX_DECLS) return yerr(at, "more than 4096 declarations%s", "");
+  if (!name || !*name) return yerr(at, "a tensor name is missing%s", "");
+  if (!leir__is_tensor_name(name, strlen(name)))
+    return yerr(at,
+                "'%s' is not a tensor name ([A-Z][a-z]*, not starting with L, P, V, U, B or T)",
+                name);
+  for (size_t j = 0; j < y->ndecls; j++)
+    if (strcmp(y->decls[j].name, name) == 0) return yerr(at, "%s is declared twice", name);
   if (!spec || spec->type != YAML_MAPPING_NODE)
     return yerr(spec ? spec : at, "%s must map to {dtype: ..., shape: [...]}", name);
+  if (y->ndecls == y->cap) {
+    size_t cap = y->cap ? y->cap * 2 : 16;
+    leir_tensor_decl *decls = realloc(y->decls, cap * sizeof *decls);
+    if (decls) y->decls = decls;
+    int64_t(*shapes)[LEIR_MAX_RANK] = decls ? realloc(y->shapes, cap * sizeof *shapes) : NULL;
+    if (!shapes) return leir__error_nomem();
+    y->shapes = shapes;
+    y->cap = cap;
+  }
   size_t i = y->ndecls;
   leir_tensor_decl *d = &y->decls[i];
-  memcpy(y->names[i], name, strlen(name) + 1);
-  d->name = y->names[i];
+  memset(d, 0, sizeof *d);
+  d->name = name;
   d->role = role;
-  d->shape = y->shapes[i];
   bool have_dtype = false, have_shape = false;
   for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start; pr < spec->data.mapping.pairs.top;
        pr++) {
@@ -131,35 +149,54 @@ static leir_status read_decls(yctx *y, yaml_node_t *node, leir_role role, const 
   return yerr(node, "'%s' must be a mapping (name: {dtype, shape}) or a list", section);
 }
 
-/* Maps a position inside the LEIR scalar back to the YAML file. */
-static void relocate(const char *text, size_t len, const yaml_node_t *leir_node) {
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Maps the position of a LEIR error inside the `leir` scalar back to the
+ * YAML file. LEIR ignores whitespace, and every scalar style (plain,
+ * quoted, literal, folded) keeps the file's non-whitespace characters in
+ * order, so the k-th non-whitespace character of the value is the k-th one
+ * of the scalar's text in the file (a quoted escape shifts this slightly). */
+static void relocate(const char *text, size_t len, const yaml_node_t *node, const char *value,
+                     size_t vlen) {
   const leir_error *e = leir_error_last();
   if (!e->line) return;
-  uint32_t line = (uint32_t)leir_node->start_mark.line + 1;
-  uint32_t col = (uint32_t)leir_node->start_mark.column + 1;
-  yaml_scalar_style_t style = leir_node->data.scalar.style;
-  uint32_t out_line, out_col;
+  size_t off = 0;
+  for (uint32_t line = 1; off < vlen && line < e->line; off++)
+    if (value[off] == '\n') line++;
+  off += e->column - 1;
+  if (off > vlen) off = vlen;
+  size_t k = 0;
+  for (size_t i = 0; i < off; i++) k += !is_space(value[i]);
+  size_t i = node->start_mark.index, end = node->end_mark.index;
+  if (end > len) end = len;
+  yaml_scalar_style_t style = node->data.scalar.style;
   if (style == YAML_LITERAL_SCALAR_STYLE || style == YAML_FOLDED_SCALAR_STYLE) {
-    out_line = line + e->line; /* content starts on the line after '|' */
-    /* indentation of that line in the file */
-    size_t off = 0;
-    uint32_t l = 1;
-    while (off < len && l < out_line) {
-      if (text[off] == '\n') l++;
-      off++;
-    }
-    uint32_t indent = 0;
-    while (off + indent < len && text[off + indent] == ' ') indent++;
-    out_col = e->column + indent;
-  } else {
-    out_line = line + e->line - 1;
-    out_col = e->line == 1 ? col + e->column - 1 + (style != YAML_PLAIN_SCALAR_STYLE) : e->column;
+    while (i < end && text[i] != '\n') i++; /* the "|" or ">" header line */
+  } else if (style != YAML_PLAIN_SCALAR_STYLE) {
+    i++; /* the opening quote */
   }
-  leir__error_state s;
-  leir__error_save(&s);
-  s.line = out_line;
-  s.column = out_col;
-  leir__error_restore(&s);
+  for (size_t seen = 0; i < end; i++) {
+    if (is_space(text[i])) continue;
+    if (seen++ == k) break;
+  }
+  if (i > end) i = end;
+  /* an error at the end of the value points just past its last character */
+  if (i == end && style != YAML_PLAIN_SCALAR_STYLE) {
+    while (i > node->start_mark.index && is_space(text[i - 1])) i--;
+    if (style != YAML_LITERAL_SCALAR_STYLE && style != YAML_FOLDED_SCALAR_STYLE && i > 0) i--;
+  }
+  uint32_t line = 1;
+  size_t line_start = 0;
+  for (size_t j = 0; j < i && j < len; j++)
+    if (text[j] == '\n') {
+      line++;
+      line_start = j + 1;
+    }
+  leir__error_state st;
+  leir__error_save(&st);
+  st.line = line;
+  st.column = (uint32_t)(i - line_start + 1);
+  leir__error_restore(&st);
 }
 
 leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t len,
@@ -167,8 +204,9 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   if (!out || (!text && len))
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
   *out = NULL;
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) o = *opts;
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   if (len > o.max_input_bytes)
     return leir__error(LEIR_ERR_LIMIT, "limit.input-size", NULL, 0, 0,
                        "input of %zu bytes exceeds the limit of %llu bytes", len,
@@ -223,8 +261,12 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
       goto done;
     }
   }
-  if (!leir_node || !scalar(leir_node)) {
-    st = yerr(leir_node ? leir_node : root, "the 'leir' field (program text) is missing%s", "");
+  if (!leir_node) {
+    st = yerr(root, "the 'leir' field (program text) is missing%s", "");
+    goto done;
+  }
+  if (!scalar(leir_node)) {
+    st = yerr(leir_node, "the 'leir' field must be the program text (a string)%s", "");
     goto done;
   }
   if (inputs && (st = read_decls(y, inputs, LEIR_ROLE_INPUT, "inputs")) != LEIR_OK) goto done;
@@ -232,16 +274,22 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
     st = yerr(root, "the 'outputs' field is missing%s", "");
     goto done;
   }
+  size_t ninputs = y->ndecls;
   if ((st = read_decls(y, outputs, LEIR_ROLE_OUTPUT, "outputs")) != LEIR_OK) goto done;
+  if (y->ndecls == ninputs) {
+    st = yerr(outputs, "'outputs' must declare at least one tensor%s", "");
+    goto done;
+  }
   leir_parse_options lo = o;
   lo.flags |= LEIR_PARSE_LENIENT;
   leir_program *p = NULL;
   const char *src = scalar(leir_node);
   st = leir_program_parse(&p, src, leir_node->data.scalar.length, &lo);
   if (st != LEIR_OK) {
-    relocate(text, len, leir_node);
+    relocate(text, len, leir_node, src, leir_node->data.scalar.length);
     goto done;
   }
+  for (size_t i = 0; i < y->ndecls; i++) y->decls[i].shape = y->shapes[i];
   st = leir_program_set_signature(p, y->decls, y->ndecls);
   if (st == LEIR_OK && name) st = leir_program_set_name(p, name);
   if (st != LEIR_OK) {
@@ -252,6 +300,8 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
 done:
   if (have_doc) yaml_document_delete(&y->doc);
   yaml_parser_delete(&parser);
+  free(y->decls);
+  free(y->shapes);
   free(y);
   return st;
 }
@@ -279,7 +329,7 @@ leir_status leir_program_to_yaml(const leir_program *p, char **out, size_t *out_
   leir__strbuf b = LEIR__STRBUF_INIT;
   if (p->name) {
     leir__sb_puts(&b, "name: ");
-    leir__sb_put_json_string(&b, p->name, strlen(p->name)); /* JSON strings are YAML */
+    leir__sb_put_yaml_string(&b, p->name, strlen(p->name));
     leir__sb_putc(&b, '\n');
   }
   bool any_input = false;
@@ -321,8 +371,9 @@ leir_status leir_program_load_file(leir_program **out, const char *path,
                                    const leir_parse_options *opts) {
   if (!out || !path) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
   *out = NULL;
-  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
-  if (opts) o = *opts;
+  leir_parse_options o;
+  leir_status ost = leir__parse_options(opts, &o);
+  if (ost != LEIR_OK) return ost;
   FILE *f = fopen(path, "rb");
   if (!f)
     return leir__error(LEIR_ERR_IO, "io.open", path, 0, 0, "cannot open %s: %s", path,

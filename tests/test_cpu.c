@@ -88,7 +88,7 @@ static void require_agreement(const char *id, const leir_program *p, leir_kernel
 
 START_TEST(test_interp_and_cpu_agree_bitwise_on_every_small_source) {
   corpus_entry *es;
-  size_t n = corpus_read(test_data_path("run/sources-small.tsv"), &es);
+  size_t n = corpus_read(&es);
   ck_assert_uint_ge(n, 100);
   leir_backend *interp = open_backend("interp"), *cpu = open_backend("cpu");
   enum { BATCH = 8 };
@@ -168,8 +168,8 @@ START_TEST(test_interp_and_cpu_agree_on_every_dtype_and_operator) {
     leir_program *p;
     if (strstr(dtype_programs[i], "I^{i64,g}")) {
       /* only indexed indirectly: the extent of A needs a signature */
-      corpus_entry e = {"indirect", "A:f64:6,I:i64:6", "C:f64:6", NULL};
-      p = corpus_program_text(&e, dtype_programs[i]);
+      p = test_parse(dtype_programs[i]);
+      test_set_signature(p, "A:f64:6,I:i64:6 -> C:f64:6");
     } else {
       p = test_parse(dtype_programs[i]);
       ck_assert_msg(leir_program_infer_signature(p) == LEIR_OK, "program %zu: %s", i,

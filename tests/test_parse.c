@@ -1,14 +1,135 @@
-/* Parser and printer: round trips, precedence, malformed input. */
+/*
+ * Parser (spec/leir.md §1.1): precedence and associativity, conditions,
+ * calls, nest structure, and every malformed form with its exact position
+ * and what was expected.
+ */
+#include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
 
-START_TEST(test_softmax_round_trips) {
+/* ---- precedence ---------------------------------------------------------- */
+
+START_TEST(test_power_binds_tighter_than_unary_minus) {
+  test_expect_tree("-a**2", "(neg (** a 2))");
+  test_expect_tree("(-a)**2", "(** (paren (neg a)) 2)");
+  test_expect_tree("a**-2", "(** a (neg 2))");
+  test_expect_tree("-a**-b**2", "(neg (** a (neg (** b 2))))");
+  test_expect_tree("--a", "(neg (neg a))");
+}
+END_TEST
+
+START_TEST(test_power_is_right_associative) {
+  test_expect_tree("a**2**3", "(** a (** 2 3))");
+  test_expect_tree("(a**2)**3", "(** (paren (** a 2)) 3)");
+  test_expect_tree("A^{f64,g}_{tx,a}**(1/2)", "(** A[tx,a] (paren (/ 1 2)))");
+}
+END_TEST
+
+START_TEST(test_arithmetic_is_left_associative) {
+  test_expect_tree("a-1-2", "(- (- a 1) 2)");
+  test_expect_tree("a-(1-2)", "(- a (paren (- 1 2)))");
+  test_expect_tree("a/2/3", "(/ (/ a 2) 3)");
+  test_expect_tree("a/2//3%4*5", "(* (% (// (/ a 2) 3) 4) 5)");
+  test_expect_tree("a+2*3", "(+ a (* 2 3))");
+  test_expect_tree("a*2+3", "(+ (* a 2) 3)");
+  test_expect_tree("-a*2", "(* (neg a) 2)");
+  test_expect_tree("a*-2", "(* a (neg 2))");
+  test_expect_tree("a--2", "(- a (neg 2))");
+}
+END_TEST
+
+START_TEST(test_chained_comparisons) {
+  test_expect_tree("if_then_else(2<=a<10,1,0)", "(if_then_else (cmp 2 <= a < 10) 1 0)");
+  test_expect_tree("if_then_else(0<a+1<=a*2<9,1,0)",
+              "(if_then_else (cmp 0 < (+ a 1) <= (* a 2) < 9) 1 0)");
+  leir_program *p = test_parse(test_wrap_rhs("if_then_else(2<=a<10,1,0)"));
+  const leir_expr *cmp = leir_expr_child(test_rhs(p, 0, 0), 0);
+  ck_assert_int_eq(leir_expr_get_kind(cmp), LEIR_EXPR_COMPARE);
+  ck_assert_uint_eq(leir_expr_child_count(cmp), 3);
+  ck_assert_int_eq(leir_expr_compare_op(cmp, 0), LEIR_OP_LE);
+  ck_assert_int_eq(leir_expr_compare_op(cmp, 1), LEIR_OP_LT);
+  ck_assert_int_eq(leir_expr_compare_op(cmp, 2), LEIR_OP_NONE);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_and_or_bind_looser_than_comparisons) {
+  test_expect_tree("if_then_else(2<=a<10&1<=tx<9,A^{f64,g}_{tx,a},0)",
+              "(if_then_else (& (cmp 2 <= a < 10) (cmp 1 <= tx < 9)) A[tx,a] 0)");
+  test_expect_tree("if_then_else(a<1&a<2|a<3,1,0)",
+              "(if_then_else (| (& (cmp a < 1) (cmp a < 2)) (cmp a < 3)) 1 0)");
+  test_expect_tree("if_then_else(a<1|a<2&a<3,1,0)",
+              "(if_then_else (| (cmp a < 1) (& (cmp a < 2) (cmp a < 3))) 1 0)");
+  test_expect_tree("if_then_else((a<1|a<2)&a<3,1,0)",
+              "(if_then_else (& (paren (| (cmp a < 1) (cmp a < 2))) (cmp a < 3)) 1 0)");
+  test_expect_tree("if_then_else(a<1&a<2&a<3,1,0)",
+              "(if_then_else (& (& (cmp a < 1) (cmp a < 2)) (cmp a < 3)) 1 0)");
+  /* a bare value (bool tensor) is a condition; so is a comparison of sums */
+  test_expect_tree("if_then_else(M^{bool,g}_{a},-inf,A^{f64,g}_{tx,a})",
+              "(if_then_else M[a] (neg inf) A[tx,a])");
+  test_expect_tree("if_then_else(a-1<0,-inf,A^{f64,g}_{tx,a-1})",
+              "(if_then_else (cmp (- a 1) < 0) (neg inf) A[tx,(- a 1)])");
+  /* conditions exist only as the first argument of if_then_else */
+  test_expect_parse_error(test_wrap_rhs("a<1"), 0, LEIR_ERR_PARSE, 1, 43, "parse.expected",
+                          "expected ';' after the equation, found '<'");
+  test_expect_parse_error(test_wrap_rhs("if_then_else(1,a<1,0)"), 0, LEIR_ERR_PARSE, 1, 58,
+                          "parse.expected", "expected ',' or ')' in the argument list, found '<'");
+  test_expect_parse_error(test_wrap_rhs("(a<1)"), 0, LEIR_ERR_PARSE, 1, 44, "parse.expected",
+                          "expected ')', found '<'");
+}
+END_TEST
+
+START_TEST(test_calls_and_nary_max_min) {
+  test_expect_tree("max(a,0)", "(max a 0)");
+  test_expect_tree("max(a,0,1,2)", "(max a 0 1 2)");
+  test_expect_tree("min(max(a,-1.0),1.0,A^{f64,g}_{tx,a})", "(min (max a (neg 1.0)) 1.0 A[tx,a])");
+  test_expect_tree("exp(-A^{f64,g}_{tx,a})", "(exp (neg A[tx,a]))");
+  test_expect_tree("1/(1+exp(-a))", "(/ 1 (paren (+ 1 (exp (neg a)))))");
+  leir_program *p = test_parse(test_wrap_rhs("max(a,0,1,2,3,4,5,6,7,8)"));
+  const leir_expr *e = test_rhs(p, 0, 0);
+  ck_assert_int_eq(leir_expr_get_kind(e), LEIR_EXPR_CALL);
+  ck_assert_int_eq(leir_expr_op(e), LEIR_OP_MAX);
+  ck_assert_uint_eq(leir_expr_child_count(e), 10);
+  ck_assert_ptr_null(leir_expr_child(e, 10));
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_indirect_and_nested_indices) {
+  leir_program *p = test_parse(
+      "B^{4}_{tx=0}L^{3}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,C^{i64,g}_{tx}}+"
+      "H^{f64,g}_{(a*4+tx)%3,-(-a),F^{i64,g}_{G^{i64,g}_{a},tx}};];");
+  ck_assert_str_eq(test_sexpr(p, test_rhs(p, 0, 0)),
+                   "(+ E[tx,C[tx]] H[(% (paren (+ (* a 4) tx)) 3),(neg (paren (neg a))),F[G[a],tx]])");
+  leir_program_free(p);
+}
+END_TEST
+
+/* ---- nests ------------------------------------------------------------------ */
+
+START_TEST(test_nested_nests) {
   const char *src =
-      "B^{2}_{tx=0}L^{8}_{a=0}[D^{f64,g}_{tx}=max(D^{f64,g}_{tx},A^{f64,g}_{tx,a});];"
-      "B^{2}_{tx=0}L^{8}_{a=0}[E^{f64,g}_{tx}=E^{f64,g}_{tx}+exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx});];"
-      "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx})/E^{f64,g}_{tx};];";
+      "B^{2}_{tx=0}[D^{f64,g}_{tx}=0;L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+A^{f64,g}_{tx,a};"
+      "L^{2}_{c=0}[E^{f64,g}_{tx,a,c}=A^{f64,g}_{tx,a};];];C^{f64,g}_{tx}=D^{f64,g}_{tx};];"
+      "L^{3}_{a=0}[F^{f64,g}_{a}=1;];";
   leir_program *p = test_parse(src);
+  ck_assert_uint_eq(leir_program_nest_count(p), 2);
+  const leir_nest *outer = leir_program_nest(p, 0);
+  ck_assert_uint_eq(leir_nest_loop_count(outer), 1);
+  ck_assert_uint_eq(leir_nest_item_count(outer), 3);
+  ck_assert_ptr_nonnull(leir_nest_item_equation(outer, 0));
+  ck_assert_ptr_null(leir_nest_item_nest(outer, 0));
+  const leir_nest *mid = leir_nest_item_nest(outer, 1);
+  ck_assert_ptr_nonnull(mid);
+  ck_assert_ptr_null(leir_nest_item_equation(outer, 1));
+  ck_assert_uint_eq(leir_nest_item_count(mid), 2);
+  const leir_nest *inner = leir_nest_item_nest(mid, 1);
+  ck_assert_ptr_nonnull(inner);
+  leir_loop l = leir_nest_loop(p, inner, 0);
+  ck_assert_str_eq(l.var, "c");
+  ck_assert_int_eq(l.extent, 2);
+  ck_assert_ptr_nonnull(leir_nest_item_equation(outer, 2));
   char *out = test_print(p);
   ck_assert_str_eq(out, src);
   leir_free(out);
@@ -16,22 +137,242 @@ START_TEST(test_softmax_round_trips) {
 }
 END_TEST
 
-START_TEST(test_unterminated_nest_reports_position) {
-  const char *src = "B^{2}_{tx=0}[C^{f64,g}_{tx}=1;]L^{2}_{a=0}[C^{f64,g}_{a}=2;];";
+START_TEST(test_nests_without_headers) {
+  const char *srcs[] = {
+      "[C^{f64,g}=1;];",
+      "[C^{f64,g}=1;];B^{1}_{tx=0}[D^{f64,g}=C^{f64,g};];",
+      "B^{2}_{tx=0}[[C^{f64,g}_{tx}=1;];];",
+      "[[[C^{f64,g}=1;];];];",
+  };
+  for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+    leir_program *p = test_parse(srcs[i]);
+    char *out = test_print(p);
+    ck_assert_str_eq(out, srcs[i]);
+    leir_free(out);
+    leir_program_free(p);
+  }
+  leir_program *p = test_parse(srcs[0]);
+  ck_assert_uint_eq(leir_nest_loop_count(leir_program_nest(p, 0)), 0);
+  leir_loop none = leir_nest_loop(p, leir_program_nest(p, 0), 0);
+  ck_assert_int_eq(none.extent, 0);
+  ck_assert_str_eq(none.var, "");
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_loop_kinds_and_bound_names) {
+  const char *src =
+      "B^{4}_{bx=0}B^{2}_{tya=0}B^{2}_{tzc=0}L^{2}_{a=0}P^{2}_{d=0}V^{4}_{f=0}U^{2}_{g_1=0}"
+      "[C^{f64,g}=C^{f64,g}+1;];";
+  leir_program *p = test_parse(src);
+  const leir_nest *n = leir_program_nest(p, 0);
+  static const leir_loop_kind kinds[] = {LEIR_LOOP_BOUND,  LEIR_LOOP_BOUND,      LEIR_LOOP_BOUND,
+                                         LEIR_LOOP_SERIAL, LEIR_LOOP_PARALLEL,   LEIR_LOOP_VECTORIZED,
+                                         LEIR_LOOP_UNROLLED};
+  static const char *const vars[] = {"bx", "tya", "tzc", "a", "d", "f", "g_1"};
+  ck_assert_uint_eq(leir_nest_loop_count(n), 7);
+  for (size_t k = 0; k < 7; k++) {
+    leir_loop l = leir_nest_loop(p, n, k);
+    ck_assert_int_eq(l.kind, kinds[k]);
+    ck_assert_str_eq(l.var, vars[k]);
+  }
+  leir_program_free(p);
+}
+END_TEST
+
+/* ---- malformed input ----------------------------------------------------------- */
+
+typedef struct bad_case {
+  const char *text;
+  uint32_t col;
+  const char *rule;
+  const char *message; /* substring */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    /* program and nest structure */
+    {"", 1, "parse.empty", "empty program: expected a loop header or '['"},
+    {"C^{f64,g}=1;", 1, "parse.expected", "expected a loop header (L, P, V, U or B) or '[', found 'C'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;]L^{2}_{a=0}[C^{f64,g}=1;];", 27, "parse.expected",
+     "expected ';' after ']'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;]", 27, "parse.expected", "expected ';' after ']'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;]];", 27, "parse.expected", "expected ';' after ']'"},
+    {"B^{2}_{tx=0}[];", 14, "parse.empty-body", "a nest body cannot be empty"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;];x", 28, "parse.expected", "expected a loop header (L, P, V, U or B) or '[', found 'x'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;];L", 28, "parse.expected", "found 'L'"},
+    {"B^{2}_{tx=0}", 13, "parse.expected", "expected a loop header or '[', found end of input"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;", 26, "parse.expected", "expected an equation (a tensor on the left) or a loop header, found end of input"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1;;];", 26, "parse.expected", "expected an equation (a tensor on the left) or a loop header, found ';'"},
+    {"B^{2}_{tx=0}[1;];", 14, "parse.expected", "expected an equation"},
+    /* loop headers */
+    {"L^{4}_{a=1}[C^{f64,g}=1;];", 10, "parse.loop-start", "a loop must start at 0 (found '1')"},
+    {"L^{4}_{a=00}[C^{f64,g}=1;];", 10, "parse.loop-start", "a loop must start at 0 (found '00')"},
+    {"L^{4}_{a=x}[C^{f64,g}=1;];", 10, "parse.expected", "expected the loop start 0, found 'x'"},
+    {"L^{-1}_{a=0}[C^{f64,g}=1;];", 4, "parse.expected", "expected a loop extent, found '-'"},
+    {"L^{}_{a=0}[C^{f64,g}=1;];", 4, "parse.expected", "expected a loop extent, found '}'"},
+    {"L^{2_{a=0}[C^{f64,g}=1;];", 5, "parse.expected", "expected '}' after the loop extent"},
+    {"L^{2}{a=0}[C^{f64,g}=1;];", 6, "parse.expected", "expected '_{' before the loop variable"},
+    {"L^{2}_a=0}[C^{f64,g}=1;];", 7, "parse.expected", "expected '{' after '_'"},
+    {"L^{2}_{A=0}[C^{f64,g}=1;];", 8, "parse.expected", "expected a loop variable, found 'A'"},
+    {"L^{2}_{a}[C^{f64,g}=1;];", 9, "parse.expected", "expected '=' after the loop variable"},
+    {"L^{2}_{a=0[C^{f64,g}=1;];", 11, "parse.expected", "expected '}' closing the loop header"},
+    {"L^{2}_{max=0}[C^{f64,g}=1;];", 8, "parse.loop-var", "'max' is reserved"},
+    {"B^{2}_{a=0}[C^{f64,g}=1;];", 8, "parse.bound-var", "a B loop variable must start with t or b"},
+    {"B^{2}_{ta=0}[C^{f64,g}=1;];", 8, "parse.bound-var", "(found 'ta')"},
+    {"B^{2}_{x=0}[C^{f64,g}=1;];", 8, "parse.bound-var", "(found 'x')"},
+    {"L^{99999999999999999999}_{a=0}[C^{f64,g}=1;];", 4, "parse.integer", "integer too large"},
+    {"L^{9223372036854775808}_{a=0}[C^{f64,g}=1;];", 4, "parse.integer", "integer too large"},
+    /* tensors */
+    {"B^{2}_{tx=0}[C_{tx}=1;];", 15, "parse.expected", "expected '^{' after the tensor name, found '_'"},
+    {"B^{2}_{tx=0}[C^f64,g}=1;];", 16, "parse.expected", "expected '{' after '^', found 'f'"},
+    {"L^2}_{a=0}[C^{f64,g}=1;];", 3, "parse.expected", "expected '{' after '^', found '2'"},
+    {"B^{2}_{tx=0}[C^{f64,g=1;];", 22, "parse.expected", "expected '}' closing the superscript"},
+    {"B^{2}_{tx=0}[C^{f64,g}_{}=1;];", 25, "parse.expected", "expected an index (integer, loop variable, tensor or '('), found '}'"},
+    {"B^{2}_{tx=0}[C^{f64,g}_{tx,}=1;];", 28, "parse.expected", "expected an index"},
+    {"B^{2}_{tx=0}[C^{f64,g}_{tx=1;];", 27, "parse.expected", "expected ',' or '}' in the subscript"},
+    {"B^{2}_{tx=0}[C^{f64,g}_tx}=1;];", 24, "parse.expected", "expected '{' after '_'"},
+    {"B^{2}_{tx=0}[C^{f64,g}_{99999999999999999999}=1;];", 25, "parse.integer", "integer too large"},
+    {"B^{2}_{tx=0}[C^{f64,g}_{(tx}=1;];", 28, "parse.expected", "expected ')'"},
+    {"B^{2}_{tx=0}[C^{f64,g}_{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}=1;];", 57, "parse.rank", "tensor rank above 16"},
+    /* equations and values */
+    {"B^{2}_{tx=0}[C^{f64,g}1;];", 23, "parse.expected", "expected '=' after the left-hand tensor, found '1'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1];", 25, "parse.expected", "expected ';' after the equation, found ']'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=;];", 24, "parse.expected", "expected a value (number, tensor, loop variable, function or '('), found ';'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=(1;];", 26, "parse.expected", "expected ')', found ';'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1+;];", 26, "parse.expected", "expected a value"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1**;];", 27, "parse.expected", "expected a value"},
+    {"B^{2}_{tx=0}[C^{f64,g}=foo(1);];", 24, "parse.function", "unknown function 'foo'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=exp(1,2);];", 30, "parse.arity", "exp takes 1 argument"},
+    {"B^{2}_{tx=0}[C^{f64,g}=exp();];", 28, "parse.expected", "expected a value"},
+    {"B^{2}_{tx=0}[C^{f64,g}=max(1);];", 24, "parse.arity", "max takes at least 2 arguments, got 1"},
+    {"B^{2}_{tx=0}[C^{f64,g}=min(1);];", 24, "parse.arity", "min takes at least 2 arguments, got 1"},
+    {"B^{2}_{tx=0}[C^{f64,g}=if_then_else(1<2,3);];", 24, "parse.arity", "if_then_else takes 3 arguments, got 2"},
+    {"B^{2}_{tx=0}[C^{f64,g}=if_then_else(1<2,3,4,5);];", 45, "parse.arity", "if_then_else takes 3 arguments"},
+    {"B^{2}_{tx=0}[C^{f64,g}=exp;];", 27, "parse.expected", "expected '(' after the function name, found ';'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=max(1,2;];", 31, "parse.expected", "expected ',' or ')' in the argument list, found ';'"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1.;];", 26, "parse.number", "expected digits after '.' in a number"},
+    {"B^{2}_{tx=0}[C^{f64,g}=1&2;];", 25, "parse.expected", "found '&'"},
+};
+
+START_TEST(test_malformed_forms_report_position_and_expectation) {
+  for (size_t i = 0; i < sizeof bad_cases / sizeof *bad_cases; i++) {
+    const bad_case *c = &bad_cases[i];
+    test_expect_parse_error(c->text, 0, LEIR_ERR_PARSE, 1, c->col, c->rule, c->message);
+    /* lenient mode finds the same error in the same place */
+    test_expect_parse_error(c->text, LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1, c->col, c->rule,
+                            c->message);
+  }
+}
+END_TEST
+
+START_TEST(test_long_number_literal_is_rejected) {
+  char src[6000];
+  int n = snprintf(src, sizeof src, "B^{2}_{tx=0}[C^{f64,g}=");
+  memset(src + n, '7', 5000);
+  snprintf(src + n + 5000, sizeof src - (size_t)n - 5000, ";];");
+  test_expect_parse_error(src, 0, LEIR_ERR_PARSE, 1, 24, "parse.number",
+                          "number literal longer than 4096 characters");
+}
+END_TEST
+
+/* The reference's partially_equivalent_then_correct emits "...[x;]L^...": a
+ * "]" not followed by ";". Every such corpus program is rejected at the
+ * character after that "]". */
+START_TEST(test_reference_malformed_programs_are_rejected) {
+  static const char *const files[] = {"steps-small.jsonl", "steps-default.jsonl"};
+  size_t rejected = 0;
+  for (size_t f = 0; f < 2; f++) {
+    jsonl_file *jf = test_corpus_open(files[f]);
+    const jsonl_value *o;
+    while ((o = jsonl_next(jf))) {
+      if (!jsonl_bool(jsonl_get(o, "malformed"), false)) continue;
+      const char *text = jsonl_str(jsonl_get(o, "after"));
+      ck_assert_ptr_nonnull(text);
+      const char *bad = text;
+      while ((bad = strchr(bad, ']')) && bad[1] == ';') bad++;
+      ck_assert_ptr_nonnull(bad);
+      uint32_t col = (uint32_t)(bad - text) + 2;
+      test_expect_parse_error(text, 0, LEIR_ERR_PARSE, 1, col, "parse.expected",
+                              "expected ';' after ']'");
+      rejected++;
+    }
+    ck_assert_ptr_null(jsonl_error(jf));
+    jsonl_close(jf);
+  }
+  ck_assert_uint_eq(rejected, 8);
+}
+END_TEST
+
+START_TEST(test_failed_parse_leaves_output_null_and_reports_argument_errors) {
   leir_program *p = NULL;
-  ck_assert_int_eq(leir_program_parse(&p, src, strlen(src), NULL), LEIR_ERR_PARSE);
+  ck_assert_int_eq(leir_program_parse(NULL, "x", 1, NULL), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_parse(&p, NULL, 3, NULL), LEIR_ERR_ARGUMENT);
   ck_assert_ptr_null(p);
-  ck_assert_uint_eq(leir_error_last()->line, 1);
-  ck_assert_uint_eq(leir_error_last()->column, 32);
+  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
+  o.size = 4;
+  ck_assert_int_eq(leir_program_parse(&p, "[C^{f64,g}=1;];", 15, &o), LEIR_ERR_ARGUMENT);
+  ck_assert_str_eq(leir_error_last()->rule, "argument");
+  /* the text need not be NUL-terminated */
+  const char buf[] = {'[', 'C', '^', '{', 'f', '6', '4', ',', 'g', '}', '=', '1', ';', ']', ';', 'X'};
+  ck_assert_int_eq(leir_program_parse(&p, buf, 15, NULL), LEIR_OK);
+  leir_program_free(p);
+  /* input size limit */
+  o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
+  o.max_input_bytes = 10;
+  ck_assert_int_eq(leir_program_parse(&p, buf, 15, &o), LEIR_ERR_LIMIT);
+  ck_assert_str_eq(leir_error_last()->rule, "limit.input-size");
+  ck_assert_ptr_null(p);
+  leir_error_clear();
+  ck_assert_int_eq(leir_error_last()->status, LEIR_OK);
+  ck_assert_str_eq(leir_error_last()->message, "");
+}
+END_TEST
+
+START_TEST(test_clone_is_deep_and_independent) {
+  const char *src = "B^{2}_{tx=0}L^{4}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},1e-05);];";
+  leir_program *p = test_parse(src);
+  test_set_signature(p, "A:f64:2x4 -> C:f64:2x4");
+  ck_assert_int_eq(leir_program_set_name(p, "relu"), LEIR_OK);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_program_clone(&q, p), LEIR_OK);
+  leir_program_free(p);
+  char *out = test_print(q);
+  ck_assert_str_eq(out, src);
+  leir_free(out);
+  ck_assert_str_eq(leir_program_name(q), "relu");
+  ck_assert_uint_eq(leir_program_signature_count(q), 2);
+  leir_tensor_decl d;
+  ck_assert_int_eq(leir_program_signature_get(q, 1, &d), LEIR_OK);
+  ck_assert_str_eq(d.name, "C");
+  ck_assert_int_eq(d.shape[1], 4);
+  ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
+  leir_program_free(q);
 }
 END_TEST
 
 static Suite *parse_suite(void) {
   Suite *s = suite_create("parse");
-  TCase *tc = tcase_create("core");
-  tcase_add_test(tc, test_softmax_round_trips);
-  tcase_add_test(tc, test_unterminated_nest_reports_position);
+  TCase *tc = tcase_create("precedence");
+  tcase_add_test(tc, test_power_binds_tighter_than_unary_minus);
+  tcase_add_test(tc, test_power_is_right_associative);
+  tcase_add_test(tc, test_arithmetic_is_left_associative);
+  tcase_add_test(tc, test_chained_comparisons);
+  tcase_add_test(tc, test_and_or_bind_looser_than_comparisons);
+  tcase_add_test(tc, test_calls_and_nary_max_min);
+  tcase_add_test(tc, test_indirect_and_nested_indices);
   suite_add_tcase(s, tc);
+  TCase *nests = tcase_create("nests");
+  tcase_add_test(nests, test_nested_nests);
+  tcase_add_test(nests, test_nests_without_headers);
+  tcase_add_test(nests, test_loop_kinds_and_bound_names);
+  tcase_add_test(nests, test_clone_is_deep_and_independent);
+  suite_add_tcase(s, nests);
+  TCase *bad = tcase_create("malformed");
+  tcase_add_test(bad, test_malformed_forms_report_position_and_expectation);
+  tcase_add_test(bad, test_long_number_literal_is_rejected);
+  tcase_add_test(bad, test_reference_malformed_programs_are_rejected);
+  tcase_add_test(bad, test_failed_parse_leaves_output_null_and_reports_argument_errors);
+  suite_add_tcase(s, bad);
   return s;
 }
 

@@ -1,7 +1,7 @@
-/* The reference's one-step transformations (conformance steps-small):
- * a sample of pairs with the verdict the census found, including every
- * known-bad reference output with the reason it is wrong
- * (tests/data/run/steps-verdicts.tsv, docs/census.md). */
+/* The reference's one-step transformations (tests/data/steps-small.jsonl):
+ * a sample of pairs with the verdict the census found, including every kind
+ * of known-bad reference output with the reason it is wrong
+ * (tests/data/run/steps-verdicts.jsonl; docs/census.md has the census). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,70 +9,73 @@
 #include "corpus.h"
 #include "testutil.h"
 
-typedef struct step {
-  char *line, *id, *strategy, *verdict, *reason, *before, *after;
-} step;
-
-static char *next_field(char **cur) {
-  char *s = *cur, *tab = strchr(s, '\t');
-  if (tab) {
-    *tab = '\0';
-    *cur = tab + 1;
-  } else {
-    *cur = s + strlen(s);
-  }
-  return s;
-}
+typedef struct expected {
+  size_t line;
+  char *verdict, *reason;
+} expected;
 
 START_TEST(test_reference_steps_get_their_census_verdict) {
   corpus_entry *src;
-  size_t nsrc = corpus_read(test_data_path("run/sources-small.tsv"), &src);
-  size_t len;
-  char *text = test_read_file(test_data_path("run/steps-verdicts.tsv"), &len);
+  size_t nsrc = corpus_read(&src);
+  /* the sample: line numbers of steps-small.jsonl with verdicts */
+  jsonl_file *f = test_corpus_open("run/steps-verdicts.jsonl");
+  expected *want = NULL;
+  size_t nwant = 0, cap = 0;
+  const jsonl_value *v;
+  while ((v = jsonl_next(f))) {
+    if (nwant == cap) want = realloc(want, (cap = cap ? 2 * cap : 64) * sizeof *want);
+    want[nwant].line = (size_t)jsonl_int(jsonl_get(v, "line"), 0);
+    want[nwant].verdict = strdup(jsonl_str(jsonl_get(v, "verdict")));
+    const char *why = jsonl_str(jsonl_get(v, "reason"));
+    want[nwant].reason = strdup(why ? why : "");
+    nwant++;
+  }
+  ck_assert_ptr_null(jsonl_error(f));
+  jsonl_close(f);
+  ck_assert_uint_ge(nwant, 40);
+
   leir_backend *b = NULL;
   ck_assert_int_eq(leir_backend_open(&b, "cpu", NULL), LEIR_OK);
-  int checked = 0, bad = 0;
-  char *save = NULL;
-  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    if (line[0] == '#') continue;
-    char *cur = line;
-    step s;
-    s.line = next_field(&cur);
-    s.id = next_field(&cur);
-    s.strategy = next_field(&cur);
-    s.verdict = next_field(&cur);
-    s.reason = next_field(&cur);
-    s.before = next_field(&cur);
-    s.after = next_field(&cur);
-    const corpus_entry *e = NULL;
-    for (size_t i = 0; i < nsrc && !e; i++)
-      if (strcmp(src[i].id, s.id) == 0) e = &src[i];
-    ck_assert_msg(e != NULL, "unknown id %s", s.id);
-    leir_program *before = corpus_program_text(e, strcmp(s.before, "-") ? s.before : e->leir);
-    leir_verdict want;
-    ck_assert_int_eq(leir_verdict_from_name(s.verdict, &want), LEIR_OK);
+  f = test_corpus_open("steps-small.jsonl");
+  size_t checked = 0, bad = 0, next = 0;
+  while (next < nwant && (v = jsonl_next(f))) {
+    if (jsonl_line(f) != want[next].line) continue;
+    const expected *w = &want[next++];
+    const char *id = jsonl_str(jsonl_get(v, "id"));
+    const char *strategy = jsonl_str(jsonl_get(v, "strategy"));
+    const corpus_entry *e = corpus_find(src, nsrc, id);
+    ck_assert_msg(e != NULL, "unknown id %s", id);
+    const char *before_text = jsonl_str(jsonl_get(v, "before"));
+    leir_program *before = corpus_program_text(e, before_text ? before_text : e->leir);
+    const char *after_text = jsonl_str(jsonl_get(v, "after"));
+    leir_verdict verdict;
+    ck_assert_int_eq(leir_verdict_from_name(w->verdict, &verdict), LEIR_OK);
     leir_program *after = NULL;
-    leir_status ps = leir_program_parse(&after, s.after, strlen(s.after), NULL);
-    if (ps != LEIR_OK) {
-      /* a malformed reference output: INVALID by the parser */
-      ck_assert_msg(want == LEIR_VERDICT_INVALID, "steps line %s: does not parse", s.line);
+    if (leir_program_parse(&after, after_text, strlen(after_text), NULL) != LEIR_OK) {
+      /* a malformed reference output is INVALID by the parser */
+      ck_assert_msg(verdict == LEIR_VERDICT_INVALID, "steps line %zu does not parse", w->line);
     } else {
       leir_verify_report *r = NULL;
       ck_assert_int_eq(leir_verify(b, before, after, NULL, &r), LEIR_OK);
-      ck_assert_msg(r->verdict == want, "steps line %s (%s, %s): expected %s (%s), got %s: %s",
-                    s.line, s.id, s.strategy, s.verdict, s.reason, leir_verdict_name(r->verdict),
+      ck_assert_msg(r->verdict == verdict, "steps line %zu (%s, %s): expected %s (%s), got %s: %s",
+                    w->line, id, strategy, w->verdict, w->reason, leir_verdict_name(r->verdict),
                     r->message);
       leir_verify_report_free(r);
     }
-    if (!leir_verdict_passes(want)) bad++;
+    if (!leir_verdict_passes(verdict)) bad++;
     checked++;
     leir_program_free(before);
     leir_program_free(after);
   }
-  ck_assert_int_ge(checked, 40);
-  ck_assert_int_ge(bad, 10);
+  jsonl_close(f);
+  ck_assert_uint_eq(checked, nwant);
+  ck_assert_uint_ge(bad, 20);
   leir_backend_free(b);
-  free(text);
+  for (size_t i = 0; i < nwant; i++) {
+    free(want[i].verdict);
+    free(want[i].reason);
+  }
+  free(want);
   corpus_free(src, nsrc);
 }
 END_TEST

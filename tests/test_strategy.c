@@ -11,7 +11,7 @@
 #include "corpus.h"
 #include "testutil.h"
 
-/* The programs of tests/data/run/sources-small.tsv with their signatures. */
+/* The programs of tests/data/sources-small.jsonl with their signatures. */
 typedef struct source {
   const char *id;
   leir_program *program;
@@ -24,7 +24,7 @@ static struct {
 } small;
 
 static void load(void) {
-  small.n = corpus_read(test_data_path("run/sources-small.tsv"), &small.rows);
+  small.n = corpus_read(&small.rows);
   small.e = calloc(small.n, sizeof *small.e);
   for (size_t i = 0; i < small.n; i++) {
     small.e[i].id = small.rows[i].id;

@@ -27,7 +27,11 @@ typedef struct leir_parse_options {
   uint32_t size;            /* sizeof(leir_parse_options); set by the _INIT macro */
   uint32_t flags;           /* LEIR_PARSE_* */
   uint64_t max_input_bytes; /* longer input: LEIR_ERR_LIMIT (default 256 MiB) */
-  uint32_t max_depth;       /* expression and nest nesting depth (default 200) */
+  uint32_t max_depth;       /* nesting of nests and height of every expression tree
+                             * (a+b+c has height 3); default 200, 0 = default;
+                             * values above 1000 are clamped to 1000. Every pass
+                             * over a program within the default needs less than
+                             * 256 KiB of stack (1 MiB at 1000) */
 } leir_parse_options;
 
 #define LEIR_PARSE_OPTIONS_INIT \
@@ -103,7 +107,8 @@ LEIR_API leir_status leir_program_infer_signature(leir_program *program);
 
 /* Optional program name (from a program file); borrowed, "" when unset. */
 LEIR_API const char *leir_program_name(const leir_program *program);
-/* Copies `name` (NULL clears it). */
+/* Copies `name` (NULL clears it). Errors: LEIR_ERR_ARGUMENT when `name` is
+ * not valid UTF-8. */
 LEIR_API leir_status leir_program_set_name(leir_program *program, const char *name);
 
 /* ======================================================================

@@ -1,4 +1,5 @@
-/* Reading the TSV files of tests/data/run: conformance programs with signatures. */
+/* The conformance sources (tests/data/sources-small.jsonl) with their
+ * signatures, for the run/verify suites. */
 #ifndef LEIR_TEST_CORPUS_H
 #define LEIR_TEST_CORPUS_H
 
@@ -6,19 +7,22 @@
 
 typedef struct corpus_entry {
   char *id;
-  char *inputs;  /* NAME:DTYPE:SHAPE,... ("" when none) */
-  char *outputs;
   char *leir;
+  size_t ndecls;
+  leir_tensor_decl decls[64]; /* names and shapes point into the entry */
+  char names[64][32];
+  int64_t shapes[64][LEIR_MAX_RANK];
 } corpus_entry;
 
-/* Reads a TSV file (id, inputs, outputs, leir per line; '#' lines are
- * comments). Returns the number of entries; *out is malloc'd. */
-size_t corpus_read(const char *path, corpus_entry **out);
+/* Reads every source program; returns the count, *out malloc'd. */
+size_t corpus_read(corpus_entry **out);
 void corpus_free(corpus_entry *entries, size_t n);
+/* The entry with this id, or NULL. */
+const corpus_entry *corpus_find(const corpus_entry *entries, size_t n, const char *id);
 
 /* Parses e->leir and applies its signature; fails the test on error. */
 leir_program *corpus_program(const corpus_entry *e);
-/* Same for other text with the signature of e. */
+/* Same for other text, with the signature of e. */
 leir_program *corpus_program_text(const corpus_entry *e, const char *text);
 
 #endif

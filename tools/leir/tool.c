@@ -54,12 +54,21 @@ char *tool_read_all(const char *path, size_t *len) {
     fprintf(stderr, "%s: error: cannot open: %s\n", path, strerror(errno));
     return NULL;
   }
+  /* The library refuses more than its default input limit anyway; stop
+   * reading there rather than buffering an endless stream. */
+  const size_t max_input = (size_t)256 << 20;
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap + 1);
   while (buf) {
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
     if (n < cap) break;
+    if (n > max_input) {
+      if (f != stdin) fclose(f);
+      free(buf);
+      fprintf(stderr, "%s: error: input larger than 256 MiB\n", tool_label(path));
+      return NULL;
+    }
     char *bigger = realloc(buf, cap * 2 + 1);
     if (!bigger) {
       free(buf);

@@ -1,0 +1,459 @@
+/*
+ * The `leir` tool, run as a program (design.md, "The leir tool"): exit
+ * codes 0/1/2, FILE:LINE:COL: error: diagnostics on stderr, --lines batch
+ * mode, --json, help and --version.
+ */
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+extern char **environ;
+
+typedef struct run_result {
+  int status; /* exit code */
+  char *out;  /* stdout, NUL-terminated */
+  char *err;  /* stderr */
+} run_result;
+
+static char tmpdir[64];
+
+static void setup(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/leir-tool-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+/* Writes `text` to a file in the test directory; returns its path (static). */
+static const char *write_file(const char *name, const char *text) {
+  static char path[4][256];
+  static int slot;
+  char *p = path[slot++ % 4];
+  snprintf(p, 256, "%s/%s", tmpdir, name);
+  FILE *f = fopen(p, "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  return p;
+}
+
+static char *slurp(const char *path) {
+  size_t len;
+  return test_read_file(path, &len);
+}
+
+/* Runs the tool with argv (NULL-terminated, without argv[0]); `input` goes
+ * to standard input (NULL: empty). */
+static run_result run(const char *input, const char *const *args) {
+  const char *tool = getenv("LEIR_TOOL");
+  ck_assert_msg(tool != NULL, "LEIR_TOOL is not set");
+  char in[256], out[256], err[256];
+  snprintf(in, sizeof in, "%s/stdin", tmpdir);
+  snprintf(out, sizeof out, "%s/stdout", tmpdir);
+  snprintf(err, sizeof err, "%s/stderr", tmpdir);
+  FILE *f = fopen(in, "wb");
+  if (input) fputs(input, f);
+  fclose(f);
+  const char *argv[32] = {tool};
+  size_t n = 1;
+  for (const char *const *a = args; *a; a++) argv[n++] = *a;
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  ck_assert_int_eq(posix_spawn(&pid, tool, &fa, NULL, (char *const *)argv, environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int ws;
+  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+  ck_assert_msg(WIFEXITED(ws), "the tool died (signal %d)", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+  run_result r = {WEXITSTATUS(ws), slurp(out), slurp(err)};
+  return r;
+}
+
+static void done(run_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+#define RUN(input, ...) run(input, (const char *const[]){__VA_ARGS__, NULL})
+
+static const char *const relu =
+    "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];";
+
+/* ---- general -------------------------------------------------------------- */
+
+START_TEST(test_version_and_help) {
+  run_result r = RUN(NULL, "--version");
+  ck_assert_int_eq(r.status, 0);
+  char want[64];
+  snprintf(want, sizeof want, "leir %s (LEIR language %d)\n", LEIR_VERSION_STRING, LEIR_LANGUAGE_VERSION);
+  ck_assert_str_eq(r.out, want);
+  done(&r);
+  r = RUN(NULL, "--help");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "usage: leir COMMAND"));
+  ck_assert_ptr_nonnull(strstr(r.out, "  leir fmt "));
+  ck_assert_ptr_nonnull(strstr(r.out, "  leir check "));
+  ck_assert_ptr_nonnull(strstr(r.out, "  leir hash "));
+  ck_assert_ptr_nonnull(strstr(r.out, "Exit status: 0 success, 1 invalid input"));
+  ck_assert_str_eq(r.err, "");
+  done(&r);
+  static const char *const cmds[] = {"fmt", "check", "hash"};
+  for (size_t i = 0; i < 3; i++) {
+    r = RUN(NULL, "help", cmds[i]);
+    ck_assert_int_eq(r.status, 0);
+    char usage[64];
+    snprintf(usage, sizeof usage, "usage: leir %s ", cmds[i]);
+    ck_assert_ptr_eq(strstr(r.out, usage), r.out);
+    done(&r);
+    /* "leir CMD --help" is the same text */
+    run_result h = RUN(NULL, cmds[i], "--help");
+    r = RUN(NULL, "help", cmds[i]);
+    ck_assert_int_eq(h.status, 0);
+    ck_assert_str_eq(h.out, r.out);
+    done(&h);
+    done(&r);
+  }
+}
+END_TEST
+
+START_TEST(test_usage_errors_exit_2) {
+  run_result r = run(NULL, (const char *const[]){NULL});
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "usage: leir"));
+  done(&r);
+  r = RUN(NULL, "frobnicate");
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "leir: unknown command 'frobnicate'"));
+  done(&r);
+  r = RUN(NULL, "help", "frobnicate");
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+  r = RUN(NULL, "fmt", "--frobnicate", "-");
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_str_eq(r.err, "leir fmt: unknown option --frobnicate\n(see 'leir help fmt')\n");
+  done(&r);
+  r = RUN(NULL, "check");
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "expected one input"));
+  done(&r);
+  r = RUN(NULL, "hash", "a", "b");
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+  r = RUN(NULL, "fmt", "--pretty", "--yaml", "-");
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+  r = RUN(NULL, "check", "--input", "A:f99:2", "-");
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "unknown dtype 'f99'"));
+  done(&r);
+  r = RUN(NULL, "check", "--input");
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "option --input needs a value"));
+  done(&r);
+  r = RUN(NULL, "check", "--output", "C:f64:2x0", "-");
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_unreadable_input_exits_1) {
+  char path[300];
+  snprintf(path, sizeof path, "%s/missing.leir", tmpdir);
+  run_result r = RUN(NULL, "fmt", path);
+  ck_assert_int_eq(r.status, 1);
+  char want[400];
+  snprintf(want, sizeof want, "%s: error: cannot open", path);
+  ck_assert_ptr_eq(strstr(r.err, want), r.err);
+  done(&r);
+}
+END_TEST
+
+/* ---- fmt ---------------------------------------------------------------- */
+
+START_TEST(test_fmt) {
+  /* lenient by default: whitespace and one nest per line */
+  const char *path = write_file("relu.leir", "B^{2}_{tx=0} L^{8}_{a=0}\n  [C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];\n");
+  run_result r = RUN(NULL, "fmt", path);
+  ck_assert_int_eq(r.status, 0);
+  char want[256];
+  snprintf(want, sizeof want, "%s\n", relu);
+  ck_assert_str_eq(r.out, want);
+  ck_assert_str_eq(r.err, "");
+  done(&r);
+  /* strict: whitespace is an error at its position */
+  r = RUN(NULL, "fmt", "--strict", path);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.out, "");
+  char err[512];
+  snprintf(err, sizeof err,
+           "%s:1:13: error: expected a loop header or '[', found whitespace (allowed only in "
+           "lenient mode) [parse.expected]\n",
+           path);
+  ck_assert_str_eq(r.err, err);
+  done(&r);
+  /* stdin */
+  r = RUN(relu, "fmt", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, want);
+  done(&r);
+  /* a malformed program: FILE:LINE:COL: error: on line 2 of the file */
+  path = write_file("bad.leir", "B^{2}_{tx=0}[C^{f64,g}_{tx}=1;];\nL^{4}_{a=1}[D^{f64,g}_{a}=2;];\n");
+  r = RUN(NULL, "fmt", path);
+  ck_assert_int_eq(r.status, 1);
+  snprintf(err, sizeof err, "%s:2:10: error: a loop must start at 0 (found '1') [parse.loop-start]\n", path);
+  ck_assert_str_eq(r.err, err);
+  ck_assert_str_eq(r.out, "");
+  done(&r);
+  r = RUN("B^{2}_{tx=0}[C^{f64,g}_{tx}=1;]", "fmt", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_ptr_eq(strstr(r.err, "<stdin>:1:32: error: expected ';' after ']'"), r.err);
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_fmt_pretty_and_yaml) {
+  const char *src =
+      "B^{2}_{tx=0}[D^{f64,g}_{tx}=0;L^{8}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+A^{f64,g}_{tx,a};];];"
+      "B^{2}_{tx=0}[C^{f64,g}_{tx}=D^{f64,g}_{tx};];";
+  run_result r = RUN(src, "fmt", "--pretty", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out,
+                   "B^{2}_{tx=0}[\n"
+                   "  D^{f64,g}_{tx}=0;\n"
+                   "  L^{8}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+A^{f64,g}_{tx,a};];\n"
+                   "];\n"
+                   "B^{2}_{tx=0}[C^{f64,g}_{tx}=D^{f64,g}_{tx};];\n");
+  /* pretty output is valid input */
+  run_result back = RUN(r.out, "fmt", "-");
+  ck_assert_int_eq(back.status, 0);
+  char want[512];
+  snprintf(want, sizeof want, "%s\n", src);
+  ck_assert_str_eq(back.out, want);
+  done(&back);
+  done(&r);
+  /* a program file with the inferred signature; it reads back */
+  r = RUN(src, "fmt", "--yaml", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_eq(strstr(r.out, "inputs:\n  A: {dtype: f64, shape: [2, 8]}\noutputs:\n  C: {dtype: f64, shape: [2]}\nleir: |-\n"), r.out);
+  const char *yaml = write_file("sum.leir.yaml", r.out);
+  done(&r);
+  r = RUN(NULL, "fmt", yaml);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, want);
+  done(&r);
+  /* a signature from the command line */
+  r = RUN(src, "fmt", "--yaml", "--input", "A:f64:2x8", "--output", "C:f64:2", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "A: {dtype: f64, shape: [2, 8]}"));
+  done(&r);
+}
+END_TEST
+
+/* ---- batches -------------------------------------------------------------- */
+
+static const char *const batch =
+    "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];\n"
+    "B^{2}_{tx=0}[C^{f64,g}_{tx}=1;]\n"
+    "\n"
+    "B^{2}_{tx=0}[C^{f64,g}_{tx}=q;];\r\n";
+
+START_TEST(test_lines_mode) {
+  const char *path = write_file("batch.txt", batch);
+  run_result r = RUN(NULL, "fmt", "--lines", path);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.out,
+                   "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];\n"
+                   "B^{2}_{tx=0}[C^{f64,g}_{tx}=q;];\n");
+  char err[512];
+  snprintf(err, sizeof err,
+           "%s:2:32: error: expected ';' after ']' (a nest ends with \"];\"; to nest a loop, put it "
+           "inside the brackets) [parse.expected]\n",
+           path);
+  ck_assert_str_eq(r.err, err);
+  done(&r);
+  r = RUN(batch, "check", "--lines", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.out, "");
+  ck_assert_ptr_nonnull(strstr(r.err, "<stdin>:2:32: error: expected ';' after ']'"));
+  ck_assert_ptr_nonnull(strstr(r.err, "<stdin>:4:29: error: 'q' is not a loop variable of an enclosing loop [check.unknown-var]\n"));
+  done(&r);
+  /* every line valid: exit 0 */
+  r = RUN("[C^{f64,g}=1;];\n[D^{f64,g}=2;];\n", "check", "--lines", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.err, "");
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_json_output) {
+  run_result r = RUN(batch, "fmt", "--lines", "--json", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.err, "");
+  /* one valid JSON object per result line */
+  char *save = NULL;
+  int n = 0;
+  for (char *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+    char msg[128];
+    jsonl_value *v = jsonl_parse(line, strlen(line), msg, sizeof msg);
+    ck_assert_msg(v != NULL, "%s: %s", line, msg);
+    static const int64_t lines[] = {1, 2, 4};
+    ck_assert_int_eq(jsonl_int(jsonl_get(v, "line"), 0), lines[n]);
+    if (n == 1) {
+      const jsonl_value *e = jsonl_get(v, "error");
+      ck_assert_str_eq(jsonl_str(jsonl_get(e, "status")), "LEIR_ERR_PARSE");
+      ck_assert_str_eq(jsonl_str(jsonl_get(e, "rule")), "parse.expected");
+      ck_assert_int_eq(jsonl_int(jsonl_get(e, "line"), 0), 2);
+      ck_assert_int_eq(jsonl_int(jsonl_get(e, "column"), 0), 32);
+    } else {
+      ck_assert_ptr_nonnull(jsonl_str(jsonl_get(v, "leir")));
+    }
+    jsonl_free(v);
+  }
+  ck_assert_int_eq(n, 3);
+  done(&r);
+  r = RUN(batch, "check", "--lines", "--json", "-");
+  ck_assert_int_eq(r.status, 1);
+  char *first = strtok_r(r.out, "\n", &save);
+  ck_assert_str_eq(first, "{\"line\":1,\"valid\":true,\"diagnostics\":[]}");
+  char *second = strtok_r(NULL, "\n", &save);
+  ck_assert_ptr_nonnull(strstr(second, "\"valid\":false"));
+  char *third = strtok_r(NULL, "\n", &save);
+  ck_assert_str_eq(third,
+                   "{\"line\":4,\"valid\":false,\"diagnostics\":[{\"rule\":\"check.unknown-var\","
+                   "\"subject\":\"q\",\"line\":4,\"column\":29,\"message\":\"'q' is not a loop "
+                   "variable of an enclosing loop\"}]}");
+  done(&r);
+  r = RUN(relu, "hash", "--json", "-");
+  ck_assert_int_eq(r.status, 0);
+  char want[64];
+  snprintf(want, sizeof want, "{\"line\":0,\"hash\":\"%016llx\"}\n",
+           (unsigned long long)XXH3_64bits(relu, strlen(relu)));
+  ck_assert_str_eq(r.out, want);
+  done(&r);
+}
+END_TEST
+
+/* ---- check and hash --------------------------------------------------------- */
+
+START_TEST(test_check) {
+  run_result r = RUN(relu, "check", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "");
+  ck_assert_str_eq(r.err, "");
+  done(&r);
+  r = RUN(relu, "check", "--input", "A:f64:2x8", "--output", "C:f64:2x8", "-");
+  ck_assert_int_eq(r.status, 0);
+  done(&r);
+  r = RUN(relu, "check", "--input", "A:f64:2x4", "--output", "C:f64:2x8", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.err,
+                   "<stdin>:1:60: error: subscript 2 of A ranges over [0, 7] but the dimension has "
+                   "extent 4 [check.bounds]\n");
+  done(&r);
+  /* several findings, in order */
+  const char *path = write_file("two.leir", "B^{1}_{tx=0}[C^{f64,g}=q;];\nB^{1}_{tx=0}[D^{f64,g}=z;];\n");
+  r = RUN(NULL, "check", path);
+  ck_assert_int_eq(r.status, 1);
+  char err[512];
+  snprintf(err, sizeof err,
+           "%s:1:24: error: 'q' is not a loop variable of an enclosing loop [check.unknown-var]\n"
+           "%s:2:24: error: 'z' is not a loop variable of an enclosing loop [check.unknown-var]\n",
+           path, path);
+  ck_assert_str_eq(r.err, err);
+  done(&r);
+  /* a finding without a position */
+  r = RUN(relu, "check", "--input", "A:f64:2x8", "--output", "C:f64:2x8", "--output", "D:f64:2", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.err, "<stdin>: error: output D is never written [check.output]\n");
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_hash) {
+  char want[64];
+  snprintf(want, sizeof want, "%016llx\n", (unsigned long long)XXH3_64bits(relu, strlen(relu)));
+  run_result r = RUN(relu, "hash", "-");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, want);
+  done(&r);
+  /* whitespace does not matter; fresh names do only without --alpha */
+  r = RUN("B^{2}_{tx=0}\nL^{8}_{a=0} [ C^{f64,g}_{tx,a} = max(A^{f64,g}_{tx,a},0); ];", "hash", "-");
+  ck_assert_str_eq(r.out, want);
+  done(&r);
+  run_result a = RUN(relu, "hash", "--alpha", "-");
+  run_result b = RUN("B^{2}_{tx=0}L^{8}_{c=0}[C^{f64,g}_{tx,c}=max(A^{f64,g}_{tx,c},0);];", "hash", "--alpha", "-");
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_uint_eq(strlen(a.out), 17);
+  ck_assert_str_eq(a.out, b.out);
+  ck_assert_str_ne(a.out, want);
+  done(&a);
+  done(&b);
+  r = RUN("B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);]", "hash", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(r.out, "");
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_hostile_input_to_the_tool) {
+  /* NUL bytes, binary junk, a long line: clean errors, never a crash */
+  char junk[4096];
+  for (size_t i = 0; i < sizeof junk - 1; i++) junk[i] = (char)(1 + (i * 7919) % 254);
+  junk[sizeof junk - 1] = '\0';
+  static const char *const cmds[] = {"fmt", "check", "hash"};
+  for (size_t i = 0; i < 3; i++) {
+    run_result r = RUN(junk, cmds[i], "-");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_eq(strstr(r.err, "<stdin>:"), r.err);
+    done(&r);
+    r = RUN(junk, cmds[i], "--lines", "--json", "-");
+    ck_assert_int_eq(r.status, 1);
+    done(&r);
+  }
+  const char *path = write_file("nul.leir", "");
+  FILE *f = fopen(path, "wb");
+  fwrite("[C^{f64,g}=1;\0];", 1, 16, f);
+  fclose(f);
+  run_result r = RUN(NULL, "fmt", path);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_ptr_nonnull(strstr(r.err, ":1:14: error: expected an equation (a tensor on the left) or a loop header, found a NUL byte"));
+  done(&r);
+}
+END_TEST
+
+static Suite *tool_suite(void) {
+  Suite *s = suite_create("tool");
+  TCase *tc = tcase_create("tool");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_version_and_help);
+  tcase_add_test(tc, test_usage_errors_exit_2);
+  tcase_add_test(tc, test_unreadable_input_exits_1);
+  tcase_add_test(tc, test_fmt);
+  tcase_add_test(tc, test_fmt_pretty_and_yaml);
+  tcase_add_test(tc, test_lines_mode);
+  tcase_add_test(tc, test_json_output);
+  tcase_add_test(tc, test_check);
+  tcase_add_test(tc, test_hash);
+  tcase_add_test(tc, test_hostile_input_to_the_tool);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return test_run_suite(tool_suite()); }

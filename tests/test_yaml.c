@@ -1,0 +1,369 @@
+/*
+ * Program files (*.leir.yaml, spec/leir.md §2): the mapping and list forms
+ * of inputs/outputs, block and flow scalars for the text, errors at YAML
+ * line:column (including LEIR errors inside the text), round trips through
+ * leir_program_to_yaml, and leir_program_load_file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static const char *const softmax =
+    "B^{2}_{tx=0}L^{8}_{a=0}[D^{f64,g}_{tx}=max(D^{f64,g}_{tx},A^{f64,g}_{tx,a});];"
+    "B^{2}_{tx=0}L^{8}_{a=0}[E^{f64,g}_{tx}=E^{f64,g}_{tx}+exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx});];"
+    "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx})/E^{f64,g}_{tx};];";
+
+static const char *const softmax_yaml =
+    "name: softmax\n"
+    "inputs:\n"
+    "  A: {dtype: f64, shape: [2, 8]}\n"
+    "outputs:\n"
+    "  C: {dtype: f64, shape: [2, 8]}\n"
+    "leir: |\n"
+    "  B^{2}_{tx=0}L^{8}_{a=0}[D^{f64,g}_{tx}=max(D^{f64,g}_{tx},A^{f64,g}_{tx,a});];\n"
+    "  B^{2}_{tx=0}L^{8}_{a=0}[E^{f64,g}_{tx}=E^{f64,g}_{tx}+exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx});];\n"
+    "  B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx})/E^{f64,g}_{tx};];\n";
+
+static leir_program *parse_yaml(const char *text) {
+  leir_program *p = NULL;
+  leir_status st = leir_program_parse_yaml(&p, text, strlen(text), NULL);
+  ck_assert_msg(st == LEIR_OK, "YAML parse failed at %u:%u: %s", leir_error_last()->line,
+                leir_error_last()->column, leir_error_last()->message);
+  return p;
+}
+
+static void expect_decl(const leir_program *p, size_t i, const char *name, leir_dtype dt,
+                        leir_role role, uint32_t rank, const int64_t *shape) {
+  leir_tensor_decl d;
+  ck_assert_int_eq(leir_program_signature_get(p, i, &d), LEIR_OK);
+  ck_assert_str_eq(d.name, name);
+  ck_assert_int_eq(d.dtype, dt);
+  ck_assert_int_eq(d.role, role);
+  ck_assert_uint_eq(d.rank, rank);
+  for (uint32_t k = 0; k < rank; k++) ck_assert_int_eq(d.shape[k], shape[k]);
+}
+
+static void expect_yaml_error(const char *text, leir_status status, uint32_t line, uint32_t col,
+                              const char *rule, const char *msg) {
+  leir_program *p = (leir_program *)1;
+  leir_status st = leir_program_parse_yaml(&p, text, strlen(text), NULL);
+  const leir_error *e = leir_error_last();
+  ck_assert_msg(st == status, "status %s (%s), expected %s\n%s", leir_status_name(st), e->message,
+                leir_status_name(status), text);
+  ck_assert_ptr_null(p);
+  ck_assert_msg(e->line == line && e->column == col, "error at %u:%u, expected %u:%u (%s)\n%s",
+                e->line, e->column, line, col, e->message, text);
+  ck_assert_str_eq(e->rule, rule);
+  if (msg)
+    ck_assert_msg(strstr(e->message, msg) != NULL, "message '%s' lacks '%s'", e->message, msg);
+}
+
+START_TEST(test_mapping_form_with_block_text) {
+  leir_program *p = parse_yaml(softmax_yaml);
+  char *out = test_print(p);
+  ck_assert_str_eq(out, softmax);
+  leir_free(out);
+  ck_assert_str_eq(leir_program_name(p), "softmax");
+  ck_assert_uint_eq(leir_program_signature_count(p), 2);
+  static const int64_t s28[] = {2, 8};
+  expect_decl(p, 0, "A", LEIR_F64, LEIR_ROLE_INPUT, 2, s28);
+  expect_decl(p, 1, "C", LEIR_F64, LEIR_ROLE_OUTPUT, 2, s28);
+  ck_assert_int_eq(leir_program_check(p, NULL, NULL), LEIR_OK);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_list_form_and_flow_text) {
+  leir_program *p = parse_yaml(
+      "inputs:\n"
+      "  - {name: A, dtype: f64, shape: [4]}\n"
+      "  - name: Aa\n"
+      "    dtype: i64\n"
+      "    shape: [4]\n"
+      "outputs:\n"
+      "  - name: C\n"
+      "    dtype: f32\n"
+      "    shape: []\n"
+      "leir: \"L^{4}_{a=0}[C^{f32,g}=C^{f32,g}+A^{f64,g}_{a}*Aa^{i64,g}_{a};];\"\n");
+  static const int64_t s4[] = {4};
+  expect_decl(p, 0, "A", LEIR_F64, LEIR_ROLE_INPUT, 1, s4);
+  expect_decl(p, 1, "Aa", LEIR_I64, LEIR_ROLE_INPUT, 1, s4);
+  expect_decl(p, 2, "C", LEIR_F32, LEIR_ROLE_OUTPUT, 0, NULL);
+  ck_assert_str_eq(leir_program_name(p), "");
+  ck_assert_int_eq(leir_program_check(p, NULL, NULL), LEIR_OK);
+  leir_program_free(p);
+  /* plain scalar, no inputs at all, several outputs */
+  p = parse_yaml("outputs: {C: {dtype: f64, shape: [3]}, D: {dtype: f64, shape: [3]}}\n"
+                 "leir: L^{3}_{a=0}[C^{f64,g}_{a}=a;D^{f64,g}_{a}=-a;];\n");
+  ck_assert_uint_eq(leir_program_signature_count(p), 2);
+  ck_assert_int_eq(leir_program_check(p, NULL, NULL), LEIR_OK);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_round_trip_through_to_yaml) {
+  leir_program *p = parse_yaml(softmax_yaml);
+  char *yaml = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(leir_program_to_yaml(p, &yaml, &len), LEIR_OK);
+  ck_assert_uint_eq(strlen(yaml), len);
+  ck_assert_str_eq(yaml,
+                   "name: \"softmax\"\n"
+                   "inputs:\n"
+                   "  A: {dtype: f64, shape: [2, 8]}\n"
+                   "outputs:\n"
+                   "  C: {dtype: f64, shape: [2, 8]}\n"
+                   "leir: |-\n"
+                   "  B^{2}_{tx=0}L^{8}_{a=0}[D^{f64,g}_{tx}=max(D^{f64,g}_{tx},A^{f64,g}_{tx,a});];\n"
+                   "  B^{2}_{tx=0}L^{8}_{a=0}[E^{f64,g}_{tx}=E^{f64,g}_{tx}+exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx});];\n"
+                   "  B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx})/E^{f64,g}_{tx};];\n");
+  leir_program *q = parse_yaml(yaml);
+  char *a = test_print(p), *b = test_print(q);
+  ck_assert_str_eq(a, b);
+  ck_assert_str_eq(leir_program_name(q), "softmax");
+  ck_assert_uint_eq(leir_program_signature_count(q), 2);
+  leir_free(a);
+  leir_free(b);
+  leir_free(yaml);
+  leir_program_free(q);
+  leir_program_free(p);
+  /* names that need quoting, scalars, no inputs */
+  p = test_parse("B^{1}_{tx=0}[C^{f64,g}=1;];");
+  test_set_signature(p, "-> C:f64:");
+  ck_assert_int_eq(leir_program_set_name(p, "a: \"weird\"\nname #1"), LEIR_OK);
+  ck_assert_int_eq(leir_program_to_yaml(p, &yaml, NULL), LEIR_OK);
+  q = parse_yaml(yaml);
+  ck_assert_str_eq(leir_program_name(q), "a: \"weird\"\nname #1");
+  expect_decl(q, 0, "C", LEIR_F64, LEIR_ROLE_OUTPUT, 0, NULL);
+  leir_free(yaml);
+  leir_program_free(q);
+  /* characters YAML does not allow raw are escaped: DEL, C1 controls, BOM */
+  static const char *const odd[] = {"del\x7f", "nel\xc2\x85 c1\xc2\x9f", "bom\xef\xbb\xbf",
+                                    "tab\tcr\r", "emoji \xf0\x9f\x98\x80 \xe2\x80\xa8"};
+  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+    ck_assert_int_eq(leir_program_set_name(p, odd[i]), LEIR_OK);
+    ck_assert_int_eq(leir_program_to_yaml(p, &yaml, NULL), LEIR_OK);
+    q = parse_yaml(yaml);
+    ck_assert_str_eq(leir_program_name(q), odd[i]);
+    leir_free(yaml);
+    leir_program_free(q);
+  }
+  /* names are UTF-8 */
+  ck_assert_int_eq(leir_program_set_name(p, "bad \xff"), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_set_name(p, "overlong \xc0\xaf"), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_set_name(p, "surrogate \xed\xa0\x80"), LEIR_ERR_ARGUMENT);
+  ck_assert_str_eq(leir_program_name(p), odd[4]);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_round_trip_over_the_corpus) {
+  jsonl_file *f = test_corpus_open("sources-small.jsonl");
+  const jsonl_value *o;
+  while ((o = jsonl_next(f))) {
+    const char *text = jsonl_str(jsonl_get(o, "leir"));
+    leir_program *p = test_parse(text);
+    ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+    ck_assert_int_eq(leir_program_set_name(p, jsonl_str(jsonl_get(o, "id"))), LEIR_OK);
+    char *yaml = NULL;
+    ck_assert_int_eq(leir_program_to_yaml(p, &yaml, NULL), LEIR_OK);
+    leir_program *q = parse_yaml(yaml);
+    char *out = test_print(q);
+    ck_assert_str_eq(out, text);
+    ck_assert_str_eq(leir_program_name(q), jsonl_str(jsonl_get(o, "id")));
+    ck_assert_uint_eq(leir_program_signature_count(q), leir_program_signature_count(p));
+    for (size_t i = 0; i < leir_program_signature_count(p); i++) {
+      leir_tensor_decl x, y;
+      leir_program_signature_get(p, i, &x);
+      leir_program_signature_get(q, i, &y);
+      ck_assert_str_eq(x.name, y.name);
+      ck_assert_int_eq(x.dtype, y.dtype);
+      ck_assert_int_eq(x.role, y.role);
+      ck_assert_uint_eq(x.rank, y.rank);
+      for (uint32_t k = 0; k < x.rank; k++) ck_assert_int_eq(x.shape[k], y.shape[k]);
+    }
+    ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
+    leir_free(out);
+    leir_free(yaml);
+    leir_program_free(q);
+    leir_program_free(p);
+  }
+  jsonl_close(f);
+}
+END_TEST
+
+START_TEST(test_to_yaml_needs_a_signature) {
+  leir_program *p = test_parse("B^{1}_{tx=0}[C^{f64,g}=1;];");
+  char *yaml = (char *)1;
+  ck_assert_int_eq(leir_program_to_yaml(p, &yaml, NULL), LEIR_ERR_SIGNATURE);
+  ck_assert_ptr_null(yaml);
+  ck_assert_str_eq(leir_error_last()->rule, "signature.missing");
+  ck_assert_int_eq(leir_program_to_yaml(NULL, &yaml, NULL), LEIR_ERR_ARGUMENT);
+  leir_program_free(p);
+}
+END_TEST
+
+/* ---- errors ---------------------------------------------------------------- */
+
+START_TEST(test_yaml_syntax_and_structure_errors) {
+  expect_yaml_error("outputs: [\n", LEIR_ERR_PARSE, 2, 1, "yaml.syntax", "YAML:");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]\n", LEIR_ERR_PARSE, 3, 1, "yaml.syntax",
+                    NULL);
+  expect_yaml_error("- a\n", LEIR_ERR_PARSE, 1, 1, "yaml.structure",
+                    "a program file is a mapping with inputs, outputs and leir");
+  expect_yaml_error("", LEIR_ERR_PARSE, 0, 0, "yaml.structure", "a program file is a mapping");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\n", LEIR_ERR_PARSE, 1, 1,
+                    "yaml.structure", "the 'leir' field (program text) is missing");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: [1]\n", LEIR_ERR_PARSE, 3, 7,
+                    "yaml.structure", "the 'leir' field must be the program text");
+  expect_yaml_error("inputs: {}\nleir: x\n", LEIR_ERR_PARSE, 1, 1, "yaml.structure",
+                    "the 'outputs' field is missing");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nfoo: 1\nleir: x\n", LEIR_ERR_PARSE, 3,
+                    1, "yaml.structure", "unknown field 'foo'");
+  expect_yaml_error("outputs: 3\nleir: x\n", LEIR_ERR_PARSE, 1, 10, "yaml.structure",
+                    "'outputs' must be a mapping");
+  expect_yaml_error("name: [x]\noutputs:\n  C: {dtype: f64, shape: [4]}\nleir: x\n", LEIR_ERR_PARSE,
+                    1, 7, "yaml.structure", "name must be a string");
+}
+END_TEST
+
+START_TEST(test_declaration_errors) {
+  expect_yaml_error("outputs:\n  C: {dtype: f65, shape: [4]}\nleir: x\n", LEIR_ERR_PARSE, 2, 14,
+                    "yaml.structure", "unknown dtype 'f65'");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4, 0]}\nleir: x\n", LEIR_ERR_PARSE, 2, 30,
+                    "yaml.structure", "each extent of C must be a positive integer");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [99999999999999999999]}\nleir: x\n",
+                    LEIR_ERR_PARSE, 2, 27, "yaml.structure", "positive integer");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [2.5]}\nleir: x\n", LEIR_ERR_PARSE, 2, 27,
+                    "yaml.structure", "positive integer");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: 4}\nleir: x\n", LEIR_ERR_PARSE, 2, 26,
+                    "yaml.structure", "the shape of C must be a list of extents");
+  expect_yaml_error("outputs:\n  C: {dtype: f64}\nleir: x\n", LEIR_ERR_PARSE, 2, 6, "yaml.structure",
+                    "C has no shape (use [] for a scalar)");
+  expect_yaml_error("outputs:\n  C: {shape: [1]}\nleir: x\n", LEIR_ERR_PARSE, 2, 6, "yaml.structure",
+                    "C has no dtype");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4], color: red}\nleir: x\n",
+                    LEIR_ERR_PARSE, 2, 31, "yaml.structure", "unknown field 'color'");
+  expect_yaml_error("outputs:\n  c: {dtype: f64, shape: [4]}\nleir: x\n", LEIR_ERR_PARSE, 2, 3,
+                    "yaml.structure", "'c' is not a tensor name");
+  expect_yaml_error("outputs:\n  Lx: {dtype: f64, shape: [4]}\nleir: x\n", LEIR_ERR_PARSE, 2, 3,
+                    "yaml.structure", "'Lx' is not a tensor name");
+  expect_yaml_error("inputs:\n  C: {dtype: f64, shape: [4]}\noutputs:\n  C: {dtype: f64, shape: [4]}\n"
+                    "leir: x\n",
+                    LEIR_ERR_PARSE, 4, 3, "yaml.structure", "C is declared twice");
+  expect_yaml_error("outputs:\n  C: 5\nleir: x\n", LEIR_ERR_PARSE, 2, 6, "yaml.structure",
+                    "C must map to {dtype: ..., shape: [...]}");
+  expect_yaml_error("outputs:\n  - {dtype: f64, shape: [4]}\nleir: x\n", LEIR_ERR_PARSE, 2, 5,
+                    "yaml.structure", "a tensor name is missing");
+  expect_yaml_error("outputs: {}\nleir: \"[C^{f64,g}=1;];\"\n", LEIR_ERR_PARSE, 1, 10,
+                    "yaml.structure", "'outputs' must declare at least one tensor");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}\nleir: x\n",
+                    LEIR_ERR_PARSE, 2, 59, "yaml.structure", "more than 16 dimensions");
+}
+END_TEST
+
+START_TEST(test_leir_errors_point_into_the_file) {
+  /* literal block: the line after "|", past the indentation */
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: |\n"
+                    "  L^{4}_{a=0}[C^{f64,g}_{a}=a;];\n"
+                    "    L^{4}_{a=1}[C^{f64,g}_{a}=a;];\n",
+                    LEIR_ERR_PARSE, 5, 14, "parse.loop-start", "a loop must start at 0");
+  /* folded block */
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: >\n"
+                    "  L^{4}_{a=0}[C^{f64,g}_{a}=a;];\n"
+                    "  L^{4}_{a=1}[C^{f64,g}_{a}=a;];\n",
+                    LEIR_ERR_PARSE, 5, 12, "parse.loop-start", NULL);
+  /* plain scalar over two lines */
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: L^{4}_{a=0}[C^{f64,g}_{a}=a;];\n"
+                    "   L^{4}_{a=1}[C^{f64,g}_{a}=a;]; # comment\n",
+                    LEIR_ERR_PARSE, 4, 13, "parse.loop-start", NULL);
+  /* quoted scalars count their quote */
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: \"L^{4}_{a=1}[C^{f64,g}_{a}=a;];\"\n",
+                    LEIR_ERR_PARSE, 3, 17, "parse.loop-start", NULL);
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: 'L^{4}_{a=1}[C^{f64,g}_{a}=a;];'\n",
+                    LEIR_ERR_PARSE, 3, 17, "parse.loop-start", NULL);
+  /* an error at the end of the text points just past it */
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: \"L^{4}_{a=0}[C^{f64,g}_{a}=a;]\"\n",
+                    LEIR_ERR_PARSE, 3, 37, "parse.expected", "expected ';' after ']'");
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: |\n  L^{4}_{a=0}[C^{f64,g}_{a}=a;]\n\n",
+                    LEIR_ERR_PARSE, 4, 32, "parse.expected", NULL);
+  expect_yaml_error("outputs:\n  C: {dtype: f64, shape: [4]}\nleir: L^{4}_{a=0}[C^{f64,g}_{a}=a;] # x\n",
+                    LEIR_ERR_PARSE, 3, 36, "parse.expected", NULL);
+  /* a NUL byte is refused before YAML sees it */
+  static const char nul[] = "outputs: {}\nleir: \"[C^{f64,g}=1;\0];\"\n";
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, nul, sizeof nul - 1, NULL), LEIR_ERR_PARSE);
+  ck_assert_str_eq(leir_error_last()->rule, "yaml.syntax");
+  /* the input size limit applies to the file */
+  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
+  o.max_input_bytes = 16;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, softmax_yaml, strlen(softmax_yaml), &o),
+                   LEIR_ERR_LIMIT);
+  /* options are checked as for leir_program_parse */
+  o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
+  o.size = 4;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, softmax_yaml, strlen(softmax_yaml), &o),
+                   LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_load_file(&p, "/nonexistent.leir", &o), LEIR_ERR_ARGUMENT);
+}
+END_TEST
+
+START_TEST(test_load_file) {
+  char dir[] = "/tmp/leir-test-yaml-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/softmax.leir.yaml", dir);
+  FILE *f = fopen(path, "wb");
+  fputs(softmax_yaml, f);
+  fclose(f);
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_load_file(&p, path, NULL), LEIR_OK);
+  ck_assert_uint_eq(leir_program_signature_count(p), 2);
+  leir_program_free(p);
+  unlink(path);
+  /* LEIR text, lenient when asked */
+  snprintf(path, sizeof path, "%s/softmax.leir", dir);
+  f = fopen(path, "wb");
+  fprintf(f, "%s\n", softmax);
+  fclose(f);
+  ck_assert_int_eq(leir_program_load_file(&p, path, NULL), LEIR_ERR_PARSE);
+  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
+  o.flags = LEIR_PARSE_LENIENT;
+  ck_assert_int_eq(leir_program_load_file(&p, path, &o), LEIR_OK);
+  ck_assert_uint_eq(leir_program_signature_count(p), 0);
+  leir_program_free(p);
+  unlink(path);
+  /* missing file */
+  ck_assert_int_eq(leir_program_load_file(&p, path, NULL), LEIR_ERR_IO);
+  ck_assert_str_eq(leir_error_last()->rule, "io.open");
+  ck_assert_ptr_null(p);
+  ck_assert_int_eq(leir_program_load_file(&p, NULL, NULL), LEIR_ERR_ARGUMENT);
+  /* a directory cannot be read */
+  ck_assert_int_ne(leir_program_load_file(&p, dir, NULL), LEIR_OK);
+  ck_assert_ptr_null(p);
+  rmdir(dir);
+}
+END_TEST
+
+static Suite *yaml_suite(void) {
+  Suite *s = suite_create("yaml");
+  TCase *tc = tcase_create("files");
+  tcase_add_test(tc, test_mapping_form_with_block_text);
+  tcase_add_test(tc, test_list_form_and_flow_text);
+  tcase_add_test(tc, test_round_trip_through_to_yaml);
+  tcase_add_test(tc, test_round_trip_over_the_corpus);
+  tcase_add_test(tc, test_to_yaml_needs_a_signature);
+  tcase_add_test(tc, test_load_file);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("errors");
+  tcase_add_test(tc, test_yaml_syntax_and_structure_errors);
+  tcase_add_test(tc, test_declaration_errors);
+  tcase_add_test(tc, test_leir_errors_point_into_the_file);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return test_run_suite(yaml_suite()); }
