@@ -171,6 +171,13 @@ bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *
 
 leir__range leir__range_union(leir__range a, leir__range b);
 
+/* Which variables of sum(coef[i] * v[i]), v[i] in [0, ext[i]-1], the value
+ * of the sum determines (bit i): sorted by |coef|, a term is determined
+ * when it and every larger term exceed the span of all smaller terms (the
+ * mixed-radix argument; smaller terms need not be determined themselves).
+ * Terms with extent 1 are always determined. n <= 64. */
+uint64_t leir__affine_determined(const int64_t *coef, const int64_t *ext, uint32_t n);
+
 /* ---- loop independence (lib/parallel.c) ------------------------------- */
 
 /* True when the iterations of loop `loop` (index into nest->loops) of

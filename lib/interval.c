@@ -577,3 +577,36 @@ bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, le
     default: return true;
   }
 }
+
+uint64_t leir__affine_determined(const int64_t *coef, const int64_t *ext, uint32_t n) {
+  uint32_t idx[64], m = 0;
+  uint64_t out = 0;
+  if (n > 64) return 0;
+  for (uint32_t k = 0; k < n; k++) {
+    if (ext[k] <= 1 || coef[k] == 0) {
+      if (ext[k] <= 1) out |= (uint64_t)1 << k;
+      continue;
+    }
+    if (coef[k] == INT64_MIN) return out;
+    int64_t ck = coef[k] < 0 ? -coef[k] : coef[k];
+    uint32_t j = m++;
+    while (j > 0) {
+      int64_t cj = coef[idx[j - 1]] < 0 ? -coef[idx[j - 1]] : coef[idx[j - 1]];
+      if (cj < ck || (cj == ck && ext[idx[j - 1]] <= ext[k])) break;
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = k;
+  }
+  /* the terms above the last one that fails the chain condition */
+  int64_t span = 0;
+  uint32_t first = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    int64_t ck = coef[idx[i]] < 0 ? -coef[idx[i]] : coef[idx[i]], add;
+    if (ck <= span) first = i + 1;
+    if (__builtin_mul_overflow(ck, ext[idx[i]] - 1, &add) || __builtin_add_overflow(span, add, &span))
+      return out; /* too large to reason about */
+  }
+  for (uint32_t i = first; i < m; i++) out |= (uint64_t)1 << idx[i];
+  return out;
+}

@@ -120,6 +120,9 @@ struct leir_program {
   char *name;              /* program file name field; NULL if unset */
   size_t text_len;         /* length of the parsed text: a size hint for printing */
   jmp_buf *oom_jmp;        /* see the header comment */
+  /* Set only inside leir_program_clone: the source, whose symbol ids this
+   * program shares, so copies need not re-intern every name. */
+  const struct leir_program *sym_mirror;
 };
 
 /* ---- lifecycle and symbols ------------------------------------------- */

@@ -159,6 +159,53 @@ static bool read_ok(const reads *r, const leir_expr *e) {
   return true;
 }
 
+/* Rule 1, second form: an affine dimension whose value determines L over
+ * the loops that vary inside one iteration of the enclosing loops (L and
+ * the loops inside it; leir__affine_determined). Then different iterations
+ * of L write different elements even when their blocks interleave (a
+ * column-major flatten a*16+tx). A pair of dimensions e//m, e%m (m > 0)
+ * counts as the dimension e. */
+static bool injective_in(const leir__analysis *a, const leir__eqinfo *info, uint32_t s,
+                         const leir_expr *e) {
+  leir__affine f;
+  if (!leir__affine_of(a, e, &f)) return false;
+  int64_t coef[LEIR__AFFINE_TERMS], ext[LEIR__AFFINE_TERMS];
+  uint32_t n = 0, at = LEIR__AFFINE_TERMS;
+  for (uint32_t t = 0; t < f.nterms; t++) {
+    if (f.slot[t] < s) continue; /* outer loops are fixed */
+    if (f.slot[t] == s) at = n;
+    coef[n] = f.coef[t];
+    ext[n++] = info->loops[f.slot[t]]->extent;
+  }
+  return at < n && (leir__affine_determined(coef, ext, n) >> at & 1);
+}
+
+static bool split_pair(const leir_expr *x, const leir_expr *y, const leir_program *p) {
+  return x->kind == LEIR_EXPR_BINARY && y->kind == LEIR_EXPR_BINARY &&
+         x->op == LEIR_OP_FLOORDIV && y->op == LEIR_OP_MOD &&
+         x->kids[1]->kind == LEIR_EXPR_NUMBER && x->kids[1]->u.num->is_int &&
+         x->kids[1]->u.num->ival > 0 && leir__expr_equal(p, x->kids[1], p, y->kids[1]) &&
+         leir__expr_equal(p, x->kids[0], p, y->kids[0]);
+}
+
+static bool interleaved_owner(const walk *w, const leir__eqinfo *info, uint32_t s) {
+  const leir__analysis *a = w->a;
+  const leir_expr *lhs = info->eq->lhs;
+  /* every write of the buffer in the body uses this very subscript */
+  for (uint32_t j = 0; j < w->n; j++) {
+    const leir__eqinfo *other = &a->eqs[w->eqs[j]];
+    if (other == info || other->lhs_buffer != info->lhs_buffer) continue;
+    if (!same_access(a, lhs, info, other->eq->lhs, other)) return false;
+  }
+  for (uint32_t d = 0; d < lhs->n; d++) {
+    if (injective_in(a, info, s, lhs->kids[d])) return true;
+    if (d + 1 < lhs->n && split_pair(lhs->kids[d], lhs->kids[d + 1], a->p) &&
+        injective_in(a, info, s, lhs->kids[d]->kids[0]))
+      return true;
+  }
+  return false;
+}
+
 bool leir__loop_independent(const leir__analysis *a, const leir_nest *nest, uint32_t loop,
                             char *why, size_t why_cap) {
   char scratch[8];
@@ -212,6 +259,7 @@ bool leir__loop_independent(const leir__analysis *a, const leir_nest *nest, uint
       }
       found = agree;
     }
+    if (!found) found = interleaved_owner(&w, info, s);
     if (!found) {
       /* is the loop variable absent from the left-hand side? */
       bool uses = false;

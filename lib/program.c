@@ -283,7 +283,7 @@ leir_nest *leir__new_nest(leir_program *p, uint32_t nloops, uint32_t nitems) {
 /* ---- copies ----------------------------------------------------------- */
 
 static uint32_t map_sym(leir_program *dst, const leir_program *src, uint32_t sym) {
-  if (dst == src || sym == LEIR__NOSYM) return sym;
+  if (dst == src || sym == LEIR__NOSYM || dst->sym_mirror == src) return sym;
   return leir__sym_intern(dst, leir__sym_name(src, sym), leir__sym_len(src, sym));
 }
 
@@ -387,15 +387,36 @@ leir_status leir_program_clone(leir_program **out, const leir_program *src) {
   *out = NULL;
   leir_program *p = leir__program_new(src->arena.total);
   if (!p) return leir__error_nomem();
-  /* Intern symbols in the same order so symbol ids stay identical. */
-  for (uint32_t s = 0; s < src->syms.count; s++) {
-    if (leir__sym_intern(p, src->syms.names[s], src->syms.lens[s]) != s) goto nomem;
+  /* The same symbols with the same ids: copy the table instead of hashing
+   * every name again (the open-addressing slots depend only on the names). */
+  if (src->syms.count) {
+    leir__symtab *t = &p->syms;
+    const leir__symtab *f = &src->syms;
+    t->names = malloc(f->cap * sizeof *t->names);
+    t->lens = malloc(f->cap * sizeof *t->lens);
+    t->slots = malloc(f->nslots * sizeof *t->slots);
+    if (!t->names || !t->lens || !t->slots) goto nomem;
+    t->cap = f->cap;
+    t->nslots = f->nslots;
+    memcpy(t->lens, f->lens, f->count * sizeof *t->lens);
+    memcpy(t->slots, f->slots, f->nslots * sizeof *t->slots);
+    for (uint32_t s = 0; s < f->count; s++) {
+      t->names[s] = leir__arena_strndup(&p->arena, f->names[s], f->lens[s]);
+      if (!t->names[s]) goto nomem;
+      t->count = s + 1;
+    }
   }
-  /* Node ids are fresh in the copy (they only index per-program side tables). */
+  /* Node ids are fresh in the copy (they only index per-program side tables).
+   * Symbol ids are the same, so copies keep them as they are. */
+  p->sym_mirror = src;
   for (uint32_t i = 0; i < src->nnests; i++) {
     leir_nest *n = leir__copy_nest(p, src, src->nests[i]);
-    if (!n || !leir__program_insert_nest(p, p->nnests, n)) goto nomem;
+    if (!n || !leir__program_insert_nest(p, p->nnests, n)) {
+      p->sym_mirror = NULL;
+      goto nomem;
+    }
   }
+  p->sym_mirror = NULL;
   if (src->line_starts && src->nlines) {
     p->line_starts = malloc(src->nlines * sizeof *p->line_starts);
     if (!p->line_starts) goto nomem;

@@ -7,6 +7,7 @@
 
 #include "leir/common.h"
 #include "leir/program.h"
+#include "leir/strategy.h"
 #include "leir/run.h"
 #include "leir/cuda.h"
 

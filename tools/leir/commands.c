@@ -41,6 +41,51 @@ const tool_command tool_commands[] = {
      "             that differ only in fresh names hash equal\n"
      "  --lines, --strict, --json: as for leir fmt\n",
      cmd_hash},
+    {"strategies", "strategies [--json]",
+     "Lists the 44 strategies of the catalogue: index, name, level\n"
+     "(graph, operator, memory, math), whether this build implements it, and\n"
+     "what it does. --json adds the CoT definition and benefit sentences.\n",
+     cmd_strategies},
+    {"candidates", "candidates [--strategy S] [--json] [--no-result] [--lines] IN",
+     "Lists every applicable step of the implemented strategies (or of\n"
+     "strategy S) on the program: one line per candidate,\n"
+     "STEP<TAB>CLASS<TAB>RESULT, where CLASS is exact or reassociating and\n"
+     "RESULT the transformed program. The order is deterministic.\n"
+     "\n"
+     "  --strategy S       only strategy S (a catalogue name)\n"
+     "  --no-result        omit the transformed programs\n"
+     "  --vector-width N   widest loop loop_vectorization may mark V (default 8)\n"
+     "  --json             {\"step\":...,\"json\":{...},\"class\":...,\"result\":...}\n"
+     "  --lines, --strict, --input, --output: as for leir fmt\n"
+     "\n"
+     "Example:\n"
+     "  echo 'B^{4}_{tx=0}L^{6}_{a=0}[C^{f64,g}_{tx,a}=A^{f64,g}_{tx,a}*2;];' |\n"
+     "    leir candidates --strategy loop_split -\n",
+     cmd_candidates},
+    {"apply", "apply STEP IN [--cot] [--json] [--pretty]",
+     "Applies one step, given as text ('loop_split nest=0 loop=a factor=2')\n"
+     "or JSON ('{\"strategy\":\"loop_split\",\"nest\":0,...}'), and prints the\n"
+     "new program. The step must be a candidate of the program; otherwise the\n"
+     "failed precondition is reported and the exit status is 1.\n"
+     "\n"
+     "  --cot      also print the chain of thought (second line)\n"
+     "  --json     {\"step\":...,\"class\":...,\"result\":...,\"cot\":...}\n"
+     "  --pretty   one nest per line\n"
+     "  --lines, --strict, --input, --output: as for leir fmt\n",
+     cmd_apply},
+    {"explain", "explain S IN [--json]",
+     "Explains why strategy S applies to the program (its candidates) or not\n"
+     "(the failed precondition at every site, with its rule). Exit status 0\n"
+     "when it applies, 1 when it does not.\n",
+     cmd_explain},
+    {"ground", "ground BEFORE AFTER [--strategy S] [--json]",
+     "Finds every step that turns BEFORE into AFTER, comparing programs up to\n"
+     "fresh names (leir hash --alpha). Prints STEP<TAB>CLASS per match; exit\n"
+     "status 1 when there is none.\n"
+     "\n"
+     "  --strategy S   only search strategy S\n"
+     "  --input, --output: the signature of both programs\n",
+     cmd_ground},
     {"lower", "lower --to c|cuda|tir [--check-bounds] [--threads N] [--report] [--ptx] IN",
      "Prints the source a backend generates for a program: --to c gives the C\n"
      "function the cpu backend compiles (OpenMP pragmas appear only on P/B/V loops\n"

@@ -8,6 +8,11 @@
 int cmd_fmt(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
+int cmd_strategies(int argc, char **argv);
+int cmd_candidates(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_ground(int argc, char **argv);
 int cmd_lower(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

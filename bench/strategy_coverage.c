@@ -1,0 +1,179 @@
+/*
+ * Coverage against the reference: for every reference output of an
+ * implemented strategy in a steps-*.jsonl file, does it ground to one of
+ * libleir's candidates (leir_ground, same strategy)? Reference outputs that
+ * do not verify against their input (reference bugs) are counted apart,
+ * and every miss is listed with its verdict.
+ *
+ *   strategy_coverage [--backend B] [--verify all|misses|none]
+ *                     [--strategy S] SOURCES.jsonl STEPS.jsonl
+ *
+ * Output: one line per miss ("MISS <strategy> <id> <verdict> <after>"),
+ * then a table per strategy. --verify all (default) verifies every output,
+ * so the share counts only outputs that verify; `misses` verifies only the
+ * outputs that do not ground (faster; grounded outputs equal a candidate).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sources.h"
+
+typedef struct tally {
+  size_t total, malformed, invalid, failing, verified, hits, hits_failing, misses, unverified;
+} tally;
+
+typedef struct run_ctx {
+  const source *src;
+  size_t nsrc;
+  leir_backend *b;
+  bool verify_all;
+  const char *only;
+  tally t[LEIR_STRATEGY_COUNT];
+} run_ctx;
+
+static void copy_signature(leir_program *to, const leir_program *from) {
+  leir_tensor_decl d[64];
+  size_t n = leir_program_signature_count(from);
+  for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(from, k, &d[k]);
+  leir_program_set_signature(to, d, n < 64 ? n : 64);
+}
+
+static void one_step(const jsonl_value *j, void *ud) {
+  run_ctx *rc = ud;
+  const char *id = jsonl_str(jsonl_get(j, "id")), *st = jsonl_str(jsonl_get(j, "strategy"));
+  const char *bf = jsonl_str(jsonl_get(j, "before")), *af = jsonl_str(jsonl_get(j, "after"));
+  size_t s;
+  const source *so = find_source(rc->src, rc->nsrc, id);
+  if (!st || !af || leir_strategy_find(st, &s) != LEIR_OK || !leir_strategy_info_at(s) ||
+      !leir_strategy_info_at(s)->implemented || !so || (rc->only && strcmp(rc->only, st) != 0))
+    return;
+  tally *ts = &rc->t[s];
+  ts->total++;
+  leir_program *before = so->program, *own = NULL, *after = NULL;
+  if (bf) {
+    if (leir_program_parse(&own, bf, strlen(bf), NULL) == LEIR_OK) copy_signature(own, so->program);
+    before = own;
+  }
+  if (!before || jsonl_bool(jsonl_get(j, "malformed"), false) || leir_program_parse(&after, af, strlen(af), NULL) != LEIR_OK) {
+    ts->malformed++;
+    printf("MALFORMED %s %s\n", st, id);
+  } else if ((copy_signature(after, before), leir_program_check(after, NULL, NULL)) != LEIR_OK) {
+    ts->invalid++;
+    printf("INVALID %s %s %s [%s]\n", st, id, leir_error_last()->message, leir_error_last()->rule);
+  } else {
+    leir_candidates *hits = NULL;
+    leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+    o.strategy = (int32_t)s;
+    bool hit = leir_ground(&hits, before, after, &o) == LEIR_OK && leir_candidates_count(hits) > 0;
+    leir_verdict v = LEIR_VERDICT_EQUAL;
+    bool verified = false;
+    if (rc->b && (rc->verify_all || !hit)) {
+      leir_verify_report *r = NULL;
+      if (leir_verify(rc->b, before, after, NULL, &r) == LEIR_OK) {
+        v = r->verdict;
+        verified = v != LEIR_VERDICT_TIMEOUT;
+      }
+      leir_verify_report_free(r);
+    }
+    if (!verified && rc->b && (rc->verify_all || !hit)) {
+      ts->unverified++;
+      printf("UNVERIFIED %s %s %s\n", st, id, leir_verdict_name(v));
+    }
+    bool passes = !verified || leir_verdict_passes(v);
+    if (!passes) ts->failing++;
+    if (passes) ts->verified++;
+    if (hit && passes) ts->hits++;
+    if (hit && !passes) {
+      ts->hits_failing++;
+      printf("HIT-FAILING %s %s %s %s\n", st, id, leir_verdict_name(v),
+             leir_step_text(leir_candidates_step(hits, 0)));
+    }
+    if (!hit) {
+      if (passes) ts->misses++;
+      printf("%s %s %s %s %s\n", passes ? "MISS" : "REFBUG", st, id,
+             verified ? leir_verdict_name(v) : "unverified", af);
+    }
+    leir_candidates_free(hits);
+  }
+  leir_program_free(after);
+  leir_program_free(own);
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  const char *backend = "interp", *verify = "all", *only = NULL, *src_path = NULL,
+             *steps_path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
+      backend = argv[++i];
+    else if (strcmp(argv[i], "--verify") == 0 && i + 1 < argc)
+      verify = argv[++i];
+    else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (!src_path)
+      src_path = argv[i];
+    else
+      steps_path = argv[i];
+  }
+  if (!src_path || !steps_path) {
+    fprintf(stderr,
+            "usage: strategy_coverage [--backend B] [--verify all|misses|none] [--strategy S] "
+            "SOURCES.jsonl STEPS.jsonl\n");
+    return 2;
+  }
+  bool verify_all = strcmp(verify, "all") == 0, verify_none = strcmp(verify, "none") == 0;
+  source *src;
+  size_t nsrc = load_sources(src_path, &src);
+  if (!nsrc) return 1;
+  leir_backend *b = NULL;
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.timeout_s = 120; /* the largest small-shape programs on a loaded interpreter */
+  if (!verify_none && leir_backend_open(&b, backend, &bo) != LEIR_OK) {
+    fprintf(stderr, "backend %s: %s\n", backend, leir_error_last()->message);
+    return 3;
+  }
+  run_ctx rc;
+  memset(&rc, 0, sizeof rc);
+  rc.src = src;
+  rc.nsrc = nsrc;
+  rc.b = b;
+  rc.verify_all = verify_all;
+  rc.only = only;
+  jsonl_file *f = jsonl_open(steps_path);
+  if (!f) return 1;
+  const jsonl_value *line;
+  while ((line = jsonl_next(f))) one_step(line, &rc);
+  if (jsonl_error(f)) fprintf(stderr, "%s: %s\n", steps_path, jsonl_error(f));
+  jsonl_close(f);
+  tally *t = rc.t;
+  printf("\n%-26s %6s %6s %6s %7s %8s %6s %6s %8s\n", "strategy", "total", "malf", "invalid",
+         "failing", "verifies", "hits", "misses", "coverage");
+  tally all;
+  memset(&all, 0, sizeof all);
+  for (size_t s = 0; s < LEIR_STRATEGY_COUNT; s++) {
+    if (!t[s].total) continue;
+    leir_strategy_info info = *leir_strategy_info_at(s);
+    printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", info.name, t[s].total,
+           t[s].malformed, t[s].invalid, t[s].failing, t[s].verified, t[s].hits, t[s].misses,
+           t[s].verified ? 100.0 * (double)t[s].hits / (double)t[s].verified : 100.0);
+    all.total += t[s].total;
+    all.malformed += t[s].malformed;
+    all.invalid += t[s].invalid;
+    all.failing += t[s].failing;
+    all.verified += t[s].verified;
+    all.hits += t[s].hits;
+    all.misses += t[s].misses;
+    all.hits_failing += t[s].hits_failing;
+    all.unverified += t[s].unverified;
+  }
+  printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", "all", all.total, all.malformed,
+         all.invalid, all.failing, all.verified, all.hits, all.misses,
+         all.verified ? 100.0 * (double)all.hits / (double)all.verified : 100.0);
+  printf("grounded outputs that fail verification: %zu; not verified (timeout): %zu (backend %s, "
+         "verify %s)\n",
+         all.hits_failing, all.unverified, backend, verify);
+  leir_backend_free(b);
+  free_sources(src, nsrc);
+  return 0;
+}

@@ -1,0 +1,244 @@
+/*
+ * libleir — strategies: the catalogue of the 44 Step-TP rewrites, steps as
+ * data, candidate enumeration, application, explanations, grounding and
+ * chain-of-thought text (spec/strategies.md).
+ *
+ * A strategy is a pure function of a program: `apply(program, step)` returns
+ * a new program and never modifies its input. A step is data: a strategy
+ * name plus key=value parameters, printable as one line of text
+ * ("loop_tiling nest=0 loops=tx,a factors=2,2") and as JSON, so trajectories
+ * can be saved and replayed and an LLM answer can be grounded. The same
+ * program and the same step give the same output, byte for byte.
+ *
+ * Every candidate is classed exact (bitwise identical results) or
+ * reassociating (floating-point rounding may differ). Candidates always pass
+ * leir_program_check.
+ *
+ * Thread rules: the catalogue is immutable static data. Every other handle
+ * (step, candidate list, explanation) follows the usual rule: not shared
+ * between threads without locking; distinct handles are independent.
+ * See include/leir/common.h for the general conventions.
+ */
+#ifndef LEIR_STRATEGY_H
+#define LEIR_STRATEGY_H
+
+#include "leir/common.h"
+#include "leir/program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================
+ * Catalogue
+ * ====================================================================== */
+
+/* Number of strategies in the catalogue (44). Indices are 0..count-1 and
+ * follow spec/strategies.md §2. */
+#define LEIR_STRATEGY_COUNT 44
+
+typedef enum leir_level {
+  LEIR_LEVEL_GRAPH = 0, /* rewrites the sequence of nests */
+  LEIR_LEVEL_OPERATOR,  /* rewrites the loops of one nest */
+  LEIR_LEVEL_MEMORY,    /* rewrites storage: scopes, layouts, copies, index tables */
+  LEIR_LEVEL_MATH       /* rewrites the arithmetic of equations */
+} leir_level;
+
+/* "graph", "operator", "memory", "math"; static storage; "" if invalid. */
+LEIR_API const char *leir_level_name(leir_level level);
+
+/* A row of the catalogue. Rows are static and never change; later versions
+ * may append fields, so read them through the pointer
+ * leir_strategy_info_at returns. */
+typedef struct leir_strategy_info {
+  uint32_t index;
+  const char *name;        /* catalogue name, e.g. "loop_tiling" */
+  leir_level level;
+  const char *summary;     /* one line: what it does */
+  const char *definition;  /* one sentence: the first sentence of its CoT */
+  const char *benefit;     /* one sentence: why it may help performance */
+  int implemented;         /* 1 when this build can enumerate and apply it */
+} leir_strategy_info;
+
+LEIR_API size_t leir_strategy_count(void);
+
+/* Row `index` of the catalogue (static storage), or NULL when out of range. */
+LEIR_API const leir_strategy_info *leir_strategy_info_at(size_t index);
+
+/* Index of a strategy by catalogue name. Errors: LEIR_ERR_NOT_FOUND (the
+ * message suggests the closest name), LEIR_ERR_ARGUMENT. */
+LEIR_API leir_status leir_strategy_find(const char *name, size_t *index);
+
+/* ======================================================================
+ * Exactness
+ * ====================================================================== */
+
+typedef enum leir_exactness {
+  LEIR_EXACT = 0,        /* bitwise identical results under spec/leir.md */
+  LEIR_REASSOCIATING = 1 /* equal in exact arithmetic; rounding may differ */
+} leir_exactness;
+
+/* "exact", "reassociating"; static storage. */
+LEIR_API const char *leir_exactness_name(leir_exactness exactness);
+
+/* ======================================================================
+ * Steps
+ *
+ * Text form: the strategy name, then space-separated KEY=VALUE parameters
+ * in the strategy's canonical key order; list values are comma-separated
+ * ("loops=tx,a"). JSON form: {"strategy":"loop_tiling","nest":0,
+ * "loops":["tx","a"],"factors":[2,2]}. docs/strategies.md lists every
+ * strategy's keys. Parameters name existing loops and tensors only, so a
+ * step never depends on the fresh names it creates.
+ * ====================================================================== */
+
+typedef struct leir_step leir_step;
+
+/* Parses a step in text or JSON form (JSON when the first non-blank byte
+ * is '{'); `len` bytes, NUL not required. The step is validated against the
+ * strategy's parameter schema (keys, value types) and canonicalized, not
+ * against a program. Caller frees *out with leir_step_free.
+ * Errors: LEIR_ERR_PARSE (message says what is wrong), LEIR_ERR_NOT_FOUND
+ * (unknown strategy), LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_step_parse(leir_step **out, const char *text, size_t len);
+
+/* NULL is a no-op. */
+LEIR_API void leir_step_free(leir_step *step);
+
+/* Deep copy. Caller frees *out with leir_step_free. */
+LEIR_API leir_status leir_step_clone(leir_step **out, const leir_step *step);
+
+/* Canonical text form; borrowed, valid while the step lives. */
+LEIR_API const char *leir_step_text(const leir_step *step);
+
+/* Strategy index of the step. */
+LEIR_API size_t leir_step_strategy(const leir_step *step);
+
+/* Number of parameters and parameter i: *key is static storage, *value is
+ * borrowed from the step (not NUL-terminated; *value_len bytes).
+ * Errors: LEIR_ERR_ARGUMENT for i out of range. */
+LEIR_API size_t leir_step_param_count(const leir_step *step);
+LEIR_API leir_status leir_step_param(const leir_step *step, size_t i, const char **key,
+                                     const char **value, size_t *value_len);
+
+/* JSON form (one line). Caller frees *out with leir_free. */
+LEIR_API leir_status leir_step_to_json(const leir_step *step, char **out, size_t *out_len);
+
+/* ======================================================================
+ * Candidates
+ * ====================================================================== */
+
+typedef struct leir_candidates_options {
+  uint32_t size;          /* sizeof(leir_candidates_options) */
+  int32_t strategy;       /* catalogue index, or -1 for every implemented one */
+  uint32_t vector_width;  /* widest loop loop_vectorization may mark V (default 8) */
+  uint64_t max_candidates; /* 0 = unlimited; more: LEIR_ERR_LIMIT */
+} leir_candidates_options;
+
+#define LEIR_CANDIDATES_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_candidates_options), -1, 8u, 0u }
+
+typedef struct leir_candidates leir_candidates;
+
+/* Enumerates every applicable step of the selected strategies on `program`
+ * (complete and deterministic: strategies in catalogue order, then sites in
+ * program order, then parameters in their documented order). The program
+ * must pass leir_program_check and must outlive the list (it is borrowed,
+ * for leir_candidates_apply). `opts` may be NULL. Caller frees *out.
+ * Errors: LEIR_ERR_INVALID / LEIR_ERR_SIGNATURE / LEIR_ERR_LIMIT (the
+ * program fails its checks), LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_candidates_list(leir_candidates **out, const leir_program *program,
+                                          const leir_candidates_options *opts);
+
+LEIR_API void leir_candidates_free(leir_candidates *candidates);
+LEIR_API size_t leir_candidates_count(const leir_candidates *candidates);
+
+/* Step i (borrowed from the list); NULL when i is out of range. */
+LEIR_API const leir_step *leir_candidates_step(const leir_candidates *candidates, size_t i);
+
+/* Exactness class of candidate i (LEIR_EXACT when i is out of range). */
+LEIR_API leir_exactness leir_candidates_exactness(const leir_candidates *candidates, size_t i);
+
+/* Applies candidate i to the listed program without re-validating it (the
+ * fast path for searches and benchmarks). Caller frees *out.
+ * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_candidates_apply(leir_program **out, const leir_candidates *candidates,
+                                           size_t i);
+
+/* ======================================================================
+ * Applying one step
+ * ====================================================================== */
+
+/* Applies `step` to `program`: the step must be one of the program's
+ * candidates (it is checked). On success *out is the new program (caller
+ * frees; it keeps the input's signature and name) and *exactness (may be
+ * NULL) its class. Errors: LEIR_ERR_NOT_APPLICABLE with the failed
+ * precondition in the last error (rule and subject name it),
+ * LEIR_ERR_UNSUPPORTED (strategy not implemented in this build),
+ * LEIR_ERR_INVALID (the program fails its checks), LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_step_apply(leir_program **out, const leir_program *program,
+                                     const leir_step *step, leir_exactness *exactness);
+
+/* ======================================================================
+ * Explanations
+ * ====================================================================== */
+
+/* One finding: a candidate (applies = 1; `site` holds its parameters,
+ * `message` the step and its class) or a precondition that fails (applies = 0;
+ * `rule` names the precondition, `message` says what fails). Strings are
+ * borrowed from the explanation. */
+typedef struct leir_reason {
+  int applies;
+  const char *site;    /* "nest=0 loop=a", "tensor=D", "" for the whole program */
+  const char *rule;    /* "loop.not-parallel-safe", ... ("" when applies) */
+  const char *message;
+} leir_reason;
+
+typedef struct leir_explanation leir_explanation;
+
+/* Why strategy `strategy` does or does not apply to `program`: every site
+ * it considers, with the candidates found there or the first precondition
+ * that fails. Returns LEIR_OK whether or not it applies (see
+ * leir_explanation_candidates). Caller frees *out.
+ * Errors: LEIR_ERR_ARGUMENT (bad index), LEIR_ERR_INVALID / _SIGNATURE /
+ * _LIMIT (the program fails its checks), LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_strategy_explain(leir_explanation **out, const leir_program *program,
+                                           size_t strategy);
+
+LEIR_API void leir_explanation_free(leir_explanation *explanation);
+/* Number of candidates found (0 = the strategy does not apply). */
+LEIR_API size_t leir_explanation_candidates(const leir_explanation *explanation);
+LEIR_API size_t leir_explanation_count(const leir_explanation *explanation);
+/* Finding i (borrowed); NULL when out of range. */
+LEIR_API const leir_reason *leir_explanation_get(const leir_explanation *explanation, size_t i);
+/* Human-readable text, one finding per line. Caller frees with leir_free. */
+LEIR_API leir_status leir_explanation_text(const leir_explanation *explanation, char **out,
+                                           size_t *out_len);
+
+/* ======================================================================
+ * Grounding
+ * ====================================================================== */
+
+/* Every candidate step of `before` whose result equals `after` up to fresh
+ * names (leir_program_hash_alpha, with `before`'s signature when `after`
+ * has none). `opts` selects strategies as for leir_candidates_list (may be
+ * NULL). *out lists the matches (possibly none) and is bound to `before`.
+ * Caller frees *out. Errors as for leir_candidates_list. */
+LEIR_API leir_status leir_ground(leir_candidates **out, const leir_program *before,
+                                 const leir_program *after, const leir_candidates_options *opts);
+
+/* ======================================================================
+ * Chain of thought (spec/strategies.md §4)
+ * ====================================================================== */
+
+/* The CoT text of applying `step` to `program`: the strategy's definition,
+ * "Under the given IR, ..." facts quoted from the structural diff of the
+ * program before and after the step, and why it may help. Deterministic.
+ * Caller frees *out with leir_free. Errors as for leir_step_apply. */
+LEIR_API leir_status leir_step_cot(char **out, size_t *out_len, const leir_program *program,
+                                   const leir_step *step);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LEIR_STRATEGY_H */

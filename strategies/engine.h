@@ -1,0 +1,346 @@
+/*
+ * Internal interface of the strategy engine.
+ *
+ * Every strategy is one `enumerate` function and one `apply` function.
+ * `enumerate` walks the program's sites in a fixed order and calls
+ * leir__emit for every applicable step (its canonical text and exactness)
+ * and LEIR__REJECT for every precondition that fails. The engine runs the
+ * same function in three modes, so candidates, validation of a given step
+ * and explanations can never disagree:
+ *   - list:    collect every emitted step (leir_candidates_list);
+ *   - match:   find one given step and its class (leir_step_apply);
+ *   - explain: also record every rejection with its site and rule.
+ * `apply` edits a clone of the program and may assume the step was emitted
+ * by `enumerate` for that program.
+ */
+#ifndef LEIR_STRATEGIES_ENGINE_H
+#define LEIR_STRATEGIES_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "ir.h"
+#include "leir/strategy.h"
+#include "strbuf.h"
+
+/* ---- steps (step.c) ---------------------------------------------------- */
+
+/* Parameter keys, in canonical text order. */
+typedef enum leir__key {
+  LEIR__K_NEST = 0,
+  LEIR__K_TENSOR,
+  LEIR__K_LOOP,
+  LEIR__K_LOOPS,
+  LEIR__K_MODE,
+  LEIR__K_LAYOUT,
+  LEIR__K_AXIS,
+  LEIR__K_DIM,
+  LEIR__K_DIMS,
+  LEIR__K_PERM,
+  LEIR__K_FACTOR,
+  LEIR__K_FACTORS,
+  LEIR__K_AT,
+  LEIR__K_SCOPE,
+  LEIR__K_ENTRY,
+  LEIR__K_COUNT
+} leir__key;
+
+#define LEIR__KEY(k) (1u << (k))
+
+typedef struct leir__tok {
+  const char *s;
+  uint32_t len;
+} leir__tok;
+
+#define LEIR__STEP_MAX_PARAMS 12
+#define LEIR__STEP_MAX_TOKENS 96
+
+/* A parsed step; tokens point into `text` (owned by the caller). */
+typedef struct leir__pstep {
+  int strategy;
+  uint32_t nparams;
+  struct {
+    uint8_t key;
+    uint8_t ntok;
+    uint8_t tok0;
+  } params[LEIR__STEP_MAX_PARAMS];
+  uint32_t ntoks;
+  leir__tok toks[LEIR__STEP_MAX_TOKENS];
+} leir__pstep;
+
+/* Parses canonical-or-not text into `ps` (tokens point into `text`).
+ * Validates keys and value types against the strategy's schema.
+ * LEIR_ERR_PARSE / LEIR_ERR_NOT_FOUND with a message on failure. */
+leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len);
+/* Canonical text of a parsed step. */
+void leir__step_print(leir__strbuf *b, const leir__pstep *ps);
+/* Parameter i with key k, or NULL. */
+const leir__tok *leir__ps_get(const leir__pstep *ps, leir__key k, uint32_t *ntok);
+/* Value helpers (false when absent or malformed). */
+bool leir__tok_int(const leir__tok *t, int64_t *v);
+bool leir__tok_eq(const leir__tok *t, const char *s);
+
+/* The public step handle. Steps listed in a leir_candidates point into the
+ * list's storage (owned = 0); parsed steps own their text. */
+struct leir_step {
+  uint16_t strategy;
+  uint8_t exactness;
+  uint8_t owned;
+  uint32_t len;
+  const char *text;
+};
+
+/* ---- the program as the strategies see it (engine.c) ------------------- */
+
+#define LEIR__MAX_PATH 16
+
+/* A nest anywhere in the program. */
+typedef struct leir__nref {
+  const leir_nest *nest;
+  uint32_t depth;                /* path length; 1 = top level */
+  uint32_t path[LEIR__MAX_PATH]; /* top-level index, then item indices */
+  uint32_t outer;                /* loops of the enclosing nests */
+  int32_t parent;                /* index of the enclosing nest, -1 at top level */
+  bool has_nested;               /* some item is a nest */
+  uint32_t neqs;                 /* equations directly in this nest */
+  char label[LEIR__MAX_PATH * 11];
+} leir__nref;
+
+typedef struct leir__deps leir__deps;
+typedef struct leir_explanation leir_explanation;
+
+typedef enum leir__mode { LEIR__MODE_LIST = 0, LEIR__MODE_MATCH, LEIR__MODE_EXPLAIN } leir__mode;
+
+typedef struct leir__sctx {
+  const leir_program *p;
+  leir__analysis *a;
+  leir_candidates_options o;
+  bool *known;             /* by symbol: a signature variable */
+  uint32_t nnests;
+  leir__nref *nests;       /* pre-order: a nest before the nests inside it */
+  leir__deps **deps;       /* by nest, computed on first use */
+  uint64_t next_tensor;    /* alphabet index of the first fresh tensor name */
+  /* the strategy being enumerated and where its steps go */
+  int strategy;
+  leir__mode mode;
+  struct leir_candidates *list;
+  const char *want;        /* MATCH: canonical text of the wanted step */
+  size_t want_len;
+  const leir__tok *want_nest; /* MATCH: its `nest` parameter (sites elsewhere are skipped) */
+  const leir__tok *want_tensor; /* MATCH: its `tensor` parameter */
+  bool found;
+  leir_exactness found_class;
+  leir_explanation *ex;    /* EXPLAIN */
+  leir__strbuf sb;         /* step text being emitted */
+  char site[256];          /* scratch for LEIR__REJECT sites */
+  leir_status status;      /* sticky failure (no memory, limit) */
+} leir__sctx;
+
+/* Builds the context of a valid program (analysis, nests, fresh names). */
+leir_status leir__sctx_new(leir__sctx **out, const leir_program *p,
+                           const leir_candidates_options *opts);
+void leir__sctx_free(leir__sctx *c);
+/* Runs strategy `s`'s enumeration in the context's current mode. */
+void leir__sctx_run(leir__sctx *c, int s);
+
+/* Emits a candidate: the strategy name, a space, then the printf-formatted
+ * parameters (canonical order). */
+void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Records a failed precondition (explain mode only; arguments are not
+ * evaluated otherwise). `site` is a string such as leir__site_nest(). */
+#define LEIR__REJECT(c, site, rule, ...)                                   \
+  do {                                                                     \
+    if ((c)->mode == LEIR__MODE_EXPLAIN) leir__reject(c, site, rule, __VA_ARGS__); \
+  } while (0)
+void leir__reject(leir__sctx *c, const char *site, const char *rule, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Site strings in c->site (valid until the next call). */
+const char *leir__site_nest(leir__sctx *c, const leir__nref *r);
+const char *leir__site_loop(leir__sctx *c, const leir__nref *r, uint32_t loop);
+const char *leir__site_tensor(leir__sctx *c, const leir__nref *r, uint32_t sym);
+
+/* In MATCH mode, sites of other nests than the wanted step's are skipped
+ * (validating a step costs the enumeration of its own nest only). */
+static inline bool leir__skip_nest(const leir__sctx *c, const leir__nref *r) {
+  if (c->mode != LEIR__MODE_MATCH || !c->want_nest) return false;
+  size_t n = strlen(r->label);
+  return n != c->want_nest->len || memcmp(r->label, c->want_nest->s, n) != 0;
+}
+
+/* The same for sites named by a tensor (the storage strategies). */
+static inline bool leir__skip_tensor(const leir__sctx *c, uint32_t sym) {
+  if (c->mode != LEIR__MODE_MATCH || !c->want_tensor) return false;
+  return leir__sym_len(c->p, sym) != c->want_tensor->len ||
+         memcmp(leir__sym_name(c->p, sym), c->want_tensor->s, c->want_tensor->len) != 0;
+}
+
+/* When false, enumeration may stop early (a MATCH found its step, or a
+ * failure is pending). */
+static inline bool leir__more(const leir__sctx *c) {
+  return c->status == LEIR_OK && !(c->mode == LEIR__MODE_MATCH && c->found);
+}
+
+static inline const char *leir__name(const leir__sctx *c, uint32_t sym) {
+  return leir__sym_name(c->p, sym);
+}
+static inline const char *leir__loop_name(const leir__sctx *c, const leir__nref *r, uint32_t i) {
+  return leir__sym_name(c->p, r->nest->loops[i].sym);
+}
+
+/* The nest named by a step's `nest` parameter, or NULL. */
+const leir__nref *leir__ps_nest(const leir__sctx *c, const leir__pstep *ps);
+/* Index of the loop named by token t in nest r, or -1. */
+int leir__ps_loop(const leir__sctx *c, const leir__nref *r, const leir__tok *t);
+/* Symbol of the tensor named by token t, or LEIR__NOSYM. */
+uint32_t leir__ps_tensor(const leir__sctx *c, const leir__tok *t);
+
+/* The nest at `path` in program p (the clone being edited), or NULL. */
+leir_nest *leir__nest_at(const leir_program *p, const uint32_t *path, uint32_t depth);
+
+/* ---- dependences (deps.c) ------------------------------------------------ */
+
+typedef enum leir__acc {
+  LEIR__ACC_OTHER = 0, /* order of the accesses matters */
+  LEIR__ACC_ASSOC,     /* X = X + ... / X * ...: any order, rounding may differ */
+  LEIR__ACC_MAXMIN     /* X = max(X, ...): any order, same result */
+} leir__acc;
+
+typedef struct leir__wbuf {
+  uint32_t buffer;  /* analysis buffer written in the nest */
+  uint64_t pinned;  /* loops of the nest on which every access agrees injectively */
+  uint8_t acc;      /* leir__acc */
+} leir__wbuf;
+
+struct leir__deps {
+  uint32_t nloops;
+  bool ok;          /* false: too many loops or unanalysable; no loop sites */
+  uint32_t nw;
+  leir__wbuf *w;
+};
+
+/* Dependence summary of nest i (cached in the context). */
+const leir__deps *leir__nest_deps(leir__sctx *c, uint32_t i);
+
+/* Class of running the nest's iterations in a new order. The new order is
+ * a sequence of digits, outermost first: digit k belongs to original loop
+ * loop[k] with significance sig[k] (0 = most significant digit of that
+ * loop; a loop that is not split has one digit). Returns 0 (exact),
+ * 1 (reassociating) or -1 (changes results). */
+int leir__order_class(const leir__deps *d, const uint8_t *loop, const uint8_t *sig, uint32_t n);
+
+/* ---- rewriting helpers (rewrite.c) ---------------------------------------- */
+
+/* Replaces every use of loop variable `sym` inside nest n (all items, at
+ * any depth) by a copy of `with`. A compound replacement is parenthesized
+ * where the variable sits next to an operator (the reference's rule:
+ * `c+g` with c -> k*4+c gives (k*4+c)+g, a whole subscript entry does not
+ * get parentheses). */
+void leir__subst_var(leir_program *p, leir_nest *n, uint32_t sym, const leir_expr *with);
+/* Renames loop variable `from` to `to` in n's loops and uses (any depth). */
+void leir__rename_var(leir_nest *n, uint32_t from, uint32_t to);
+/* Renames every tensor access of symbol `from` in n to `to` with scope sc
+ * (any depth). */
+void leir__rename_tensor(leir_nest *n, uint32_t from, uint32_t to, leir_scope sc);
+/* Does e (or a subtree) use loop variable sym? */
+bool leir__expr_uses_var(const leir_expr *e, uint32_t sym);
+/* Builds a*b+c style affine pieces in p. */
+leir_expr *leir__mk_var(leir_program *p, uint32_t sym);
+leir_expr *leir__mk_int(leir_program *p, int64_t v);
+leir_expr *leir__mk_bin(leir_program *p, leir_op op, leir_expr *a, leir_expr *b);
+
+/* Divisor pairs (d, n/d) with 1 < d <= sqrt(n): the outer extents d in
+ * increasing order; returns the count (at most cap). */
+uint32_t leir__divisors(int64_t n, int64_t *out, uint32_t cap);
+
+/* Fresh names (spec/leir.md §5). Tensors: 1 + the largest alphabet index of
+ * any tensor name in the program, so fresh names never collide. */
+uint64_t leir__first_fresh_tensor(const leir_program *p);
+uint32_t leir__tensor_sym(leir_program *p, uint64_t index);
+/* The first loop name at alphabet index >= start that no loop of the
+ * top-level nest tree `tree` uses (loop variables are scoped per nest).
+ * `also` (n names) are taken too. Interned in p. */
+uint32_t leir__fresh_loop(leir_program *p, const leir_nest *tree, uint64_t start,
+                          const uint32_t *also, uint32_t n);
+/* `base` if no loop of `tree` uses it, else base_1, base_2, ... */
+uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const char *base);
+
+/* Loops of n (bits) whose value some subscript entry of tensor t
+ * determines: an affine entry over n's loops that is injective (mixed
+ * radix: sorted by |coef|, each coefficient exceeds the span of the
+ * smaller terms). A copy nest may only keep a P/V/B kind on such loops:
+ * the others write an element from several iterations. */
+uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t);
+
+/* The reference's fix-up of a copy nest over loops sel[0..n) of `src`:
+ * when none of them is a bound loop that `pinned` (bits over src's loops)
+ * contains, the first pinned one with extent < 1024 becomes B and is
+ * renamed tx. Returns the index in sel of that loop, n when a pinned bound
+ * loop is already there, -1 when no loop qualifies. */
+int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uint64_t pinned);
+
+/* GPU axes of bound loops: the name's first two letters ([tb][xyz]). */
+typedef enum leir__axis {
+  LEIR__AXIS_TX = 0, LEIR__AXIS_TY, LEIR__AXIS_TZ, LEIR__AXIS_BX, LEIR__AXIS_BY, LEIR__AXIS_BZ,
+  LEIR__AXIS_NONE = -1
+} leir__axis;
+extern const char *const leir__axis_names[6];
+leir__axis leir__axis_of(const char *name);
+/* Can a loop of `extent` be bound to `axis` inside top-level nest `tree`
+ * (axis not used by another loop than `except`, spec limits: threads x,y
+ * <= 1024, z <= 64, <= 1024 threads per block; blocks y,z <= 65535)? On
+ * failure *why says which limit. */
+bool leir__axis_fits(const leir_program *p, const leir_nest *tree, leir__axis axis, int64_t extent,
+                     uint32_t except, const char **why);
+
+/* Every loop variable used inside e, as a bit mask over n's loops. */
+uint64_t leir__loops_in(const leir_nest *n, const leir_expr *e);
+
+/* Range of an integer expression over nest r's full loop ranges (no guard
+ * facts), using the analysis; false when unknown. */
+bool leir__entry_range(const leir__sctx *c, const leir__nref *r, const leir_expr *e, int64_t *lo,
+                       int64_t *hi);
+
+/* ---- the catalogue (registry.c) ---------------------------------------- */
+
+typedef struct leir__strategy_impl {
+  uint32_t keys;     /* allowed parameter keys (LEIR__KEY bits) */
+  uint32_t required; /* keys every step must have */
+  void (*enumerate)(leir__sctx *c);
+  /* Edits `out`, a clone of c->p, as step `ps` says. Builders longjmp on
+   * allocation failure (out->oom_jmp is set by the caller). */
+  leir_status (*apply)(leir__sctx *c, const leir__pstep *ps, leir_program *out);
+} leir__strategy_impl;
+
+typedef struct leir__strategy {
+  leir_strategy_info info; /* the public row (static) */
+  const leir__strategy_impl *impl; /* NULL: not implemented */
+} leir__strategy;
+
+extern const leir__strategy leir__strategies[LEIR_STRATEGY_COUNT];
+int leir__strategy_index(const char *name, size_t len);
+leir_status leir__strategy_unknown(const char *name, size_t len);
+
+extern const leir__strategy_impl leir__loop_reorder, leir__loop_tiling, leir__loop_split,
+    leir__loop_fusion, leir__loop_unrolling, leir__loop_parallelization,
+    leir__loop_vectorization, leir__loop_binding, leir__reduction_factorization,
+    leir__cache_read_write, leir__layout_transformation, leir__set_storage_scope,
+    leir__set_storage_layout, leir__precompute_indices;
+
+/* ---- CoT (cot.c) ----------------------------------------------------------- */
+
+/* CoT of a step whose result is `after`. */
+leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_program *after,
+                      const leir__pstep *ps);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * loop_fusion (12, operator): merge two adjacent loops L^{d}_{O} T^{m}_{X}
+ * of a nest whose variables are only ever used together as O*m+X into one
+ * loop T^{d*m}_{X}, replacing every O*m+X (and a parenthesized (O*m+X)) by
+ * X. The inverse of loop_split and of the splits inside loop_tiling.
+ *
+ * Sites: every adjacent pair of every nest where the outer loop is serial
+ * (L), both variables occur only in O*m+X forms (also m*O+X, X+O*m,
+ * X+m*O), at least once, and the fused loop keeps the limits of its kind
+ * (B axis limits, V <= vector width, U <= 1024; a P/V/B loop must have
+ * independent iterations). The iteration order is unchanged: always exact.
+ * Parameters: `loops=O,X`.
+ */
+#include "engine.h"
+
+/* Does e have the form O*m+X (one of four spellings)? */
+static bool is_pattern(const leir_expr *e, uint32_t o, uint32_t x, int64_t m) {
+  if (e->kind != LEIR_EXPR_BINARY || e->op != LEIR_OP_ADD) return false;
+  for (int side = 0; side < 2; side++) {
+    const leir_expr *prod = e->kids[side], *var = e->kids[1 - side];
+    if (var->kind != LEIR_EXPR_VAR || var->sym != x) continue;
+    if (prod->kind != LEIR_EXPR_BINARY || prod->op != LEIR_OP_MUL) continue;
+    for (int s2 = 0; s2 < 2; s2++) {
+      const leir_expr *v = prod->kids[s2], *num = prod->kids[1 - s2];
+      if (v->kind == LEIR_EXPR_VAR && v->sym == o && num->kind == LEIR_EXPR_NUMBER &&
+          num->u.num->is_int && num->u.num->ival == m)
+        return true;
+    }
+  }
+  return false;
+}
+
+static bool is_pattern_node(const leir_expr *e, uint32_t o, uint32_t x, int64_t m) {
+  if (e->kind == LEIR_EXPR_PAREN) return is_pattern(e->kids[0], o, x, m);
+  return is_pattern(e, o, x, m);
+}
+
+/* Counts pattern occurrences; false when O or X is used outside one. */
+static bool uses_ok(const leir_expr *e, uint32_t o, uint32_t x, int64_t m, uint32_t *hits) {
+  if (is_pattern_node(e, o, x, m)) {
+    (*hits)++;
+    return true;
+  }
+  if (e->kind == LEIR_EXPR_VAR) return e->sym != o && e->sym != x;
+  for (uint32_t k = 0; k < e->n; k++)
+    if (!uses_ok(e->kids[k], o, x, m, hits)) return false;
+  return true;
+}
+
+static bool nest_ok(const leir_nest *n, uint32_t o, uint32_t x, int64_t m, uint32_t *hits) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      if (!nest_ok(n->items[k].nest, o, x, m, hits)) return false;
+    } else if (!uses_ok(n->items[k].eq->lhs, o, x, m, hits) ||
+               !uses_ok(n->items[k].eq->rhs, o, x, m, hits)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static void enumerate(leir__sctx *c) {
+  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
+    const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
+    uint32_t n = r->nest->nloops;
+    if (n < 2) {
+      LEIR__REJECT(c, leir__site_nest(c, r), "loop_fusion.loops",
+                   "the nest has %u loop%s; fusion needs two adjacent loops", n,
+                   n == 1 ? "" : "s");
+      continue;
+    }
+    for (uint32_t k = 0; k + 1 < n && leir__more(c); k++) {
+      const leir__loop *o = &r->nest->loops[k], *x = &r->nest->loops[k + 1];
+      const char *on = leir__loop_name(c, r, k), *xn = leir__loop_name(c, r, k + 1);
+      if (c->mode == LEIR__MODE_EXPLAIN)
+        snprintf(c->site, sizeof c->site, "nest=%s loops=%s,%s", r->label, on, xn);
+      if (o->kind != LEIR_LOOP_SERIAL) {
+        LEIR__REJECT(c, c->site, "loop_fusion.outer-kind",
+                     "the outer loop %s is %c, not a serial L loop", on,
+                     leir__loop_kind_letters[o->kind]);
+        continue;
+      }
+      uint32_t hits = 0;
+      if (!nest_ok(r->nest, o->sym, x->sym, x->extent, &hits) || hits == 0) {
+        LEIR__REJECT(c, c->site, "loop_fusion.pattern",
+                     "%s and %s are not only used together as %s*%lld+%s", on, xn, on,
+                     (long long)x->extent, xn);
+        continue;
+      }
+      int64_t ext;
+      if (__builtin_mul_overflow(o->extent, x->extent, &ext) || ext > 2147483647) {
+        LEIR__REJECT(c, c->site, "loop.extent", "the fused extent is too large");
+        continue;
+      }
+      if (x->kind == LEIR_LOOP_PARALLEL || x->kind == LEIR_LOOP_VECTORIZED ||
+          x->kind == LEIR_LOOP_BOUND) {
+        /* iterations of the fused loop are independent when those of both
+         * loops are (different O: disjoint blocks; same O: different X) */
+        char why[256];
+        if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why) ||
+            !leir__loop_independent(c->a, r->nest, k + 1, why, sizeof why)) {
+          LEIR__REJECT(c, c->site, "loop.not-parallel-safe",
+                       "the fused loop would be %c but its iterations are not independent (%s)",
+                       leir__loop_kind_letters[x->kind], why);
+          continue;
+        }
+      }
+      if (x->kind == LEIR_LOOP_VECTORIZED && ext > (int64_t)c->o.vector_width) {
+        LEIR__REJECT(c, c->site, "loop.vector-width",
+                     "the fused V loop would have extent %lld, above the vector width %u",
+                     (long long)ext, c->o.vector_width);
+        continue;
+      }
+      if (x->kind == LEIR_LOOP_UNROLLED && ext > 1024) {
+        LEIR__REJECT(c, c->site, "loop.unroll-extent",
+                     "the fused U loop would have extent %lld, above 1024", (long long)ext);
+        continue;
+      }
+      if (x->kind == LEIR_LOOP_BOUND) {
+        leir__axis ax = leir__axis_of(xn);
+        const char *why = "";
+        if (ax != LEIR__AXIS_NONE &&
+            !leir__axis_fits(c->p, c->p->nests[r->path[0]], ax, ext, x->sym, &why)) {
+          LEIR__REJECT(c, c->site, "loop.axis-limit", "the fused bound loop %s: %s", xn, why);
+          continue;
+        }
+      }
+      leir__emit(c, LEIR_EXACT, "nest=%s loops=%s,%s", r->label, on, xn);
+    }
+  }
+}
+
+static void replace(leir_program *p, leir_expr **slot, uint32_t o, uint32_t x, int64_t m) {
+  leir_expr *e = *slot;
+  if (is_pattern_node(e, o, x, m)) {
+    *slot = leir__mk_var(p, x);
+    return;
+  }
+  for (uint32_t k = 0; k < e->n; k++) replace(p, &e->kids[k], o, x, m);
+}
+
+static void replace_nest(leir_program *p, leir_nest *n, uint32_t o, uint32_t x, int64_t m) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      replace_nest(p, n->items[k].nest, o, x, m);
+    } else {
+      replace(p, &n->items[k].eq->lhs, o, x, m);
+      replace(p, &n->items[k].eq->rhs, o, x, m);
+    }
+  }
+}
+
+static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  uint32_t nl;
+  const leir__tok *lt = leir__ps_get(ps, LEIR__K_LOOPS, &nl);
+  int k = r && nl == 2 ? leir__ps_loop(c, r, &lt[0]) : -1;
+  if (k < 0 || (uint32_t)k + 1 >= r->nest->nloops) return LEIR_ERR_INTERNAL;
+  leir_nest *m = leir__nest_at(out, r->path, r->depth);
+  leir__loop o = m->loops[k], x = m->loops[k + 1];
+  replace_nest(out, m, o.sym, x.sym, x.extent);
+  x.extent *= o.extent;
+  for (uint32_t j = (uint32_t)k; j + 1 < m->nloops; j++) m->loops[j] = m->loops[j + 1];
+  m->loops[k] = x;
+  m->nloops--;
+  return LEIR_OK;
+}
+
+const leir__strategy_impl leir__loop_fusion = {
+    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
+    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS), enumerate, apply};

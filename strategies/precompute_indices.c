@@ -1,0 +1,195 @@
+/*
+ * precompute_indices (22, memory): store a compound subscript entry E
+ * (c-1, c+g, tx*8+a, ...) in an i64 table and index through it:
+ *   COPY[T^{i64,g}_{keys} = E];  every entry E of the nest becomes T_{keys}
+ * keys are the nest's loops used by E (nest order); the table's nest runs
+ * over them with the tx fix-up (cache_read_write.c), so `c-2` over a loop
+ * c of extent 28 gives B^{28}_{tx=0}[T_{tx}=tx-2;] and reads A_{..,T_{c},..}.
+ *
+ * Sites: top-level nests with one equation (no nested nests); every
+ * distinct compound entry of any subscript (not a number, not a lone
+ * variable, no tensor inside, at least one loop variable), in order of
+ * first appearance. An entry of the left-hand side over a P, V or B loop
+ * is left in place (and is no site when it occurs only there): an index
+ * table there would hide which elements each iteration writes, so the
+ * backends could no longer prove the loop's iterations independent.
+ * Parameters:
+ * `entry=E` (the entry's canonical text). Exact.
+ */
+#include <string.h>
+
+#include "memory_sites.h"
+
+#define MAX_ENTRIES 128
+
+static bool has_tensor(const leir_expr *e) {
+  if (e->kind == LEIR_EXPR_TENSOR) return true;
+  for (uint32_t k = 0; k < e->n; k++)
+    if (has_tensor(e->kids[k])) return true;
+  return false;
+}
+
+static bool compound(const leir_expr *e) {
+  const leir_expr *x = e;
+  while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
+  return x->kind != LEIR_EXPR_NUMBER && x->kind != LEIR_EXPR_VAR && !has_tensor(e);
+}
+
+typedef struct entries {
+  uint32_t n;
+  const leir_expr *e[MAX_ENTRIES];
+  uint64_t lhs_guard; /* loops whose left-hand entries are kept */
+} entries;
+
+/* Loops of kinds P, V and B: the backends must prove their iterations
+ * independent from the left-hand subscripts, which an index table hides. */
+static uint64_t annotated(const leir_nest *n) {
+  uint64_t m = 0;
+  for (uint32_t k = 0; k < n->nloops && k < 64; k++)
+    if (n->loops[k].kind == LEIR_LOOP_PARALLEL || n->loops[k].kind == LEIR_LOOP_VECTORIZED ||
+        n->loops[k].kind == LEIR_LOOP_BOUND)
+      m |= (uint64_t)1 << k;
+  return m;
+}
+
+static void collect(const leir_program *p, const leir_nest *nest, const leir_expr *e,
+                    entries *out) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    for (uint32_t k = 0; k < e->n; k++) {
+      const leir_expr *x = e->kids[k];
+      if (compound(x) && leir__loops_in(nest, x)) {
+        bool dup = false;
+        for (uint32_t j = 0; j < out->n && !dup; j++) dup = leir__expr_equal(p, out->e[j], p, x);
+        if (!dup && out->n < MAX_ENTRIES) out->e[out->n++] = x;
+      }
+    }
+  }
+  for (uint32_t k = 0; k < e->n; k++) collect(p, nest, e->kids[k], out);
+}
+
+static bool nest_ok(leir__sctx *c, const leir__nref *r) {
+  if (r->depth != 1 || r->has_nested || r->neqs != 1 || r->nest->nloops > 64) {
+    LEIR__REJECT(c, leir__site_nest(c, r), "precompute_indices.nest",
+                 "only top-level nests with exactly one equation are handled");
+    return false;
+  }
+  return true;
+}
+
+static void collect_nest(const leir__sctx *c, const leir__nref *r, entries *es) {
+  es->n = 0;
+  const leir_equation *eq = r->nest->items[0].eq;
+  collect(c->p, r->nest, eq->lhs, es);
+  /* a left-hand entry over a P/V/B loop stays (see annotated()) */
+  uint32_t w = 0;
+  for (uint32_t k = 0; k < es->n; k++)
+    if (!(leir__loops_in(r->nest, es->e[k]) & annotated(r->nest))) es->e[w++] = es->e[k];
+  es->n = w;
+  es->lhs_guard = annotated(r->nest);
+  collect(c->p, r->nest, eq->rhs, es);
+}
+
+static int table_fixup(const leir__nref *r, const leir_expr *e, uint32_t *sel, uint32_t *nsel) {
+  uint64_t used = leir__loops_in(r->nest, e);
+  *nsel = 0;
+  for (uint32_t k = 0; k < r->nest->nloops; k++)
+    if (used >> k & 1) sel[(*nsel)++] = k;
+  /* the table is written at T_{keys}: every key is pinned */
+  return leir__fixup_index(r->nest, sel, *nsel, used);
+}
+
+static void enumerate(leir__sctx *c) {
+  leir__strbuf txt = LEIR__STRBUF_INIT;
+  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
+    const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
+    if (!nest_ok(c, r)) continue;
+    entries es;
+    collect_nest(c, r, &es);
+    if (!es.n)
+      LEIR__REJECT(c, leir__site_nest(c, r), "precompute_indices.entries",
+                   "no subscript entry is a compound index expression of the loops");
+    for (uint32_t k = 0; k < es.n && leir__more(c); k++) {
+      txt.len = 0;
+      leir__print_expr(&txt, c->p, es.e[k]);
+      leir__sb_putc(&txt, '\0');
+      if (txt.failed) {
+        c->status = LEIR_ERR_NOMEM;
+        break;
+      }
+      uint32_t sel[64], nsel;
+      if (table_fixup(r, es.e[k], sel, &nsel) < 0) {
+        if (c->mode == LEIR__MODE_EXPLAIN) {
+          snprintf(c->site, sizeof c->site, "nest=%s entry=%s", r->label, txt.data);
+          leir__reject(c, c->site, "memory.no-thread-loop",
+                       "the table's nest has no bound loop and every loop has extent >= 1024");
+        }
+        continue;
+      }
+      leir__emit(c, LEIR_EXACT, "nest=%s entry=%s", r->label, txt.data);
+    }
+  }
+  leir__sb_release(&txt);
+}
+
+typedef struct rp_ctx {
+  uint64_t guard;         /* do not replace entries over these loops */
+  leir_program *out;
+  const leir_program *src;
+  const leir_expr *entry; /* in src */
+  uint32_t sym;
+  const leir_nest *nest;
+  const uint32_t *sel;
+  uint32_t nsel;
+} rp_ctx;
+
+static leir_expr *table_ref(rp_ctx *x) {
+  leir_expr *t = leir__new_tensor(x->out, x->sym, LEIR_I64, LEIR_SCOPE_GLOBAL, x->nsel);
+  for (uint32_t k = 0; k < x->nsel; k++)
+    t->kids[k] = leir__mk_var(x->out, x->nest->loops[x->sel[k]].sym);
+  return t;
+}
+
+static void replace(rp_ctx *x, leir_expr *e, bool lhs) {
+  if (e->kind == LEIR_EXPR_TENSOR && !(lhs && (leir__loops_in(x->nest, x->entry) & x->guard))) {
+    for (uint32_t k = 0; k < e->n; k++)
+      if (leir__expr_equal(x->out, e->kids[k], x->src, x->entry)) e->kids[k] = table_ref(x);
+  }
+  for (uint32_t k = 0; k < e->n; k++) replace(x, e->kids[k], false);
+}
+
+static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  const leir__tok *want = leir__ps_get(ps, LEIR__K_ENTRY, NULL);
+  if (!r || !want || r->depth != 1 || r->has_nested || r->neqs != 1) return LEIR_ERR_INTERNAL;
+  entries es;
+  collect_nest(c, r, &es);
+  const leir_expr *entry = NULL;
+  leir__strbuf txt = LEIR__STRBUF_INIT;
+  for (uint32_t k = 0; k < es.n && !entry; k++) {
+    txt.len = 0;
+    leir__print_expr(&txt, c->p, es.e[k]);
+    if (txt.len == want->len && memcmp(txt.data, want->s, want->len) == 0) entry = es.e[k];
+  }
+  leir__sb_release(&txt);
+  if (!entry) return LEIR_ERR_INTERNAL;
+  uint32_t sel[64], nsel;
+  int fix = table_fixup(r, entry, sel, &nsel);
+  uint32_t top = r->path[0];
+  uint32_t t = leir__tensor_sym(out, c->next_tensor);
+  (void)fix;
+  leir_nest *cp = leir__copy_nest_for(out, r->nest, sel, nsel);
+  rp_ctx x = {es.lhs_guard, out, c->p, entry, t, r->nest, sel, nsel};
+  leir_expr *lhs = table_ref(&x);
+  cp->items[0].eq = leir__new_equation(out, lhs, leir__copy_expr(out, c->p, entry));
+  leir__finish_copy_nest(out, cp);
+  leir_equation *eq = out->nests[top]->items[0].eq;
+  replace(&x, eq->lhs, true);
+  replace(&x, eq->rhs, false);
+  leir__program_insert_nest(out, top, cp);
+  return LEIR_OK;
+}
+
+const leir__strategy_impl leir__precompute_indices = {
+    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_ENTRY),
+    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_ENTRY), enumerate, apply};

@@ -1,0 +1,370 @@
+/*
+ * IR helpers shared by the strategies: substituting and renaming loop
+ * variables, renaming tensors, fresh names that never collide, divisor
+ * pairs, the copy-nest fix-up of the reference, index ranges.
+ */
+#include <string.h>
+
+#include "engine.h"
+
+/* ---- building ------------------------------------------------------------ */
+
+leir_expr *leir__mk_var(leir_program *p, uint32_t sym) { return leir__new_var(p, sym); }
+
+leir_expr *leir__mk_int(leir_program *p, int64_t v) { return leir__new_int(p, v); }
+
+leir_expr *leir__mk_bin(leir_program *p, leir_op op, leir_expr *a, leir_expr *b) {
+  return leir__new_binary(p, op, a, b);
+}
+
+/* ---- walking -------------------------------------------------------------- */
+
+bool leir__expr_uses_var(const leir_expr *e, uint32_t sym) {
+  if (e->kind == LEIR_EXPR_VAR) return e->sym == sym;
+  for (uint32_t k = 0; k < e->n; k++)
+    if (leir__expr_uses_var(e->kids[k], sym)) return true;
+  return false;
+}
+
+/* A node that prints without surrounding operators of its own. */
+static bool atomic(const leir_expr *e) {
+  switch ((leir_expr_kind)e->kind) {
+    case LEIR_EXPR_NUMBER:
+    case LEIR_EXPR_INF:
+    case LEIR_EXPR_VAR:
+    case LEIR_EXPR_TENSOR:
+    case LEIR_EXPR_PAREN:
+    case LEIR_EXPR_CALL: return true;
+    default: return false;
+  }
+}
+
+/* The variable "touches an operator" when its parent is one. */
+static bool operator_parent(const leir_expr *parent) {
+  if (!parent) return false;
+  switch ((leir_expr_kind)parent->kind) {
+    case LEIR_EXPR_BINARY:
+    case LEIR_EXPR_NEG:
+    case LEIR_EXPR_COMPARE:
+    case LEIR_EXPR_AND:
+    case LEIR_EXPR_OR: return true;
+    default: return false;
+  }
+}
+
+static void subst_expr(leir_program *p, leir_expr **slot, const leir_expr *parent, uint32_t sym,
+                       const leir_expr *with) {
+  leir_expr *e = *slot;
+  if (e->kind == LEIR_EXPR_VAR) {
+    if (e->sym != sym) return;
+    leir_expr *r = leir__copy_expr(p, p, with);
+    if (!atomic(with) && operator_parent(parent)) r = leir__new_unary(p, LEIR_EXPR_PAREN, r);
+    r->pos = LEIR__NOPOS;
+    *slot = r;
+    return;
+  }
+  for (uint32_t k = 0; k < e->n; k++) subst_expr(p, &e->kids[k], e, sym, with);
+}
+
+void leir__subst_var(leir_program *p, leir_nest *n, uint32_t sym, const leir_expr *with) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      leir__subst_var(p, n->items[k].nest, sym, with);
+    } else {
+      leir_equation *eq = n->items[k].eq;
+      subst_expr(p, &eq->lhs, NULL, sym, with);
+      subst_expr(p, &eq->rhs, NULL, sym, with);
+    }
+  }
+}
+
+static void rename_in_expr(leir_expr *e, uint32_t from, uint32_t to) {
+  if (e->kind == LEIR_EXPR_VAR && e->sym == from) e->sym = to;
+  for (uint32_t k = 0; k < e->n; k++) rename_in_expr(e->kids[k], from, to);
+}
+
+void leir__rename_var(leir_nest *n, uint32_t from, uint32_t to) {
+  for (uint32_t k = 0; k < n->nloops; k++)
+    if (n->loops[k].sym == from) n->loops[k].sym = to;
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      leir__rename_var(n->items[k].nest, from, to);
+    } else {
+      rename_in_expr(n->items[k].eq->lhs, from, to);
+      rename_in_expr(n->items[k].eq->rhs, from, to);
+    }
+  }
+}
+
+static void rename_tensor_expr(leir_expr *e, uint32_t from, uint32_t to, leir_scope sc) {
+  if (e->kind == LEIR_EXPR_TENSOR && e->sym == from) {
+    e->sym = to;
+    e->scope = (uint8_t)sc;
+  }
+  for (uint32_t k = 0; k < e->n; k++) rename_tensor_expr(e->kids[k], from, to, sc);
+}
+
+void leir__rename_tensor(leir_nest *n, uint32_t from, uint32_t to, leir_scope sc) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      leir__rename_tensor(n->items[k].nest, from, to, sc);
+    } else {
+      rename_tensor_expr(n->items[k].eq->lhs, from, to, sc);
+      rename_tensor_expr(n->items[k].eq->rhs, from, to, sc);
+    }
+  }
+}
+
+uint64_t leir__loops_in(const leir_nest *n, const leir_expr *e) {
+  if (e->kind == LEIR_EXPR_VAR) {
+    for (uint32_t k = 0; k < n->nloops && k < 64; k++)
+      if (n->loops[k].sym == e->sym) return (uint64_t)1 << k;
+    return 0;
+  }
+  uint64_t m = 0;
+  for (uint32_t k = 0; k < e->n; k++) m |= leir__loops_in(n, e->kids[k]);
+  return m;
+}
+
+/* ---- numbers ----------------------------------------------------------------- */
+
+uint32_t leir__divisors(int64_t n, int64_t *out, uint32_t cap) {
+  uint32_t k = 0;
+  for (int64_t d = 2; d <= n / d && k < cap; d++)
+    if (n % d == 0) out[k++] = d;
+  return k;
+}
+
+/* ---- names -------------------------------------------------------------------- */
+
+static void max_tensor_index(const leir_program *p, const leir_expr *e, int64_t *max) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    int64_t i = leir__tensor_index_of_name(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym));
+    if (i > *max) *max = i;
+  }
+  for (uint32_t k = 0; k < e->n; k++) max_tensor_index(p, e->kids[k], max);
+}
+
+static void max_in_nest(const leir_program *p, const leir_nest *n, int64_t *max) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      max_in_nest(p, n->items[k].nest, max);
+    } else {
+      max_tensor_index(p, n->items[k].eq->lhs, max);
+      max_tensor_index(p, n->items[k].eq->rhs, max);
+    }
+  }
+}
+
+uint64_t leir__first_fresh_tensor(const leir_program *p) {
+  int64_t max = -1;
+  for (uint32_t t = 0; t < p->nnests; t++) max_in_nest(p, p->nests[t], &max);
+  for (uint32_t i = 0; i < p->nsig; i++) {
+    const char *s = leir__sym_name(p, p->sig[i].sym);
+    int64_t k = leir__tensor_index_of_name(s, strlen(s));
+    if (k > max) max = k;
+  }
+  return (uint64_t)(max + 1);
+}
+
+uint32_t leir__tensor_sym(leir_program *p, uint64_t index) {
+  char buf[16];
+  leir__tensor_name_of_index(index, buf);
+  return leir__sym_intern(p, buf, strlen(buf));
+}
+
+static bool loop_used(const leir_program *p, const leir_nest *n, const char *name, size_t len) {
+  for (uint32_t k = 0; k < n->nloops; k++)
+    if (leir__sym_len(p, n->loops[k].sym) == len &&
+        memcmp(leir__sym_name(p, n->loops[k].sym), name, len) == 0)
+      return true;
+  for (uint32_t k = 0; k < n->nitems; k++)
+    if (n->items[k].nest && loop_used(p, n->items[k].nest, name, len)) return true;
+  return false;
+}
+
+uint32_t leir__fresh_loop(leir_program *p, const leir_nest *tree, uint64_t start,
+                          const uint32_t *also, uint32_t n) {
+  char buf[16];
+  for (uint64_t i = start;; i++) {
+    leir__loop_name_of_index(i, buf);
+    size_t len = strlen(buf);
+    if (!leir__is_loop_var_name(buf, len) || loop_used(p, tree, buf, len)) continue;
+    bool taken = false;
+    for (uint32_t k = 0; k < n && !taken; k++)
+      taken = leir__sym_len(p, also[k]) == len && memcmp(leir__sym_name(p, also[k]), buf, len) == 0;
+    if (!taken) return leir__sym_intern(p, buf, len);
+  }
+}
+
+uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const char *base) {
+  char buf[96];
+  size_t bl = strlen(base);
+  if (bl > 64) bl = 64;
+  memcpy(buf, base, bl);
+  buf[bl] = '\0';
+  for (unsigned i = 1; loop_used(p, tree, buf, strlen(buf)); i++)
+    snprintf(buf + bl, sizeof buf - bl, "_%u", i);
+  return leir__sym_intern(p, buf, strlen(buf));
+}
+
+/* ---- copy nests ----------------------------------------------------------------- */
+
+/* Affine form of e over the loops of n (coef by loop index), or false. */
+static bool affine_in(const leir_nest *n, const leir_expr *e, int64_t *coef, int64_t *c) {
+  switch ((leir_expr_kind)e->kind) {
+    case LEIR_EXPR_NUMBER:
+      if (!e->u.num->is_int) return false;
+      memset(coef, 0, n->nloops * sizeof *coef);
+      *c = e->u.num->ival;
+      return true;
+    case LEIR_EXPR_VAR:
+      for (uint32_t k = 0; k < n->nloops; k++)
+        if (n->loops[k].sym == e->sym) {
+          memset(coef, 0, n->nloops * sizeof *coef);
+          coef[k] = 1;
+          *c = 0;
+          return true;
+        }
+      return false;
+    case LEIR_EXPR_PAREN: return affine_in(n, e->kids[0], coef, c);
+    case LEIR_EXPR_NEG:
+      if (!affine_in(n, e->kids[0], coef, c)) return false;
+      for (uint32_t k = 0; k < n->nloops; k++) coef[k] = -coef[k];
+      *c = -*c;
+      return true;
+    case LEIR_EXPR_BINARY: {
+      int64_t l[64], r[64], lc, rc;
+      if (!affine_in(n, e->kids[0], l, &lc) || !affine_in(n, e->kids[1], r, &rc)) return false;
+      bool lvar = false, rvar = false;
+      for (uint32_t k = 0; k < n->nloops; k++) lvar |= l[k] != 0, rvar |= r[k] != 0;
+      switch ((leir_op)e->op) {
+        case LEIR_OP_ADD:
+        case LEIR_OP_SUB: {
+          int64_t sg = e->op == LEIR_OP_ADD ? 1 : -1;
+          for (uint32_t k = 0; k < n->nloops; k++)
+            if (__builtin_mul_overflow(r[k], sg, &r[k]) || __builtin_add_overflow(l[k], r[k], &coef[k]))
+              return false;
+          return !__builtin_mul_overflow(rc, sg, &rc) && !__builtin_add_overflow(lc, rc, c);
+        }
+        case LEIR_OP_MUL: {
+          if (lvar && rvar) return false;
+          const int64_t *v = lvar ? l : r;
+          int64_t k0 = lvar ? rc : lc, base = lvar ? lc : rc;
+          for (uint32_t k = 0; k < n->nloops; k++)
+            if (__builtin_mul_overflow(v[k], k0, &coef[k])) return false;
+          return !__builtin_mul_overflow(base, k0, c);
+        }
+        default: return false;
+      }
+    }
+    default: return false;
+  }
+}
+
+uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t) {
+  if (n->nloops > 64) return 0;
+  uint64_t pinned = 0;
+  for (uint32_t d = 0; d < t->n; d++) {
+    int64_t coef[64], c;
+    if (!affine_in(n, t->kids[d], coef, &c)) continue;
+    int64_t ext[64];
+    for (uint32_t k = 0; k < n->nloops; k++) ext[k] = n->loops[k].extent;
+    uint64_t det = leir__affine_determined(coef, ext, n->nloops);
+    for (uint32_t k = 0; k < n->nloops; k++)
+      if (coef[k]) pinned |= det & ((uint64_t)1 << k);
+  }
+  return pinned;
+}
+
+int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uint64_t pinned) {
+  for (uint32_t k = 0; k < n; k++)
+    if (src->loops[sel[k]].kind == LEIR_LOOP_BOUND && (pinned >> sel[k] & 1)) return (int)n;
+  for (uint32_t k = 0; k < n; k++)
+    if (src->loops[sel[k]].extent < 1024 && (pinned >> sel[k] & 1)) return (int)k;
+  return -1;
+}
+
+/* ---- ranges ------------------------------------------------------------------------ */
+
+bool leir__entry_range(const leir__sctx *c, const leir__nref *r, const leir_expr *e, int64_t *lo,
+                       int64_t *hi) {
+  /* Any equation directly in the nest gives the loop slots. */
+  const leir__eqinfo *info = NULL;
+  for (uint32_t k = 0; k < r->nest->nitems && !info; k++)
+    if (r->nest->items[k].eq) {
+      const leir_equation *eq = r->nest->items[k].eq;
+      uint32_t idx = eq->id < c->a->nids ? c->a->eq_index[eq->id] : LEIR__NONE;
+      if (idx != LEIR__NONE) info = &c->a->eqs[idx];
+    }
+  if (!info) return false;
+  leir__env env;
+  leir__env_init(&env, info);
+  leir__range rg = leir__index_range(c->a, e, &env);
+  if (!rg.known) return false;
+  *lo = rg.lo;
+  *hi = rg.hi;
+  return true;
+}
+
+/* ---- GPU axes --------------------------------------------------------------------- */
+
+const char *const leir__axis_names[6] = {"tx", "ty", "tz", "bx", "by", "bz"};
+
+leir__axis leir__axis_of(const char *name) {
+  if ((name[0] != 't' && name[0] != 'b') || (name[1] < 'x' || name[1] > 'z')) return LEIR__AXIS_NONE;
+  return (leir__axis)((name[0] == 'b' ? 3 : 0) + (name[1] - 'x'));
+}
+
+static int64_t axis_limit(leir__axis a) {
+  switch (a) {
+    case LEIR__AXIS_TX:
+    case LEIR__AXIS_TY: return 1024;
+    case LEIR__AXIS_TZ: return 64;
+    case LEIR__AXIS_BX: return 2147483647;
+    case LEIR__AXIS_BY:
+    case LEIR__AXIS_BZ: return 65535;
+    default: return 0;
+  }
+}
+
+typedef struct axis_scan {
+  const leir_program *p;
+  uint32_t except;
+  bool used[6];
+  int64_t threads; /* product of thread-bound extents */
+} axis_scan;
+
+static void scan_axes(axis_scan *s, const leir_nest *n) {
+  for (uint32_t k = 0; k < n->nloops; k++) {
+    const leir__loop *l = &n->loops[k];
+    if (l->kind != LEIR_LOOP_BOUND || l->sym == s->except) continue;
+    leir__axis a = leir__axis_of(leir__sym_name(s->p, l->sym));
+    if (a == LEIR__AXIS_NONE) continue;
+    s->used[a] = true;
+    if (a <= LEIR__AXIS_TZ && s->threads <= 1024) s->threads *= l->extent;
+  }
+  for (uint32_t k = 0; k < n->nitems; k++)
+    if (n->items[k].nest) scan_axes(s, n->items[k].nest);
+}
+
+bool leir__axis_fits(const leir_program *p, const leir_nest *tree, leir__axis axis, int64_t extent,
+                     uint32_t except, const char **why) {
+  axis_scan s = {p, except, {false}, 1};
+  scan_axes(&s, tree);
+  if (s.used[axis]) {
+    *why = "another loop of this nest is already bound to that axis";
+    return false;
+  }
+  if (extent > axis_limit(axis)) {
+    *why = axis == LEIR__AXIS_TZ ? "thread axis z allows at most 64 threads"
+           : axis <= LEIR__AXIS_TY ? "thread axes x and y allow at most 1024 threads"
+                                   : "block axes y and z allow at most 65535 blocks";
+    return false;
+  }
+  if (axis <= LEIR__AXIS_TZ && s.threads * extent > 1024) {
+    *why = "a block has at most 1024 threads (the product of the thread-bound extents)";
+    return false;
+  }
+  return true;
+}
