@@ -392,9 +392,10 @@ leir_status leir_program_clone(leir_program **out, const leir_program *src) {
   if (src->syms.count) {
     leir__symtab *t = &p->syms;
     const leir__symtab *f = &src->syms;
-    t->names = malloc(f->cap * sizeof *t->names);
-    t->lens = malloc(f->cap * sizeof *t->lens);
-    t->slots = malloc(f->nslots * sizeof *t->slots);
+    /* In the arena, like the table leir__intern grows (freed with it). */
+    t->names = leir__arena_alloc(&p->arena, f->cap * sizeof *t->names);
+    t->lens = leir__arena_alloc(&p->arena, f->cap * sizeof *t->lens);
+    t->slots = leir__arena_alloc(&p->arena, f->nslots * sizeof *t->slots);
     if (!t->names || !t->lens || !t->slots) goto nomem;
     t->cap = f->cap;
     t->nslots = f->nslots;
