@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_text.h"
 #include "error.h"
 #include "leir/run.h"
 #include "prelude.h"
@@ -101,24 +102,6 @@ static void put_float_const(lower *L, double v, leir__ctype ct) {
       put(L, v > 0 ? "((double)INFINITY)" : "(-(double)INFINITY)");
     else
       putf(L, "%s%a", v < 0 ? "-" : "", fabs(v));
-  }
-}
-
-static const char *ctype_name(leir__ctype ct) {
-  return ct == LEIR__CT_F32 ? "float" : ct == LEIR__CT_F64 ? "double" : "int64_t";
-}
-
-static const char *elem_type(leir_dtype dt) {
-  switch (dt) {
-    case LEIR_F64: return "double";
-    case LEIR_F32: return "float";
-    case LEIR_F16:
-    case LEIR_BF16: return "uint16_t";
-    case LEIR_I8: return "int8_t";
-    case LEIR_I16: return "int16_t";
-    case LEIR_I32: return "int32_t";
-    case LEIR_I64: return "int64_t";
-    default: return "uint8_t"; /* u8, bool */
   }
 }
 
@@ -298,7 +281,7 @@ static void emit_value(lower *L, const leir_expr *e, leir__ctype ct) {
       if (i64) {
         emit_var(L, e);
       } else {
-        putf(L, "((%s)", ctype_name(ct));
+        putf(L, "((%s)", leir__ctext_ctype_name(ct));
         emit_var(L, e);
         put(L, ")");
       }
@@ -412,17 +395,6 @@ static void emit_value(lower *L, const leir_expr *e, leir__ctype ct) {
   }
 }
 
-static const char *cmp_op(leir_op op) {
-  switch (op) {
-    case LEIR_OP_LT: return " < ";
-    case LEIR_OP_LE: return " <= ";
-    case LEIR_OP_GT: return " > ";
-    case LEIR_OP_GE: return " >= ";
-    case LEIR_OP_EQ: return " == ";
-    default: return " != ";
-  }
-}
-
 static void emit_cond(lower *L, const leir_expr *e) {
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_AND:
@@ -450,7 +422,7 @@ static void emit_cond(lower *L, const leir_expr *e) {
         if (k) put(L, " && ");
         put(L, "(");
         emit_value(L, e->kids[k], ct);
-        put(L, cmp_op((leir_op)e->u.cmp_ops[k]));
+        put(L, leir__ctext_cmp_op((leir_op)e->u.cmp_ops[k]));
         emit_value(L, e->kids[k + 1], ct);
         put(L, ")");
       }
@@ -472,16 +444,7 @@ static void emit_store(lower *L, const leir_expr *lhs, const char *value) {
   uint32_t b = L->a->expr_buffer[lhs->id];
   leir_dtype dt = (leir_dtype)L->a->buffers[b].dtype;
   emit_element(L, lhs);
-  switch (dt) {
-    case LEIR_F16: putf(L, " = leir_f32_to_f16(%s);\n", value); break;
-    case LEIR_BF16: putf(L, " = leir_f32_to_bf16(%s);\n", value); break;
-    case LEIR_I8: putf(L, " = leir_wrap_i8(%s);\n", value); break;
-    case LEIR_I16: putf(L, " = leir_wrap_i16(%s);\n", value); break;
-    case LEIR_I32: putf(L, " = leir_wrap_i32(%s);\n", value); break;
-    case LEIR_U8: putf(L, " = (uint8_t)(%s);\n", value); break;
-    case LEIR_BOOL: putf(L, " = (uint8_t)((%s) != 0);\n", value); break;
-    default: putf(L, " = %s;\n", value); break;
-  }
+  leir__ctext_store(L->out, dt, value);
 }
 
 static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
@@ -489,7 +452,7 @@ static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
   const leir_expr *lhs = info->eq->lhs;
   leir__ctype ct = leir__ctype_of((leir_dtype)lhs->dtype);
   indent(L, depth);
-  putf(L, "{ const %s v = ", ctype_name(ct));
+  putf(L, "{ const %s v = ", leir__ctext_ctype_name(ct));
   emit_value(L, info->eq->rhs, ct);
   put(L, "; ");
   emit_store(L, lhs, "v");
@@ -524,7 +487,7 @@ static void emit_init(lower *L, const leir__eqinfo *info) {
     putf(L, "; i%u++)\n", d);
   }
   indent(L, depth);
-  putf(L, "{ const %s v = ", ctype_name(ct));
+  putf(L, "{ const %s v = ", leir__ctext_ctype_name(ct));
   if (ct == LEIR__CT_I64)
     put_i64(L, leir__init_value_i64(kind, dt));
   else
@@ -675,8 +638,8 @@ leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, lei
   put(&L, "  const int nthreads = rt->threads > 0 ? rt->threads : 1;\n  (void)nthreads;\n");
   for (uint32_t b = 0; b < a->nbuffers; b++) {
     const leir__buffer *buf = &a->buffers[b];
-    putf(&L, "  %s *restrict b%u = (%s *)bufs[%u]; /* %s^{%s} %s [", elem_type((leir_dtype)buf->dtype),
-         b, elem_type((leir_dtype)buf->dtype), b, leir__sym_name(L.p, buf->sym),
+    putf(&L, "  %s *restrict b%u = (%s *)bufs[%u]; /* %s^{%s} %s [", leir__ctext_elem_type((leir_dtype)buf->dtype),
+         b, leir__ctext_elem_type((leir_dtype)buf->dtype), b, leir__sym_name(L.p, buf->sym),
          leir_dtype_name((leir_dtype)buf->dtype),
          buf->role == LEIR__BUF_INPUT ? "input" : buf->role == LEIR__BUF_OUTPUT ? "output"
                                                                                : "intermediate");

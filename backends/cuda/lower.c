@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_text.h"
 #include "cuda_internal.h"
 #include "error.h"
 #include "prelude.h"
@@ -37,7 +38,6 @@ typedef leir__ctype ctype;
 #define CT_F32 LEIR__CT_F32
 #define CT_F64 LEIR__CT_F64
 #define CT_I64 LEIR__CT_I64
-static const char *const ctype_c[] = {"float", "double", "int64_t"};
 
 typedef struct placement {
   uint8_t place;
@@ -82,22 +82,6 @@ static const char *bufname(gen *g, uint32_t b, char *buf, size_t cap) {
   else
     snprintf(buf, cap, "%s_%u%s", name, b, suffix);
   return buf;
-}
-
-static const char *dtype_c(uint8_t dt) {
-  switch (dt) {
-    case LEIR_F16:
-    case LEIR_BF16: return "uint16_t";
-    case LEIR_F32: return "float";
-    case LEIR_F64: return "double";
-    case LEIR_I8: return "int8_t";
-    case LEIR_I16: return "int16_t";
-    case LEIR_I32: return "int32_t";
-    case LEIR_I64: return "int64_t";
-    case LEIR_U8:
-    case LEIR_BOOL: return "uint8_t";
-    default: return "void";
-  }
 }
 
 static ctype ctype_of(uint8_t dt) { return leir__ctype_of((leir_dtype)dt); }
@@ -296,17 +280,6 @@ static void emit_index(gen *g, leir__strbuf *b, const leir_expr *e, const leir__
   }
 }
 
-static const char *cmp_c(leir_op op) {
-  switch (op) {
-    case LEIR_OP_LT: return " < ";
-    case LEIR_OP_LE: return " <= ";
-    case LEIR_OP_GT: return " > ";
-    case LEIR_OP_GE: return " >= ";
-    case LEIR_OP_EQ: return " == ";
-    default: return " != ";
-  }
-}
-
 /* Conditions follow leir__cond_ctype: int64 when every operand is
  * integer-valued, else double; chains, & and | short-circuit. */
 static void emit_cond(gen *g, leir__strbuf *b, const leir_expr *e, const leir__eqinfo *info) {
@@ -333,7 +306,7 @@ static void emit_cond(gen *g, leir__strbuf *b, const leir_expr *e, const leir__e
         if (k) leir__sb_puts(b, " && ");
         leir__sb_putc(b, '(');
         emit_value(g, b, e->kids[k], t, info);
-        leir__sb_puts(b, cmp_c((leir_op)e->u.cmp_ops[k]));
+        leir__sb_puts(b, leir__ctext_cmp_op((leir_op)e->u.cmp_ops[k]));
         emit_value(g, b, e->kids[k + 1], t, info);
         leir__sb_putc(b, ')');
       }
@@ -415,7 +388,7 @@ static void emit_value(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
       if (i64)
         leir__sb_printf(b, "((int64_t)v_%s)", leir__sym_name(g->p, e->sym));
       else
-        leir__sb_printf(b, "((%s)v_%s)", ctype_c[ct], leir__sym_name(g->p, e->sym));
+        leir__sb_printf(b, "((%s)v_%s)", leir__ctext_ctype_name(ct), leir__sym_name(g->p, e->sym));
       return;
     case LEIR_EXPR_TENSOR: emit_load(g, b, e, ct, info); return;
     case LEIR_EXPR_PAREN:
@@ -462,7 +435,7 @@ static void emit_value(gen *g, leir__strbuf *b, const leir_expr *e, ctype ct,
     case LEIR_EXPR_COMPARE:
     case LEIR_EXPR_AND:
     case LEIR_EXPR_OR:
-      leir__sb_printf(b, "((%s)", ctype_c[ct]);
+      leir__sb_printf(b, "((%s)", leir__ctext_ctype_name(ct));
       emit_cond(g, b, e, info);
       leir__sb_putc(b, ')');
       return;
@@ -481,16 +454,7 @@ static void emit_store(gen *g, leir__strbuf *b, const leir_expr *lhs, const char
   uint32_t bi = buffer_of(g, lhs);
   uint8_t dt = g->a->buffers[bi].dtype;
   emit_element(g, b, lhs, info);
-  switch (dt) {
-    case LEIR_F16: leir__sb_printf(b, " = leir_f32_to_f16(%s);\n", value); break;
-    case LEIR_BF16: leir__sb_printf(b, " = leir_f32_to_bf16(%s);\n", value); break;
-    case LEIR_I8: leir__sb_printf(b, " = leir_wrap_i8(%s);\n", value); break;
-    case LEIR_I16: leir__sb_printf(b, " = leir_wrap_i16(%s);\n", value); break;
-    case LEIR_I32: leir__sb_printf(b, " = leir_wrap_i32(%s);\n", value); break;
-    case LEIR_U8: leir__sb_printf(b, " = (uint8_t)(%s);\n", value); break;
-    case LEIR_BOOL: leir__sb_printf(b, " = (uint8_t)((%s) != 0);\n", value); break;
-    default: leir__sb_printf(b, " = %s;\n", value); break;
-  }
+  leir__ctext_store(b, (leir_dtype)dt, value);
 }
 
 static void emit_equation(gen *g, const leir_equation *eq, int depth) {
@@ -498,7 +462,7 @@ static void emit_equation(gen *g, const leir_equation *eq, int depth) {
   ctype ct = ctype_of(g->a->buffers[info->lhs_buffer].dtype);
   leir__strbuf *b = &g->src;
   indent(b, depth);
-  leir__sb_printf(b, "{ const %s leir_v = ", ctype_c[ct]);
+  leir__sb_printf(b, "{ const %s leir_v = ", leir__ctext_ctype_name(ct));
   emit_value(g, b, eq->rhs, ct, info);
   leir__sb_puts(b, ";\n");
   indent(b, depth + 1);
@@ -658,7 +622,7 @@ static void emit_inits(gen *g, int depth) {
      * dtype's minimum/maximum. */
     leir__strbuf v = LEIR__STRBUF_INIT;
     ctype ct = ctype_of(dt);
-    leir__sb_printf(&v, "((%s)", ctype_c[ct]);
+    leir__sb_printf(&v, "((%s)", leir__ctext_ctype_name(ct));
     if (ct == CT_I64)
       put_i64(&v, leir__init_value_i64((leir__init_kind)info->init, (leir_dtype)dt));
     else
@@ -770,7 +734,7 @@ static void plan_buffer(gen *g, uint32_t bi, const leir__cuda_kernel *kern, uint
   pl->size = size;
   if (shared) *shared_used += bytes;
   leir__sb_printf(&g->rep, "  memory: %s -> %s %s %s[%" PRId64 "]\n", nm,
-                  shared ? "__shared__ (per block)" : "per-thread array", dtype_c(buf->dtype),
+                  shared ? "__shared__ (per block)" : "per-thread array", leir__ctext_elem_type((leir_dtype)buf->dtype),
                   bufname(g, bi, name, sizeof name), size);
 }
 
@@ -896,13 +860,13 @@ static void emit_kernel(gen *g, uint32_t top) {
     uint32_t bi = g->out->params[j];
     const leir__buffer *buf = &g->a->buffers[bi];
     leir__sb_printf(b, "%s%s%s* __restrict__ %s", j ? ", " : "",
-                    buf->role == LEIR__BUF_INPUT ? "const " : "", dtype_c(buf->dtype),
+                    buf->role == LEIR__BUF_INPUT ? "const " : "", leir__ctext_elem_type((leir_dtype)buf->dtype),
                     bufname(g, bi, text, sizeof text));
   }
   leir__sb_printf(b, "%sint* __restrict__ leir_trap) {\n", g->out->nparams ? ", " : "");
   for (uint32_t bi = 0; bi < g->a->nbuffers; bi++)
     if (g->pl[bi].place == LEIR__PLACE_SHARED && g->pl[bi].top == top)
-      leir__sb_printf(b, "  __shared__ %s %s[%" PRId64 "];\n", dtype_c(g->a->buffers[bi].dtype),
+      leir__sb_printf(b, "  __shared__ %s %s[%" PRId64 "];\n", leir__ctext_elem_type((leir_dtype)g->a->buffers[bi].dtype),
                       bufname(g, bi, text, sizeof text), g->pl[bi].size);
 
   /* Bound loops: linear index per axis (a stride loop above the limit). */
@@ -939,7 +903,7 @@ static void emit_kernel(gen *g, uint32_t top) {
   for (uint32_t bi = 0; bi < g->a->nbuffers; bi++)
     if (g->pl[bi].place == LEIR__PLACE_LOCAL && g->pl[bi].top == top) {
       indent(b, depth);
-      leir__sb_printf(b, "%s %s[%" PRId64 "];\n", dtype_c(g->a->buffers[bi].dtype),
+      leir__sb_printf(b, "%s %s[%" PRId64 "];\n", leir__ctext_elem_type((leir_dtype)g->a->buffers[bi].dtype),
                       bufname(g, bi, text, sizeof text), g->pl[bi].size);
     }
   emit_inits(g, depth);
