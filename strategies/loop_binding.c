@@ -12,44 +12,30 @@
  */
 #include <string.h>
 
-#include "engine.h"
+#include "loop_sites.h"
 
-static void enumerate(leir__sctx *c) {
-  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
-    const leir__nref *r = &c->nests[i];
-    if (leir__skip_nest(c, r)) continue;
-    const leir_nest *tree = c->p->nests[r->path[0]];
-    if (r->nest->nloops == 0)
-      LEIR__REJECT(c, leir__site_nest(c, r), "loop_binding.loops", "the nest has no loops");
-    for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
-      const leir__loop *l = &r->nest->loops[k];
-      if (l->kind != LEIR_LOOP_SERIAL) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.kind",
-                     "the loop is %c, not a serial L loop", leir__loop_kind_letters[l->kind]);
-        continue;
+static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
+  const leir__loop *l = &r->nest->loops[k];
+  if (!leir__loop_independent_or_reject(c, r, k,
+                                        "it cannot be bound to GPU threads or blocks"))
+    return;
+  const leir_nest *tree = c->p->nests[r->path[0]];
+  for (int a = 0; a < 6 && leir__more(c); a++) {
+    const char *why = "";
+    if (!leir__axis_fits(c->p, tree, (leir__axis)a, l->extent, LEIR__NOSYM, &why)) {
+      if (c->mode == LEIR__MODE_EXPLAIN) {
+        snprintf(c->site, sizeof c->site, "nest=%s loop=%s axis=%s", r->label,
+                 leir__loop_name(c, r, k), leir__axis_names[a]);
+        leir__reject(c, c->site, "loop.axis-limit", "%s", why);
       }
-      char why[256];
-      if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why)) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe",
-                     "%s, so it cannot be bound to GPU threads or blocks", why);
-        continue;
-      }
-      for (int a = 0; a < 6 && leir__more(c); a++) {
-        const char *why = "";
-        if (!leir__axis_fits(c->p, tree, (leir__axis)a, l->extent, LEIR__NOSYM, &why)) {
-          if (c->mode == LEIR__MODE_EXPLAIN) {
-            snprintf(c->site, sizeof c->site, "nest=%s loop=%s axis=%s", r->label,
-                     leir__loop_name(c, r, k), leir__axis_names[a]);
-            leir__reject(c, c->site, "loop.axis-limit", "%s", why);
-          }
-          continue;
-        }
-        leir__emit(c, LEIR_EXACT, "nest=%s loop=%s axis=%s", r->label, leir__loop_name(c, r, k),
-                   leir__axis_names[a]);
-      }
+      continue;
     }
+    leir__emit(c, LEIR_EXACT, "nest=%s loop=%s axis=%s", r->label, leir__loop_name(c, r, k),
+               leir__axis_names[a]);
   }
 }
+
+static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, "loop_binding", site); }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
   const leir__nref *r = leir__ps_nest(c, ps);

@@ -7,37 +7,22 @@
  * kind change of an annotated loop is not an unrolling, so only L loops
  * are candidates.)
  */
-#include "engine.h"
+#include "loop_sites.h"
 
-static void enumerate(leir__sctx *c) {
-  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
-    const leir__nref *r = &c->nests[i];
-    if (leir__skip_nest(c, r)) continue;
-    if (r->nest->nloops == 0)
-      LEIR__REJECT(c, leir__site_nest(c, r), "loop_unrolling.loops", "the nest has no loops");
-    for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
-      const leir__loop *l = &r->nest->loops[k];
-      if (l->kind != LEIR_LOOP_SERIAL) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.kind",
-                     "the loop is %c, not a serial L loop", leir__loop_kind_letters[l->kind]);
-        continue;
-      }
-      if (l->extent > 1024) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.unroll-extent",
-                     "extent %lld is above the unrolling limit of 1024", (long long)l->extent);
-        continue;
-      }
-      leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));
-    }
+static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
+  const leir__loop *l = &r->nest->loops[k];
+  if (l->extent > 1024) {
+    LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.unroll-extent",
+                 "extent %lld is above the unrolling limit of 1024", (long long)l->extent);
+    return;
   }
+  leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));
 }
 
+static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, "loop_unrolling", site); }
+
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
-  const leir__nref *r = leir__ps_nest(c, ps);
-  int k = r ? leir__ps_loop(c, r, leir__ps_get(ps, LEIR__K_LOOP, NULL)) : -1;
-  if (k < 0) return LEIR_ERR_INTERNAL;
-  leir__nest_at(out, r->path, r->depth)->loops[k].kind = LEIR_LOOP_UNROLLED;
-  return LEIR_OK;
+  return leir__apply_loop_kind(c, ps, out, LEIR_LOOP_UNROLLED);
 }
 
 const leir__strategy_impl leir__loop_unrolling = {

@@ -1,0 +1,44 @@
+/* Sites of the loop-annotation strategies (see loop_sites.h). */
+#include "loop_sites.h"
+
+#include <stdio.h>
+
+void leir__each_serial_loop(leir__sctx *c, const char *strategy,
+                            void (*site)(leir__sctx *c, const leir__nref *r, uint32_t k)) {
+  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
+    const leir__nref *r = &c->nests[i];
+    if (leir__skip_nest(c, r)) continue;
+    if (r->nest->nloops == 0 && c->mode == LEIR__MODE_EXPLAIN) {
+      char rule[64];
+      snprintf(rule, sizeof rule, "%s.loops", strategy);
+      leir__reject(c, leir__site_nest(c, r), rule, "the nest has no loops");
+    }
+    for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
+      const leir__loop *l = &r->nest->loops[k];
+      if (l->kind != LEIR_LOOP_SERIAL) {
+        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.kind",
+                     "the loop is %c, not a serial L loop", leir__loop_kind_letters[l->kind]);
+        continue;
+      }
+      site(c, r, k);
+    }
+  }
+}
+
+bool leir__loop_independent_or_reject(leir__sctx *c, const leir__nref *r, uint32_t k,
+                                      const char *consequence) {
+  char why[256];
+  if (leir__loop_independent(c->a, r->nest, k, why, sizeof why)) return true;
+  LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe", "%s, so %s", why,
+               consequence);
+  return false;
+}
+
+leir_status leir__apply_loop_kind(leir__sctx *c, const leir__pstep *ps, leir_program *out,
+                                  leir_loop_kind kind) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  int k = r ? leir__ps_loop(c, r, leir__ps_get(ps, LEIR__K_LOOP, NULL)) : -1;
+  if (k < 0) return LEIR_ERR_INTERNAL;
+  leir__nest_at(out, r->path, r->depth)->loops[k].kind = (uint8_t)kind;
+  return LEIR_OK;
+}

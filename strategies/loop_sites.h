@@ -1,0 +1,28 @@
+/*
+ * Sites shared by the loop-annotation strategies (loop_unrolling,
+ * loop_parallelization, loop_vectorization, loop_binding): each marks one
+ * serial loop of a nest with another kind, so they visit the same loops,
+ * reject the same way, and apply the same way.
+ */
+#ifndef LEIR_STRATEGIES_LOOP_SITES_H
+#define LEIR_STRATEGIES_LOOP_SITES_H
+
+#include "engine.h"
+
+/* Calls site(c, r, k) for every L loop k of every nest r the context
+ * visits, after rejecting nests without loops (rule "STRATEGY.loops") and
+ * loops of another kind (rule "loop.kind"). */
+void leir__each_serial_loop(leir__sctx *c, const char *strategy,
+                            void (*site)(leir__sctx *c, const leir__nref *r, uint32_t k));
+
+/* True when the iterations of loop k are independent (leir__loop_independent,
+ * the rule the backends apply to P/V/B loops); otherwise rejects the site
+ * with rule "loop.not-parallel-safe": "<why>, so <consequence>". */
+bool leir__loop_independent_or_reject(leir__sctx *c, const leir__nref *r, uint32_t k,
+                                      const char *consequence);
+
+/* Applies `loop=X` of `nest=N`: the loop becomes `kind`. */
+leir_status leir__apply_loop_kind(leir__sctx *c, const leir__pstep *ps, leir_program *out,
+                                  leir_loop_kind kind);
+
+#endif
