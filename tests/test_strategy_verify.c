@@ -24,31 +24,11 @@
 #include "testutil.h"
 
 /* The programs of tests/data/sources-small.jsonl with their signatures. */
-typedef struct source {
-  const char *id;
-  leir_program *program;
-} source;
+typedef corpus_source source;
+static corpus_programs small;
 
-static struct {
-  size_t n;
-  source *e;
-  corpus_entry *rows;
-} small;
-
-static void load(void) {
-  small.n = corpus_read(&small.rows);
-  small.e = calloc(small.n, sizeof *small.e);
-  for (size_t i = 0; i < small.n; i++) {
-    small.e[i].id = small.rows[i].id;
-    small.e[i].program = corpus_program(&small.rows[i]);
-  }
-}
-
-static void unload(void) {
-  for (size_t i = 0; i < small.n; i++) leir_program_free(small.e[i].program);
-  free(small.e);
-  corpus_free(small.rows, small.n);
-}
+static void load(void) { corpus_programs_load(&small); }
+static void unload(void) { corpus_programs_free(&small); }
 
 static uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

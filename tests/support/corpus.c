@@ -74,3 +74,20 @@ leir_program *corpus_program_text(const corpus_entry *e, const char *text) {
 }
 
 leir_program *corpus_program(const corpus_entry *e) { return corpus_program_text(e, e->leir); }
+
+void corpus_programs_load(corpus_programs *out) {
+  out->n = corpus_read(&out->rows);
+  out->e = calloc(out->n ? out->n : 1, sizeof *out->e);
+  ck_assert_ptr_nonnull(out->e);
+  for (size_t i = 0; i < out->n; i++) {
+    out->e[i].id = out->rows[i].id;
+    out->e[i].program = corpus_program(&out->rows[i]);
+  }
+}
+
+void corpus_programs_free(corpus_programs *c) {
+  for (size_t i = 0; i < c->n; i++) leir_program_free(c->e[i].program);
+  free(c->e);
+  corpus_free(c->rows, c->n);
+  *c = (corpus_programs){0};
+}

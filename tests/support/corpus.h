@@ -25,4 +25,18 @@ leir_program *corpus_program(const corpus_entry *e);
 /* Same for other text, with the signature of e. */
 leir_program *corpus_program_text(const corpus_entry *e, const char *text);
 
+/* Every source program parsed, with its signature, for suites that walk
+ * them all: e[i] is rows[i]'s program. */
+typedef struct corpus_source {
+  const char *id;
+  leir_program *program;
+} corpus_source;
+typedef struct corpus_programs {
+  size_t n;
+  corpus_source *e;
+  corpus_entry *rows;
+} corpus_programs;
+void corpus_programs_load(corpus_programs *out);
+void corpus_programs_free(corpus_programs *c);
+
 #endif
