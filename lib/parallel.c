@@ -15,6 +15,12 @@
  *     text and the same loops), so an iteration reads only what it owns.
  * Extent-1 loops are trivially independent. Implicit initializations run
  * before their nest and do not matter here.
+ *
+ * The question is "within one iteration of the enclosing loops", which is
+ * what a CPU P/V loop needs. A bound loop mapped to a GPU axis is hoisted
+ * out of every other loop of its nest, so backends/cuda/legality.c asks a
+ * stronger one (no two iterations meet on an element whatever the other
+ * loops do); that is why the two tests are separate.
  */
 #include <stdio.h>
 #include <string.h>

@@ -12,6 +12,11 @@
  * coefficients, same constant) from whose value the B variable can be
  * recovered (mixed-radix argument in leir__cuda_determines). Then equal
  * elements imply equal B values, so no two threads meet on one element.
+ *
+ * Unlike lib/parallel.c (leir__loop_independent, for CPU P/V loops, which
+ * holds the enclosing loops fixed), every other loop counts as free here:
+ * the launch grid takes the bound loop out of the loops around it, so
+ * threads run at different iterations of those loops at the same time.
  */
 #include <stdio.h>
 #include <stdlib.h>
