@@ -164,19 +164,6 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define F_FLOORDIV leir_floordiv_f32
 #define F_MOD leir_floormod_f32
 #include "eval_float.inc"
-#undef FT
-#undef EVAL
-#undef READ
-#undef F_EXP
-#undef F_LOG
-#undef F_SQRT
-#undef F_ABS
-#undef F_ERF
-#undef F_POW
-#undef F_MAX
-#undef F_MIN
-#undef F_FLOORDIV
-#undef F_MOD
 
 #define FT double
 #define EVAL eval_f64
@@ -192,19 +179,6 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define F_FLOORDIV leir_floordiv_f64
 #define F_MOD leir_floormod_f64
 #include "eval_float.inc"
-#undef FT
-#undef EVAL
-#undef READ
-#undef F_EXP
-#undef F_LOG
-#undef F_SQRT
-#undef F_ABS
-#undef F_ERF
-#undef F_POW
-#undef F_MAX
-#undef F_MIN
-#undef F_FLOORDIV
-#undef F_MOD
 
 /* Integer equations and index expressions: int64, wrapping. */
 static int64_t eval_i64(interp *it, const leir_expr *e) {
