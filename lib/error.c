@@ -13,10 +13,14 @@ typedef struct error_slot {
   char message[MESSAGE_MAX];
   char rule[RULE_MAX];
   char subject[SUBJECT_MAX];
+  uint64_t sequence; /* leir_error_sequence() */
 } error_slot;
 
 /* Per-thread, so distinct threads with distinct handles never interfere. */
 static _Thread_local error_slot last_error;
+/* Errors recorded on this thread (leir_error.sequence); survives clearing so
+ * that a binding can tell whether a call wrote the record. */
+static _Thread_local uint64_t error_sequence;
 
 static void copy_text(char *dst, size_t cap, const char *src) {
   if (!src) src = "";
@@ -34,6 +38,8 @@ const leir_error *leir_error_last(void) {
   return &e->pub;
 }
 
+uint64_t leir_error_sequence(void) { return last_error.sequence; }
+
 void leir_error_clear(void) {
   error_slot *e = &last_error;
   e->pub.status = LEIR_OK;
@@ -45,6 +51,7 @@ leir_status leir__error_set(leir_status status, const char *rule, const char *su
                             uint32_t line, uint32_t column, const char *message) {
   error_slot *e = &last_error;
   e->pub.status = status;
+  e->sequence = ++error_sequence;
   e->pub.line = line;
   e->pub.column = column;
   copy_text(e->rule, sizeof e->rule, rule);
@@ -72,6 +79,7 @@ void leir__error_save(leir__error_state *s) {
   s->status = e->pub.status;
   s->line = e->pub.line;
   s->column = e->pub.column;
+  s->sequence = e->sequence;
   memcpy(s->message, e->message, sizeof s->message);
   memcpy(s->rule, e->rule, sizeof s->rule);
   memcpy(s->subject, e->subject, sizeof s->subject);
@@ -79,4 +87,7 @@ void leir__error_save(leir__error_state *s) {
 
 void leir__error_restore(const leir__error_state *s) {
   leir__error_set(s->status, s->rule, s->subject, s->line, s->column, s->message);
+  /* The record is the saved one again, so it keeps the saved sequence: a
+   * caller comparing sequences sees that nothing was recorded for it. */
+  last_error.sequence = s->sequence;
 }

@@ -28,6 +28,7 @@ typedef struct leir__error_state {
   char message[1024];
   char rule[64];
   char subject[256];
+  uint64_t sequence;
 } leir__error_state;
 void leir__error_save(leir__error_state *s);
 void leir__error_restore(const leir__error_state *s);

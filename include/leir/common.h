@@ -82,9 +82,19 @@ LEIR_API const char *leir_status_message(leir_status status);
 /* Details of the most recent failure on the calling thread. Text fields are
  * never NULL (empty when unknown). `line`/`column` are 1-based, 0 = unknown.
  * `rule` names the violated rule ("parse.expected", "check.bounds", ...);
- * `subject` names the tensor, loop, strategy or file concerned. */
+ * `subject` names the tensor, loop, strategy or file concerned.
+ *
+ * The record describes the last *failure*, not the last call: a call that
+ * succeeds leaves it as it was (and may even have recorded, then recovered
+ * from, an internal failure). So read it only right after a call returned
+ * an error status, and trust it only when its `status` equals that returned
+ * status. A binding that wants no doubt clears the record (leir_error_clear)
+ * before each call, or compares leir_error_sequence() before and after
+ * the call: a record whose sequence did not change was not written by the
+ * call. */
 typedef struct leir_error {
-  leir_status status;
+  leir_status status; /* of the recorded failure; LEIR_OK after
+                       * leir_error_clear() or when nothing was recorded */
   const char *message;
   const char *rule;
   const char *subject;
@@ -95,7 +105,13 @@ typedef struct leir_error {
 /* Borrowed: valid until the next libleir call on this thread. Never NULL;
  * status is LEIR_OK when no error was recorded since leir_error_clear(). */
 LEIR_API const leir_error *leir_error_last(void);
+/* Resets the record to status LEIR_OK, empty texts, line 0 (the sequence
+ * keeps counting). */
 LEIR_API void leir_error_clear(void);
+/* Sequence number of the record: the number of errors recorded on this
+ * thread when it was written (0 before the first). A call that leaves it
+ * unchanged did not write the record, whatever the record says. */
+LEIR_API uint64_t leir_error_sequence(void);
 
 /* ----- memory ---------------------------------------------------------- */
 /* Releases memory the library returned with "caller frees with leir_free".

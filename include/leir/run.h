@@ -148,6 +148,28 @@ LEIR_API leir_status leir_kernel_run(leir_kernel *kernel, void *const *buffers, 
 LEIR_API leir_status leir_run(leir_backend *backend, const leir_program *program,
                               void *const *buffers, size_t n);
 
+/* Size in bytes buffer i of the kernel must have: product(shape) x
+ * leir_dtype_size(dtype) (one element for a scalar). Errors:
+ * LEIR_ERR_ARGUMENT (NULL, i out of range), LEIR_ERR_LIMIT (does not fit
+ * in size_t). */
+LEIR_API leir_status leir_kernel_buffer_bytes(const leir_kernel *kernel, size_t i, size_t *out);
+
+/* leir_kernel_run with the size in bytes of every buffer (`sizes` has n
+ * entries): before anything runs, each size is compared with
+ * leir_kernel_buffer_bytes, and a buffer of any other size (a short array
+ * would be read or written past its end) is refused with LEIR_ERR_ARGUMENT,
+ * rule "run.buffer-size", subject the tensor's name, and a message giving
+ * both sizes. Buffers must still be dense and row-major (C order): the
+ * library cannot see strides, so a caller holding strided or column-major
+ * arrays copies them to C order first. Errors otherwise as leir_kernel_run.
+ * This is the entry point for bindings (ctypes, numpy). */
+LEIR_API leir_status leir_kernel_run_sized(leir_kernel *kernel, void *const *buffers,
+                                           const size_t *sizes, size_t n);
+
+/* One-shot convenience: leir_kernel_new + leir_kernel_run_sized + free. */
+LEIR_API leir_status leir_run_sized(leir_backend *backend, const leir_program *program,
+                                    void *const *buffers, const size_t *sizes, size_t n);
+
 /* ======================================================================
  * Seeded inputs (verification.md §1)
  * ====================================================================== */

@@ -165,6 +165,22 @@ LEIR_API leir_exactness leir_candidates_exactness(const leir_candidates *candida
 LEIR_API leir_status leir_candidates_apply(leir_program **out, const leir_candidates *candidates,
                                            size_t i);
 
+/* leir_candidates_to_json: also apply every candidate and give its
+ * canonical text as "result" (costs one application per candidate). */
+#define LEIR_CANDIDATES_JSON_RESULT 0x1u
+
+/* The list as one JSON array (one line, no trailing newline), one object per
+ * candidate in list order:
+ *   {"index":0,"strategy":"loop_split","step":"loop_split nest=0 ...",
+ *    "json":{...the leir_step_to_json form...},"class":"exact",
+ *    "result":"..."}                      (result only with _JSON_RESULT)
+ * Every field of a candidate is there, so bindings need no struct mirrors.
+ * Caller frees *out with leir_free; *out_len (may be NULL) gets the length.
+ * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM, and those of
+ * leir_candidates_apply with _JSON_RESULT. */
+LEIR_API leir_status leir_candidates_to_json(const leir_candidates *candidates, uint32_t flags,
+                                             char **out, size_t *out_len);
+
 /* ======================================================================
  * Applying one step
  * ====================================================================== */
