@@ -438,6 +438,147 @@ START_TEST(test_hostile_input_to_the_tool) {
 }
 END_TEST
 
+
+/* ---- issue 17: JSON errors, strategy names, -V, lower's options, dirs ---- */
+
+/* Parses the single line of `out` as {"line":N,"error":{...}} and returns
+ * the error object's status (static copy). */
+static const char *json_error_status(const char *out, char *rule, size_t rule_cap) {
+  static char status[64];
+  size_t n = strlen(out);
+  ck_assert_msg(n > 0 && out[n - 1] == '\n' && strchr(out, '\n') == out + n - 1,
+                "expected one JSON line, got '%s'", out);
+  char msg[128];
+  jsonl_value *v = jsonl_parse(out, n - 1, msg, sizeof msg);
+  ck_assert_msg(v != NULL, "%s: %s", out, msg);
+  const jsonl_value *e = jsonl_get(v, "error");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_ptr_nonnull(jsonl_str(jsonl_get(e, "message")));
+  snprintf(status, sizeof status, "%s", jsonl_str(jsonl_get(e, "status")));
+  if (rule) snprintf(rule, rule_cap, "%s", jsonl_str(jsonl_get(e, "rule")));
+  jsonl_free(v);
+  return status;
+}
+
+START_TEST(test_json_errors_in_every_strategy_command) {
+  const char *bad = write_file("bad.leir", "B^{2}_{tx=0}[C^{f64,g}_{tx}=1;]L^{2}_{a=0}[C^{f64,g}_{a}=2;];");
+  const char *const cmds[][4] = {
+      {"candidates", "--json", bad, NULL},
+      {"apply", "loop_split nest=0 loop=a factor=2", "--json", bad},
+      {"explain", "loop_split", "--json", bad},
+      {"fmt", "--json", bad, NULL},
+      {"hash", "--json", bad, NULL},
+  };
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    run_result r = cmds[i][3] ? RUN(NULL, cmds[i][0], cmds[i][1], cmds[i][2], cmds[i][3])
+                              : RUN(NULL, cmds[i][0], cmds[i][1], cmds[i][2]);
+    ck_assert_msg(r.status == 1, "%s: exit %d", cmds[i][0], r.status);
+    ck_assert_str_eq(r.err, "");
+    char rule[64];
+    ck_assert_str_eq(json_error_status(r.out, rule, sizeof rule), "LEIR_ERR_PARSE");
+    ck_assert_str_eq(rule, "parse.expected");
+    done(&r);
+  }
+  /* --lines: the object carries the batch line */
+  run_result r = RUN("B^{2}_{tx=0}[C^{f64,g}_{tx}=1;];\nB^{2}_{tx=0}[C^{f64,g}_{tx}=1;]x\n",
+                     "candidates", "--lines", "--json", "--no-result", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_ptr_nonnull(strstr(r.out, "{\"line\":2,\"error\":{\"status\":\"LEIR_ERR_PARSE\""));
+  done(&r);
+  /* a program that parses but fails its checks */
+  const char *rl = write_file("relu.leir", relu);
+  r = RUN(NULL, "candidates", "--json", "--input", "A:f64:2x4", "--output", "C:f64:2x8", rl);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(json_error_status(r.out, NULL, 0), "LEIR_ERR_INVALID");
+  done(&r);
+  /* usage errors and unreadable inputs too */
+  r = RUN(NULL, "candidates", "--json", "--frobnicate", bad);
+  ck_assert_int_eq(r.status, 2);
+  char rule[64];
+  ck_assert_str_eq(json_error_status(r.out, rule, sizeof rule), "LEIR_ERR_ARGUMENT");
+  ck_assert_str_eq(rule, "usage");
+  done(&r);
+  r = RUN(NULL, "apply", "--json", "loop_split nest=0 loop=a factor=2", tmpdir);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(json_error_status(r.out, rule, sizeof rule), "LEIR_ERR_IO");
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_unknown_strategy_exits_2_everywhere) {
+  const char *p = write_file("relu.leir", relu);
+  run_result r = RUN(NULL, "candidates", "--strategy", "loop_tilling", p);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "did you mean 'loop_tiling'"));
+  done(&r);
+  r = RUN(NULL, "explain", "loop_tilling", p);
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+  r = RUN(NULL, "apply", "loop_tilling nest=0 loops=tx factors=2", p);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "leir apply: unknown strategy 'loop_tilling'"));
+  done(&r);
+  r = RUN(NULL, "apply", "{\"strategy\":\"nope\"}", p);
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+  r = RUN(NULL, "ground", "--strategy", "loop_tilling", p, p);
+  ck_assert_int_eq(r.status, 2);
+  done(&r);
+  r = RUN(NULL, "explain", "--json", "loop_tilling", p);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_str_eq(json_error_status(r.out, NULL, 0), "LEIR_ERR_NOT_FOUND");
+  ck_assert_str_eq(r.err, "");
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_short_version_flag) {
+  run_result v = RUN(NULL, "--version");
+  run_result r = RUN(NULL, "-V");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, v.out);
+  done(&r);
+  done(&v);
+}
+END_TEST
+
+START_TEST(test_help_lower_lists_what_lower_reads) {
+  run_result r = RUN(NULL, "help", "lower");
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "--check-bounds"));
+  ck_assert_ptr_nonnull(strstr(r.out, "--threads"));
+  static const char *const not_read[] = {"--seed", "--timeout", "--cc", "--cflags", "--backend",
+                                         "--cache-dir", "--no-cache", "--memory-limit", "--json"};
+  for (size_t i = 0; i < sizeof not_read / sizeof not_read[0]; i++) {
+    ck_assert_msg(strstr(r.out, not_read[i]) == NULL, "help lower lists %s", not_read[i]);
+    const char *p = write_file("relu.leir", relu);
+    run_result u = strcmp(not_read[i], "--no-cache") == 0 || strcmp(not_read[i], "--json") == 0
+                       ? RUN(NULL, "lower", "--to", "c", not_read[i], p)
+                       : RUN(NULL, "lower", "--to", "c", not_read[i], "1", p);
+    ck_assert_msg(u.status == 2, "lower accepted %s", not_read[i]);
+    done(&u);
+  }
+  done(&r);
+  const char *p = write_file("relu.leir", relu);
+  r = RUN(NULL, "lower", "--to", "c", "--threads", "1", "--check-bounds", p);
+  ck_assert_int_eq(r.status, 0);
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_directory_input_says_so) {
+  static const char *const cmds[] = {"fmt", "check", "hash"};
+  for (size_t i = 0; i < 3; i++) {
+    run_result r = RUN(NULL, cmds[i], tmpdir);
+    ck_assert_int_eq(r.status, 1);
+    char want[200];
+    snprintf(want, sizeof want, "%s: error: is a directory", tmpdir);
+    ck_assert_ptr_eq(strstr(r.err, want), r.err);
+    done(&r);
+  }
+}
+END_TEST
+
 static Suite *tool_suite(void) {
   Suite *s = suite_create("tool");
   TCase *tc = tcase_create("tool");
@@ -452,6 +593,11 @@ static Suite *tool_suite(void) {
   tcase_add_test(tc, test_check);
   tcase_add_test(tc, test_hash);
   tcase_add_test(tc, test_hostile_input_to_the_tool);
+  tcase_add_test(tc, test_json_errors_in_every_strategy_command);
+  tcase_add_test(tc, test_unknown_strategy_exits_2_everywhere);
+  tcase_add_test(tc, test_short_version_flag);
+  tcase_add_test(tc, test_help_lower_lists_what_lower_reads);
+  tcase_add_test(tc, test_directory_input_says_so);
   suite_add_tcase(s, tc);
   return s;
 }

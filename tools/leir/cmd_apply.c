@@ -22,11 +22,6 @@ static int apply_one(const char *label, unsigned line_no, leir_program *p, void 
   leir_program_free(q);
   if (st != LEIR_OK) {
     tool_print_error(label, base, leir_error_last());
-    if (o->b.json) {
-      printf("{\"line\":%u,\"error\":", line_no);
-      tool_json_error(stdout, leir_error_last(), base);
-      printf("}\n");
-    }
     leir_free(text);
     return tool_exit_for(st);
   }
@@ -73,6 +68,7 @@ int cmd_apply(int argc, char **argv) {
     return tool_usage_error("apply", "expected a step and one input (a file or -)");
   leir_step *step = NULL;
   leir_status st = leir_step_parse(&step, a.positional[0], strlen(a.positional[0]));
+  if (st == LEIR_ERR_NOT_FOUND) return tool_unknown_strategy("apply");
   if (st != LEIR_OK) {
     tool_print_error("<step>", 0, leir_error_last());
     return tool_exit_for(st);

@@ -17,11 +17,6 @@ static int cand_one(const char *label, unsigned line_no, leir_program *p, void *
   leir_status st = leir_candidates_list(&c, p, &o->co);
   if (st != LEIR_OK) {
     tool_print_error(label, line_no ? line_no - 1 : 0, leir_error_last());
-    if (o->b.json) {
-      printf("{\"line\":%u,\"error\":", line_no);
-      tool_json_error(stdout, leir_error_last(), line_no ? line_no - 1 : 0);
-      printf("}\n");
-    }
     return tool_exit_for(st);
   }
   int rc = EXIT_OK;
@@ -85,10 +80,7 @@ int cmd_candidates(int argc, char **argv) {
       const char *v = tool_args_value(&a, opt);
       if (!v) return EXIT_USAGE;
       size_t idx;
-      if (leir_strategy_find(v, &idx) != LEIR_OK) {
-        fprintf(stderr, "leir candidates: %s\n", leir_error_last()->message);
-        return EXIT_USAGE;
-      }
+      if (leir_strategy_find(v, &idx) != LEIR_OK) return tool_unknown_strategy("candidates");
       o.co.strategy = (int32_t)idx;
     } else if (strncmp(opt, "--vector-width", 14) == 0 && (opt[14] == '\0' || opt[14] == '=')) {
       const char *v = tool_args_value(&a, opt);

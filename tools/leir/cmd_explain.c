@@ -61,9 +61,7 @@ int cmd_explain(int argc, char **argv) {
   }
   if (a.npositional != 2)
     return tool_usage_error("explain", "expected a strategy name and one input (a file or -)");
-  if (leir_strategy_find(a.positional[0], &o.strategy) != LEIR_OK) {
-    fprintf(stderr, "leir explain: %s\n", leir_error_last()->message);
-    return EXIT_USAGE;
-  }
+  if (leir_strategy_find(a.positional[0], &o.strategy) != LEIR_OK)
+    return tool_unknown_strategy("explain");
   return batch_run(a.positional[1], &o.b, explain_one, NULL, &o);
 }

@@ -21,10 +21,7 @@ int cmd_ground(int argc, char **argv) {
       const char *v = tool_args_value(&a, opt);
       if (!v) return EXIT_USAGE;
       size_t idx;
-      if (leir_strategy_find(v, &idx) != LEIR_OK) {
-        fprintf(stderr, "leir ground: %s\n", leir_error_last()->message);
-        return EXIT_USAGE;
-      }
+      if (leir_strategy_find(v, &idx) != LEIR_OK) return tool_unknown_strategy("ground");
       co.strategy = (int32_t)idx;
     } else {
       return tool_usage_error("ground", "unknown option %s", opt);

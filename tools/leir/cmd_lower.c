@@ -21,6 +21,15 @@ int cmd_lower(int argc, char **argv) {
       *(opt[2] == 'r' ? &report : &ptx) = true;
       continue;
     }
+    /* Of the options shared with run/verify/bench, lowering reads only
+     * these (the others configure running). */
+    static const char *const read_here[] = {"--check-bounds", "--threads", "--input", "--output"};
+    bool shared = false;
+    for (size_t i = 0; i < sizeof read_here / sizeof read_here[0]; i++) {
+      size_t n = strlen(read_here[i]);
+      if (strncmp(opt, read_here[i], n) == 0 && (opt[n] == '\0' || opt[n] == '=')) shared = true;
+    }
+    if (!shared) return tool_usage_error("lower", "unknown option %s", opt);
     int r = run_option(&o, &a, opt);
     if (r < 0) return EXIT_USAGE;
     if (!r) return tool_usage_error("lower", "unknown option %s", opt);

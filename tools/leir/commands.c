@@ -102,7 +102,12 @@ const tool_command tool_commands[] = {
      "Example:\n"
      "  leir lower --to c matmul.leir > matmul.c\n"
      "  leir lower --to cuda --report softmax.leir.yaml\n"
-     "\nShared options:\n" RUN_OPTS_HELP,
+     "\n"
+     "  --check-bounds   bounds-check every access at run time (c)\n"
+     "  --threads N      OpenMP threads the code is generated for (c; default:\n"
+     "                   all CPUs)\n"
+     "  --input NAME:DTYPE:SHAPE, --output NAME:DTYPE:SHAPE\n"
+     "                   declare the signature (else: a .leir.yaml file's, or inferred)\n",
      cmd_lower},
     {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--json] IN",
      "Runs a program once on seeded inputs (input set K of seed N, as leir verify\n"

@@ -7,7 +7,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: leir COMMAND [OPTIONS] ...\n"
-          "       leir --version | --help | help COMMAND\n"
+          "       leir --version | -V | --help | help COMMAND\n"
           "\n"
           "Commands:\n");
   for (size_t i = 0; i < tool_command_count; i++)
@@ -31,7 +31,9 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   const char *cmd = argv[1];
-  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--json") == 0) tool_json_mode = true;
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
     printf("leir %s (LEIR language %d)\n", leir_version(), LEIR_LANGUAGE_VERSION);
     return EXIT_OK;
   }
@@ -54,6 +56,7 @@ int main(int argc, char **argv) {
   }
   const tool_command *c = find(cmd);
   if (!c) {
+    if (tool_json_mode) return tool_usage_error(cmd, "unknown command '%s'", cmd);
     fprintf(stderr, "leir: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;
@@ -63,7 +66,18 @@ int main(int argc, char **argv) {
       printf("usage: leir %s\n\n%s", c->synopsis, c->help);
       return EXIT_OK;
     }
+  leir_error_clear();
   int rc = c->run(argc - 1, argv + 1);
+  if (tool_json_mode && (rc == EXIT_USAGE || rc == EXIT_INTERNAL) && !tool_json_error_printed) {
+    /* A failure reported only in words (stderr): still give JSON readers an
+     * object, from the library's record when it has one. */
+    const leir_error *e = leir_error_last();
+    char msg[128];
+    snprintf(msg, sizeof msg, "the command failed (exit status %d; details on standard error)", rc);
+    leir_error generic = {rc == EXIT_USAGE ? LEIR_ERR_ARGUMENT : LEIR_ERR_INTERNAL, msg,
+                          rc == EXIT_USAGE ? "usage" : "internal", "", 0, 0};
+    tool_json_fail(e->status != LEIR_OK ? e : &generic, 0);
+  }
   if (fflush(stdout) != 0) return EXIT_INTERNAL;
   return rc;
 }

@@ -1,9 +1,22 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+bool tool_json_mode;
+unsigned tool_json_line;
+bool tool_json_error_printed;
+
+/* An error of the tool itself (no library call failed): usage, input. */
+static void json_tool_error(leir_status st, const char *rule, const char *subject,
+                            const char *message) {
+  leir_error e = {st, message, rule, subject ? subject : "", 0, 0};
+  tool_json_fail(&e, 0);
+}
 
 void tool_args_init(tool_args *a, const char *cmd, int argc, char **argv) {
   memset(a, 0, sizeof *a);
@@ -37,21 +50,40 @@ const char *tool_args_value(tool_args *a, const char *opt) {
 }
 
 int tool_usage_error(const char *cmd, const char *fmt, ...) {
+  char msg[1024];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "leir %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n(see 'leir help %s')\n", cmd);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  if (tool_json_mode)
+    json_tool_error(LEIR_ERR_ARGUMENT, "usage", cmd, msg);
+  else
+    fprintf(stderr, "leir %s: %s\n(see 'leir help %s')\n", cmd, msg, cmd);
   return EXIT_USAGE;
+}
+
+/* An input that cannot be read: FILE: error: MESSAGE, or a JSON object. */
+static void input_error(const char *path, const char *message) {
+  if (tool_json_mode) {
+    json_tool_error(LEIR_ERR_IO, "io", tool_label(path), message);
+    return;
+  }
+  fprintf(stderr, "%s: error: %s\n", tool_label(path), message);
 }
 
 const char *tool_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
 char *tool_read_all(const char *path, size_t *len) {
+  char msg[512];
+  struct stat sb;
+  if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    input_error(path, "is a directory (give a .leir or .leir.yaml file, or - for standard input)");
+    return NULL;
+  }
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "%s: error: cannot open: %s\n", path, strerror(errno));
+    snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
+    input_error(path, msg);
     return NULL;
   }
   /* The library refuses more than its default input limit anyway; stop
@@ -66,7 +98,7 @@ char *tool_read_all(const char *path, size_t *len) {
     if (n > max_input) {
       if (f != stdin) fclose(f);
       free(buf);
-      fprintf(stderr, "%s: error: input larger than 256 MiB\n", tool_label(path));
+      input_error(path, "input larger than 256 MiB");
       return NULL;
     }
     char *bigger = realloc(buf, cap * 2 + 1);
@@ -82,7 +114,7 @@ char *tool_read_all(const char *path, size_t *len) {
   if (f != stdin) fclose(f);
   if (!buf || err) {
     free(buf);
-    fprintf(stderr, "%s: error: cannot read input\n", tool_label(path));
+    input_error(path, "cannot read input");
     return NULL;
   }
   buf[n] = '\0';
@@ -108,6 +140,15 @@ int tool_exit_for(leir_status st) {
     case LEIR_ERR_ARGUMENT: return EXIT_USAGE;
     default: return EXIT_INTERNAL;
   }
+}
+
+int tool_unknown_strategy(const char *cmd) {
+  const leir_error *e = leir_error_last();
+  if (tool_json_mode)
+    tool_json_fail(e, 0);
+  else
+    fprintf(stderr, "leir %s: %s\n", cmd, e->message);
+  return EXIT_USAGE;
 }
 
 leir_program *tool_load_program(const char *path, int *exit_code) {
@@ -158,6 +199,10 @@ int tool_for_each_line(const char *path, tool_line_fn fn, void *payload) {
 }
 
 void tool_print_error(const char *label, unsigned line_base, const leir_error *e) {
+  if (tool_json_mode) {
+    tool_json_fail(e, line_base);
+    return;
+  }
   if (e->line)
     fprintf(stderr, "%s:%u:%u: error: %s", label, line_base + e->line, e->column, e->message);
   else
@@ -200,7 +245,29 @@ void tool_json_error(FILE *f, const leir_error *e, unsigned line_base) {
   fprintf(f, ",\"line\":%u,\"column\":%u,\"message\":", e->line ? line_base + e->line : 0,
           e->column);
   tool_json_string(f, e->message, strlen(e->message));
+  fputs(",\"subject\":", f);
+  tool_json_string(f, e->subject, strlen(e->subject));
   fputc('}', f);
+}
+
+void tool_json_fail(const leir_error *e, unsigned line_base) {
+  printf("{\"line\":%u,\"error\":", tool_json_line);
+  tool_json_error(stdout, e, line_base);
+  printf("}\n");
+  tool_json_error_printed = true;
+}
+
+void tool_json_double(FILE *f, double v) {
+  if (!isfinite(v)) {
+    fputs("null", f);
+    return;
+  }
+  char buf[40];
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  fputs(buf, f);
 }
 
 /* ---- signature options --------------------------------------------------- */

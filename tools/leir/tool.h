@@ -75,13 +75,34 @@ int tool_for_each_line(const char *path, tool_line_fn fn, void *payload);
  * line when the program came from line `line_base + 1` of a batch. */
 void tool_print_error(const char *label, unsigned line_base, const leir_error *e);
 void tool_print_diagnostic(const char *label, unsigned line_base, const leir_diagnostic *d);
+/* A strategy name that is not in the catalogue (after leir_strategy_find
+ * or leir_step_parse failed with LEIR_ERR_NOT_FOUND): reports the library's
+ * message (it suggests the closest name) and returns EXIT_USAGE, the same in
+ * every command. */
+int tool_unknown_strategy(const char *cmd);
 /* Exit code for a failed library call. */
 int tool_exit_for(leir_status st);
 
 /* ---- JSON -------------------------------------------------------------- */
 
 void tool_json_string(FILE *f, const char *s, size_t n);
+/* {"status":...,"rule":...,"line":...,"column":...,"message":...,"subject":...} */
 void tool_json_error(FILE *f, const leir_error *e, unsigned line_base);
+/* A double with enough digits to read back the same value (shortest of
+ * %.15g..%.17g that round-trips); NaN and infinities as null. */
+void tool_json_double(FILE *f, double v);
+
+/* With --json anywhere on the command line (main sets tool_json_mode), every
+ * error is reported as one object {"line":N,"error":{...}} on stdout, where
+ * N is tool_json_line (the batch line being processed, 0 otherwise), and
+ * nothing goes to stderr. tool_print_error, tool_usage_error and input
+ * errors follow this; commands that print their own error objects set
+ * tool_json_error_printed (tool_json_fail does), so main adds a generic
+ * object only when a failing command printed none. */
+extern bool tool_json_mode;
+extern unsigned tool_json_line;
+extern bool tool_json_error_printed;
+void tool_json_fail(const leir_error *e, unsigned line_base);
 
 /* ---- signatures from the command line ---------------------------------- */
 
