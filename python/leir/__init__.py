@@ -1,0 +1,157 @@
+"""leir: Python bindings of libleir (pure ctypes, numpy for arrays).
+
+Parse and print LEIR programs, check and hash them, enumerate and apply
+optimization steps with their chain of thought, run programs on numpy
+arrays, verify that a step kept the results, and time programs::
+
+    import leir, numpy as np
+    p = leir.parse("B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];")
+    out = leir.run(p, {"A": np.random.randn(2, 8)}, backend="interp")
+    for c in leir.candidates(p):
+        print(c.step, c.exactness, leir.verify(p, c.result, backend="interp").name)
+
+The library is found through $LEIR_LIBRARY, pkg-config, a copy built in
+the source tree, or the dynamic loader (see leir._lib.find_library).
+Errors raise leir.LeirError subclasses (leir.ParseError carries line,
+column and rule). docs/python.md has the tour.
+"""
+
+from __future__ import annotations
+
+from . import _lib
+from .errors import (
+    ArgumentError,
+    CancelledError,
+    CompileError,
+    InternalError,
+    InvalidProgramError,
+    LeirError,
+    LeirIOError,
+    LeirMemoryError,
+    LeirRuntimeError,
+    LeirTimeoutError,
+    LimitError,
+    NoDeviceError,
+    NotApplicableError,
+    NotFoundError,
+    ParseError,
+    ShapeError,
+    SignatureError,
+    UnsupportedError,
+)
+from .program import (
+    DTYPES,
+    Diagnostic,
+    Equation,
+    Expr,
+    Loop,
+    Nest,
+    Program,
+    TensorDecl,
+    load,
+    parse,
+)
+from .run import (
+    NUMPY_DTYPES,
+    Backend,
+    Kernel,
+    Timing,
+    Verdict,
+    backends,
+    bench,
+    lower,
+    run,
+    seeded_inputs,
+    time,
+    verify,
+)
+from .strategy import (
+    Candidate,
+    Explanation,
+    Reason,
+    Step,
+    StrategyInfo,
+    apply,
+    candidates,
+    candidates_json,
+    cot,
+    explain,
+    ground,
+    strategies,
+    strategy_index,
+)
+
+__version__ = "0.1.0"
+#: Version of the loaded libleir ("0.1.0").
+library_version: str = _lib.text(_lib.leir_version())
+#: Path of the loaded libleir.
+library_path: str = _lib.LIBRARY_PATH
+
+
+def __getattr__(name: str):
+    # leir.fx (torch.fx import) is imported only when asked for: torch may
+    # be absent.
+    if name == "fx":
+        import importlib
+
+        return importlib.import_module(".fx", __name__)
+    raise AttributeError(f"module 'leir' has no attribute {name!r}")
+
+
+__all__ = [
+    "LeirError",
+    "ParseError",
+    "InvalidProgramError",
+    "ArgumentError",
+    "ShapeError",
+    "LeirMemoryError",
+    "LeirIOError",
+    "LimitError",
+    "SignatureError",
+    "NotApplicableError",
+    "CompileError",
+    "LeirRuntimeError",
+    "LeirTimeoutError",
+    "NoDeviceError",
+    "UnsupportedError",
+    "NotFoundError",
+    "CancelledError",
+    "InternalError",
+    "DTYPES",
+    "Diagnostic",
+    "Equation",
+    "Expr",
+    "Loop",
+    "Nest",
+    "Program",
+    "TensorDecl",
+    "load",
+    "parse",
+    "Candidate",
+    "Explanation",
+    "Reason",
+    "Step",
+    "StrategyInfo",
+    "apply",
+    "candidates",
+    "candidates_json",
+    "cot",
+    "explain",
+    "ground",
+    "strategies",
+    "strategy_index",
+    "library_version",
+    "library_path",
+    "Backend",
+    "Kernel",
+    "Verdict",
+    "Timing",
+    "backends",
+    "run",
+    "verify",
+    "bench",
+    "time",
+    "seeded_inputs",
+    "lower",
+    "NUMPY_DTYPES",
+]
