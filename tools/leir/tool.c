@@ -258,8 +258,8 @@ void tool_json_fail(const leir_error *e, unsigned line_base) {
 }
 
 void tool_json_double(FILE *f, double v) {
-  if (!isfinite(v)) {
-    fputs("null", f);
+  if (!isfinite(v)) { /* as leir_verify_report_json: JSON has no NaN */
+    fputs(isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"", f);
     return;
   }
   char buf[40];
