@@ -551,9 +551,15 @@ class Expr(_Node):
         return f"<leir.Expr {self.kind} {extra}>".replace("  ", " ").replace(" >", ">")
 
 
-def parse(text: Union[str, bytes], *, strict: bool = False) -> Program:
+def parse(
+    text: Union[str, bytes],
+    *,
+    strict: bool = False,
+    max_depth: Optional[int] = None,
+    max_input_bytes: Optional[int] = None,
+) -> Program:
     """Shorthand for :meth:`Program.parse`."""
-    return Program.parse(text, strict=strict)
+    return Program.parse(text, strict=strict, max_depth=max_depth, max_input_bytes=max_input_bytes)
 
 
 def load(path: Union[str, "os.PathLike[str]"]) -> Program:
