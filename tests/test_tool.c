@@ -579,6 +579,48 @@ START_TEST(test_directory_input_says_so) {
 }
 END_TEST
 
+START_TEST(test_json_doubles_read_back_exactly) {
+  const char *p = write_file("relu.leir", relu);
+  run_result r = RUN(NULL, "bench", "--json", "--backend", "interp", "--runs", "3", "--min-time", "0",
+                     "--warmup", "0", p);
+  ck_assert_int_eq(r.status, 0);
+  static const char *const keys[] = {"\"median_s\":", "\"min_s\":", "\"gflops\":", "\"gbytes_per_s\":"};
+  for (size_t i = 0; i < 4; i++) {
+    const char *at = strstr(r.out, keys[i]);
+    ck_assert_msg(at != NULL, "%s missing in %s", keys[i], r.out);
+    at += strlen(keys[i]);
+    char *end;
+    double v = strtod(at, &end);
+    ck_assert(end > at);
+    /* the text is the value to the last bit: printing it with 17 digits
+     * gives the same double, and so does the text itself */
+    char full[40];
+    snprintf(full, sizeof full, "%.17g", v);
+    ck_assert(strtod(full, NULL) == v);
+    /* timings are quotients: they need 15-17 significant digits, which
+     * %.9g (the old format) cut to 9 */
+    int digits = 0;
+    bool leading = true;
+    for (const char *c = at; c < end && *c != 'e'; c++) {
+      if (*c < '0' || *c > '9') continue;
+      if (*c != '0') leading = false;
+      if (!leading) digits++;
+    }
+    ck_assert_msg(digits >= 15, "%.*s looks rounded (%d digits)", (int)(end - at), at, digits);
+  }
+  done(&r);
+  r = RUN(NULL, "run", "--json", "--backend", "interp", p);
+  ck_assert_int_eq(r.status, 0);
+  const char *t = strstr(r.out, "\"time_s\":");
+  ck_assert_ptr_nonnull(t);
+  t += 9;
+  char *end;
+  (void)strtod(t, &end);
+  ck_assert_msg(end - t >= 16, "time_s %.*s is rounded", (int)(end - t), t);
+  done(&r);
+}
+END_TEST
+
 static Suite *tool_suite(void) {
   Suite *s = suite_create("tool");
   TCase *tc = tcase_create("tool");
@@ -598,6 +640,7 @@ static Suite *tool_suite(void) {
   tcase_add_test(tc, test_short_version_flag);
   tcase_add_test(tc, test_help_lower_lists_what_lower_reads);
   tcase_add_test(tc, test_directory_input_says_so);
+  tcase_add_test(tc, test_json_doubles_read_back_exactly);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -95,9 +95,9 @@ int cmd_bench(int argc, char **argv) {
       if (o.json) {
         printf("{\"program\":");
         tool_json_string(stdout, name, strlen(name));
-        printf(",\"backend\":\"%s\",\"median_s\":%.9g,\"min_s\":%.9g,\"max_s\":%.9g,"
-               "\"mean_s\":%.9g,\"runs\":%u,\"flops\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"gflops\":%.6g,\"gbytes_per_s\":%.6g,\"speedup\":%.6g}\n",
+        printf(",\"backend\":\"%s\",\"median_s\":%.17g,\"min_s\":%.17g,\"max_s\":%.17g,"
+               "\"mean_s\":%.17g,\"runs\":%u,\"flops\":%" PRIu64 ",\"bytes\":%" PRIu64
+               ",\"gflops\":%.17g,\"gbytes_per_s\":%.17g,\"speedup\":%.17g}\n",
                leir_backend_get_name(b), t[i].median_s, t[i].min_s, t[i].max_s, t[i].mean_s,
                t[i].runs, t[i].flops, t[i].bytes, t[i].gflops, t[i].gbytes_per_s, t[i].speedup);
       } else {

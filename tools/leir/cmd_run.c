@@ -120,7 +120,7 @@ int cmd_run(int argc, char **argv) {
       rc = st == LEIR_ERR_RUNTIME || st == LEIR_ERR_TIMEOUT ? EXIT_INVALID : tool_exit_for(st);
     } else {
       if (o.json)
-        printf("{\"status\":\"OK\",\"backend\":\"%s\",\"seed\":%" PRIu64 ",\"set\":%u,\"time_s\":%.9g,\"outputs\":[",
+        printf("{\"status\":\"OK\",\"backend\":\"%s\",\"seed\":%" PRIu64 ",\"set\":%u,\"time_s\":%.17g,\"outputs\":[",
                leir_backend_get_name(b), o.seed, set, t.median_s);
       else
         printf("backend %s, seed %" PRIu64 ", input set %u: %.6f ms\n", leir_backend_get_name(b),
