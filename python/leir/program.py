@@ -226,6 +226,12 @@ class Program:
         call(_lib.leir_program_to_yaml, p._handle, ctypes.byref(out), ctypes.byref(n))
         return _lib.take_string(out, n.value)
 
+    def __reduce__(self) -> Tuple[object, Tuple[str]]:
+        """Pickles as text (a program file when there is a signature)."""
+        if self.signature:
+            return (Program.from_yaml, (self.to_yaml(),))
+        return (Program.parse, (str(self),))
+
     def __repr__(self) -> str:
         if not self._h:
             return "<leir.Program (closed)>"

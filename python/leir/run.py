@@ -255,13 +255,14 @@ class Kernel:
 
     def run(
         self,
-        inputs: Optional[Mapping[str, Any]] = None,
+        inputs: Union[Mapping[str, Any], Sequence[Any], None] = None,
         *,
         out: Optional[Mapping[str, np.ndarray]] = None,
         **kw_inputs: Any,
     ) -> Dict[str, np.ndarray]:
         """Runs once. ``inputs`` maps every input name to an array (or
-        anything numpy converts) of the declared shape; values of another
+        anything numpy converts) of the declared shape (a list or tuple
+        gives the arrays in signature order); values of another
         numeric dtype are converted, non-contiguous arrays copied to C order.
         Returns ``{output name: array}`` in signature order. ``out`` may
         give arrays to write outputs into (declared dtype and shape,
@@ -271,6 +272,14 @@ class Kernel:
         :class:`leir.LeirTimeoutError` from the run."""
         if not self._h:
             raise ValueError("the kernel was closed")
+        if isinstance(inputs, (list, tuple)):  # arrays in signature order
+            if len(inputs) != len(self.inputs):
+                raise ArgumentError(
+                    f"expected {len(self.inputs)} input array(s) "
+                    f"({', '.join(d.name for d in self.inputs) or 'none'}), got {len(inputs)}",
+                    rule="run.buffer-count",
+                )
+            inputs = {d.name: a for d, a in zip(self.inputs, inputs)}
         given: Dict[str, Any] = dict(inputs or {})
         given.update(kw_inputs)
         names = {d.name for d in self.inputs}
@@ -321,7 +330,7 @@ class Kernel:
 
 def run(
     program: Program,
-    inputs: Optional[Mapping[str, Any]] = None,
+    inputs: Union[Mapping[str, Any], Sequence[Any], None] = None,
     *,
     backend: BackendLike = None,
     out: Optional[Mapping[str, np.ndarray]] = None,

@@ -173,3 +173,14 @@ def test_version() -> None:
     assert leir.library_version == "0.1.0"
     assert leir.library_path
     assert ctypes.sizeof(_lib.Timing) == 8 * 4 + 8 + 16 + 8 * 3 + 8 * 6
+
+
+def test_programs_pickle() -> None:
+    import pickle
+
+    p = leir.parse(SOFTMAX)
+    assert pickle.loads(pickle.dumps(p)) == p
+    p.set_signature({"A": ("f64", (2, 8))}, {"C": ("f64", (2, 8))})
+    p.name = "softmax"
+    q = pickle.loads(pickle.dumps(p))
+    assert q == p and q.name == "softmax"

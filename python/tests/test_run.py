@@ -204,3 +204,11 @@ def test_closing_a_backend_closes_its_kernels(relu: leir.Program) -> None:
     b.close()
     with pytest.raises(ValueError):
         k.run(A=np.zeros((2, 8)))
+
+
+def test_inputs_as_a_sequence_in_signature_order(interp) -> None:
+    p = leir.parse("L^{3}_{a=0}[D^{f64,g}_{a}=A^{f64,g}_{a}-C^{f64,g}_{a};];")
+    out = leir.run(p, [np.array([5.0, 6, 7]), np.array([1.0, 1, 1])], backend=interp)
+    np.testing.assert_array_equal(out["D"], [4, 5, 6])
+    with pytest.raises(leir.ArgumentError):
+        leir.run(p, [np.zeros(3)], backend=interp)
