@@ -88,7 +88,7 @@ library_version: str = _lib.text(_lib.leir_version())
 library_path: str = _lib.LIBRARY_PATH
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # leir.fx (torch.fx import) is imported only when asked for: torch may
     # be absent.
     if name == "fx":

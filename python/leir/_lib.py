@@ -29,7 +29,7 @@ from ctypes import (
     c_void_p,
 )
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, List, Optional
 
 SONAME = "libleir.so.0"
 
@@ -128,7 +128,7 @@ def has(name: str) -> bool:
     return hasattr(lib, name)
 
 
-def _fn(name: str, restype, *argtypes) -> Callable:
+def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
     f = getattr(lib, name)
     f.restype = restype
     f.argtypes = list(argtypes)

@@ -431,7 +431,7 @@ class _Node:
         self._ptr = ptr
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._ptr == self._ptr  # type: ignore[attr-defined]
+        return isinstance(other, _Node) and type(other) is type(self) and other._ptr == self._ptr
 
     def __hash__(self) -> int:
         return hash((type(self), self._ptr))
@@ -529,7 +529,7 @@ class Expr(_Node):
     @property
     def dtype(self) -> str:
         """Tensor: the superscript dtype."""
-        return DTYPES[_lib.leir_expr_dtype(self._ptr)]
+        return DTYPES[int(_lib.leir_expr_dtype(self._ptr))]
 
     @property
     def scope(self) -> str:

@@ -6,7 +6,7 @@ import ctypes
 import json
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class Backend:
                 if b is not None:
                     self._keep.append(b)
                 setattr(o, k, b)
-            elif k in {f for f, _ in _lib.BackendOptions._fields_} and k != "size":
+            elif k in {f[0] for f in _lib.BackendOptions._fields_} and k != "size":
                 setattr(o, k, v)
             else:
                 raise TypeError(f"unknown backend option {k!r}")
@@ -297,7 +297,7 @@ class Kernel:
             raise ArgumentError(f"out names unknown output(s) {', '.join(bad)}", rule="run.buffer-name", subject=bad[0])
         arrays: List[np.ndarray] = []
         results: Dict[str, np.ndarray] = {}
-        write_back: List[tuple] = []
+        write_back: List[Tuple[np.ndarray, np.ndarray]] = []
         for d in self.buffers:
             if d.role == "input":
                 if d.name not in given:
@@ -477,7 +477,7 @@ def _bench_options(options: Mapping[str, Any]) -> _lib.BenchOptions:
     for k, v in options.items():
         if k == "no_flush":
             o.flags |= _BENCH_NO_FLUSH if v else 0
-        elif k in {f for f, _ in _lib.BenchOptions._fields_} and k != "size":
+        elif k in {f[0] for f in _lib.BenchOptions._fields_} and k != "size":
             setattr(o, k, v)
         else:
             raise TypeError(f"unknown timing option {k!r}")

@@ -159,7 +159,8 @@ class Step:
     @property
     def json(self) -> Dict[str, Any]:
         """The JSON form as a dict."""
-        return json.loads(self.to_json())
+        out: Dict[str, Any] = json.loads(self.to_json())
+        return out
 
 
 StepLike = Union[Step, str, bytes, Dict[str, Any]]
@@ -277,7 +278,8 @@ def candidates_json(
     lst = _CandidateList(h, program)
     out, n = out_ptr(), ctypes.c_size_t()
     call(_lib.leir_candidates_to_json, lst._h, 1 if results else 0, ctypes.byref(out), ctypes.byref(n))
-    return json.loads(_lib.take_string(out, n.value))
+    rows: List[Dict[str, Any]] = json.loads(_lib.take_string(out, n.value))
+    return rows
 
 
 def apply(program: Program, step: StepLike, *, with_class: bool = False) -> Any:
