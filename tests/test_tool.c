@@ -483,7 +483,8 @@ START_TEST(test_json_errors_in_every_strategy_command) {
   run_result r = RUN("B^{2}_{tx=0}[C^{f64,g}_{tx}=1;];\nB^{2}_{tx=0}[C^{f64,g}_{tx}=1;]x\n",
                      "candidates", "--lines", "--json", "--no-result", "-");
   ck_assert_int_eq(r.status, 1);
-  ck_assert_ptr_nonnull(strstr(r.out, "{\"line\":2,\"error\":{\"status\":\"LEIR_ERR_PARSE\""));
+  ck_assert_ptr_nonnull(
+      strstr(r.out, "{\"line\":2,\"file\":\"<stdin>\",\"error\":{\"status\":\"LEIR_ERR_PARSE\""));
   done(&r);
   /* a program that parses but fails its checks */
   const char *rl = write_file("relu.leir", relu);
@@ -621,6 +622,31 @@ START_TEST(test_json_doubles_read_back_exactly) {
 }
 END_TEST
 
+START_TEST(test_json_errors_in_run_commands) {
+  const char *good = write_file("relu.leir", relu);
+  const char *bad = write_file("bad.leir", "L^{2}_{a=0}[C^{f64,g}_{a}=;];");
+  run_result r = RUN(NULL, "verify", "--json", "--backend", "interp", good, bad);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(json_error_status(r.out, NULL, 0), "LEIR_ERR_PARSE");
+  char want[300];
+  snprintf(want, sizeof want, "\"file\":\"%s\"", bad);
+  ck_assert_ptr_nonnull(strstr(r.out, want));
+  done(&r);
+  r = RUN(NULL, "verify", "--json", "--backend", "nope", good, good);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_str_eq(json_error_status(r.out, NULL, 0), "LEIR_ERR_NOT_FOUND");
+  done(&r);
+  r = RUN(NULL, "run", "--json", "--backend", "interp", tmpdir);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_str_eq(json_error_status(r.out, NULL, 0), "LEIR_ERR_IO");
+  done(&r);
+  r = RUN(NULL, "bench", "--json", "--frobnicate", good);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_str_eq(json_error_status(r.out, NULL, 0), "LEIR_ERR_ARGUMENT");
+  done(&r);
+}
+END_TEST
+
 static Suite *tool_suite(void) {
   Suite *s = suite_create("tool");
   TCase *tc = tcase_create("tool");
@@ -641,6 +667,7 @@ static Suite *tool_suite(void) {
   tcase_add_test(tc, test_help_lower_lists_what_lower_reads);
   tcase_add_test(tc, test_directory_input_says_so);
   tcase_add_test(tc, test_json_doubles_read_back_exactly);
+  tcase_add_test(tc, test_json_errors_in_run_commands);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
     snprintf(msg, sizeof msg, "the command failed (exit status %d; details on standard error)", rc);
     leir_error generic = {rc == EXIT_USAGE ? LEIR_ERR_ARGUMENT : LEIR_ERR_INTERNAL, msg,
                           rc == EXIT_USAGE ? "usage" : "internal", "", 0, 0};
-    tool_json_fail(e->status != LEIR_OK ? e : &generic, 0);
+    tool_json_fail(NULL, e->status != LEIR_OK ? e : &generic, 0);
   }
   if (fflush(stdout) != 0) return EXIT_INTERNAL;
   return rc;

@@ -13,9 +13,9 @@ bool tool_json_error_printed;
 
 /* An error of the tool itself (no library call failed): usage, input. */
 static void json_tool_error(leir_status st, const char *rule, const char *subject,
-                            const char *message) {
+                            const char *file, const char *message) {
   leir_error e = {st, message, rule, subject ? subject : "", 0, 0};
-  tool_json_fail(&e, 0);
+  tool_json_fail(file, &e, 0);
 }
 
 void tool_args_init(tool_args *a, const char *cmd, int argc, char **argv) {
@@ -56,7 +56,7 @@ int tool_usage_error(const char *cmd, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (tool_json_mode)
-    json_tool_error(LEIR_ERR_ARGUMENT, "usage", cmd, msg);
+    json_tool_error(LEIR_ERR_ARGUMENT, "usage", cmd, NULL, msg);
   else
     fprintf(stderr, "leir %s: %s\n(see 'leir help %s')\n", cmd, msg, cmd);
   return EXIT_USAGE;
@@ -65,7 +65,7 @@ int tool_usage_error(const char *cmd, const char *fmt, ...) {
 /* An input that cannot be read: FILE: error: MESSAGE, or a JSON object. */
 static void input_error(const char *path, const char *message) {
   if (tool_json_mode) {
-    json_tool_error(LEIR_ERR_IO, "io", tool_label(path), message);
+    json_tool_error(LEIR_ERR_IO, "io", tool_label(path), tool_label(path), message);
     return;
   }
   fprintf(stderr, "%s: error: %s\n", tool_label(path), message);
@@ -145,7 +145,7 @@ int tool_exit_for(leir_status st) {
 int tool_unknown_strategy(const char *cmd) {
   const leir_error *e = leir_error_last();
   if (tool_json_mode)
-    tool_json_fail(e, 0);
+    tool_json_fail(NULL, e, 0);
   else
     fprintf(stderr, "leir %s: %s\n", cmd, e->message);
   return EXIT_USAGE;
@@ -200,7 +200,7 @@ int tool_for_each_line(const char *path, tool_line_fn fn, void *payload) {
 
 void tool_print_error(const char *label, unsigned line_base, const leir_error *e) {
   if (tool_json_mode) {
-    tool_json_fail(e, line_base);
+    tool_json_fail(label, e, line_base);
     return;
   }
   if (e->line)
@@ -250,8 +250,14 @@ void tool_json_error(FILE *f, const leir_error *e, unsigned line_base) {
   fputc('}', f);
 }
 
-void tool_json_fail(const leir_error *e, unsigned line_base) {
-  printf("{\"line\":%u,\"error\":", tool_json_line);
+void tool_json_fail(const char *file, const leir_error *e, unsigned line_base) {
+  printf("{\"line\":%u,", tool_json_line);
+  if (file) {
+    printf("\"file\":");
+    tool_json_string(stdout, file, strlen(file));
+    putchar(',');
+  }
+  printf("\"error\":");
   tool_json_error(stdout, e, line_base);
   printf("}\n");
   tool_json_error_printed = true;

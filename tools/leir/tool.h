@@ -97,13 +97,15 @@ void tool_json_double(FILE *f, double v);
  * error is reported as one object {"line":N,"error":{...}} on stdout, where
  * N is tool_json_line (the batch line being processed, 0 otherwise), and
  * nothing goes to stderr. tool_print_error, tool_usage_error and input
- * errors follow this; commands that print their own error objects set
+ * errors follow this (with "file" after "line" when the error concerns an
+ * input: {"line":N,"file":"x.leir","error":{...}}); commands that print
+ * their own error objects set
  * tool_json_error_printed (tool_json_fail does), so main adds a generic
  * object only when a failing command printed none. */
 extern bool tool_json_mode;
 extern unsigned tool_json_line;
 extern bool tool_json_error_printed;
-void tool_json_fail(const leir_error *e, unsigned line_base);
+void tool_json_fail(const char *file, const leir_error *e, unsigned line_base);
 
 /* ---- signatures from the command line ---------------------------------- */
 
