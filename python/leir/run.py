@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _defaults, _lib
-from .errors import ArgumentError, ShapeError, call, error_for, out_ptr
+from .errors import ArgumentError, LimitError, ShapeError, call, error_for, out_ptr
 from .program import DTYPES, Program, TensorDecl, _bytes, _decl_from_c
 
 __all__ = [
@@ -343,11 +343,21 @@ def run(
         return k.run(inputs, out=out, **kw_inputs)
 
 
-def seeded_inputs(program: Program, seed: int = 1, set: int = 0) -> Dict[str, np.ndarray]:
+def seeded_inputs(
+    program: Program, seed: int = 1, set: int = 0, *, max_bytes: int = 1 << 30
+) -> Dict[str, np.ndarray]:
     """The inputs verification uses: input set ``set`` of ``seed`` (0
     standard normal, 1 normal x 10, 2 uniform [-1, 1]; integer inputs in
-    the valid range of the dimension they index)."""
+    the valid range of the dimension they index). Signatures needing more
+    than ``max_bytes`` in all raise :class:`leir.LimitError` before
+    anything is allocated."""
     sig = program.effective_signature()
+    total = sum(d.size * NUMPY_DTYPES[d.dtype].itemsize for d in sig)
+    if total > max_bytes:
+        raise LimitError(
+            f"the program's buffers need {total} bytes, above max_bytes={max_bytes}",
+            rule="limit.buffer-bytes",
+        )
     arrays = [np.zeros(d.shape, dtype=NUMPY_DTYPES[d.dtype]) for d in sig]
     ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
     p = program

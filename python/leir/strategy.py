@@ -163,10 +163,12 @@ class Step:
         return out
 
 
-StepLike = Union[Step, str, bytes, Dict[str, Any]]
+StepLike = Union[Step, "Candidate", str, bytes, Dict[str, Any]]
 
 
 def _step(step: StepLike) -> Step:
+    if isinstance(step, Candidate):
+        return step.step
     return step if isinstance(step, Step) else Step(step)
 
 
@@ -283,7 +285,8 @@ def candidates_json(
 
 
 def apply(program: Program, step: StepLike, *, with_class: bool = False) -> Any:
-    """Applies one step (text, JSON, dict or :class:`Step`); it must be a
+    """Applies one step (text, JSON, dict, :class:`Step` or
+    :class:`Candidate`); it must be a
     candidate of the program. Returns the new program, or ``(program,
     exactness)`` with ``with_class``. Raises
     :class:`leir.NotApplicableError` (``rule`` names the failed

@@ -212,3 +212,10 @@ def test_inputs_as_a_sequence_in_signature_order(interp) -> None:
     np.testing.assert_array_equal(out["D"], [4, 5, 6])
     with pytest.raises(leir.ArgumentError):
         leir.run(p, [np.zeros(3)], backend=interp)
+
+
+def test_seeded_inputs_refuse_huge_signatures() -> None:
+    p = leir.parse("L^{4}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];")
+    p.set_signature({"A": ("f64", (100000, 100000))}, {"C": ("f64", 4)})
+    with pytest.raises(leir.LimitError):
+        leir.seeded_inputs(p)

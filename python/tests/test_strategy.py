@@ -142,3 +142,9 @@ def test_unparsable_program_never_reaches_candidates() -> None:
     with pytest.raises(leir.ParseError):
         leir.candidates(leir.parse(NESTED_BAD))
     assert json.loads(json.dumps(leir.candidates_json(leir.parse(RELU))))
+
+
+def test_candidates_are_steps_too(rowsum: leir.Program) -> None:
+    c = leir.candidates(rowsum, "loop_split")[0]
+    assert leir.apply(rowsum, c) == c.result
+    assert leir.cot(rowsum, c) == c.cot()
