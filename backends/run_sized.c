@@ -34,7 +34,7 @@ leir_status leir_kernel_run_sized(leir_kernel *kernel, void *const *buffers, con
                        "the kernel takes %zu buffers (its signature), got %zu", want_n, n);
   for (size_t i = 0; i < n; i++) {
     leir_tensor_decl d;
-    size_t want;
+    size_t want = 0;
     leir_status st = leir_kernel_buffer(kernel, i, &d);
     if (st == LEIR_OK) st = leir_kernel_buffer_bytes(kernel, i, &want);
     if (st != LEIR_OK) return st;
