@@ -1,7 +1,6 @@
 #include "tool.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,19 +260,6 @@ void tool_json_fail(const char *file, const leir_error *e, unsigned line_base) {
   tool_json_error(stdout, e, line_base);
   printf("}\n");
   tool_json_error_printed = true;
-}
-
-void tool_json_double(FILE *f, double v) {
-  if (!isfinite(v)) { /* as leir_verify_report_json: JSON has no NaN */
-    fputs(isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"", f);
-    return;
-  }
-  char buf[40];
-  for (int digits = 15; digits <= 17; digits++) {
-    snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  fputs(buf, f);
 }
 
 /* ---- signature options --------------------------------------------------- */

@@ -88,10 +88,6 @@ int tool_exit_for(leir_status st);
 void tool_json_string(FILE *f, const char *s, size_t n);
 /* {"status":...,"rule":...,"line":...,"column":...,"message":...,"subject":...} */
 void tool_json_error(FILE *f, const leir_error *e, unsigned line_base);
-/* A double with enough digits to read back the same value (shortest of
- * %.15g..%.17g that round-trips); NaN and infinities as the strings "nan",
- * "inf", "-inf" (as in leir_verify_report_json). */
-void tool_json_double(FILE *f, double v);
 
 /* With --json anywhere on the command line (main sets tool_json_mode), every
  * error is reported as one object {"line":N,"error":{...}} on stdout, where
