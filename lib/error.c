@@ -80,3 +80,12 @@ void leir__error_save(leir__error_state *s) {
 void leir__error_restore(const leir__error_state *s) {
   leir__error_set(s->status, s->rule, s->subject, s->line, s->column, s->message);
 }
+
+leir_status leir__error_arg(const char *subject, const char *fmt, ...) {
+  char buf[MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return leir__error_set(LEIR_ERR_ARGUMENT, "argument", subject, 0, 0, buf);
+}

@@ -68,9 +68,9 @@ LEIR_API int leir_version_number(void);
   X(ERR_INTERNAL, -16, "internal error")
 
 typedef enum leir_status {
-#define LEIR__STATUS_ENUM(name, value, msg) LEIR_##name = value,
-  LEIR_STATUS_TABLE(LEIR__STATUS_ENUM)
-#undef LEIR__STATUS_ENUM
+#define LEIR_STATUS_ENUM_ENTRY(name, value, msg) LEIR_##name = value,
+  LEIR_STATUS_TABLE(LEIR_STATUS_ENUM_ENTRY)
+#undef LEIR_STATUS_ENUM_ENTRY
 } leir_status;
 
 /* "LEIR_ERR_PARSE" etc.; static storage; "LEIR_UNKNOWN_STATUS" if unknown. */

@@ -35,6 +35,13 @@ typedef struct leir_cuda_options {
 
 #define LEIR_CUDA_OPTIONS_INIT { (uint32_t)sizeof(leir_cuda_options), 0u, NULL, NULL }
 
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_CUDA_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_cuda_options_init(leir_cuda_options *opts, size_t size);
+
 /* Lowers a program to CUDA C: one kernel per top-level nest. The program
  * must pass leir_program_check (against its signature, or an inferred one).
  * *source receives the CUDA C text and *report (may be NULL) the lowering
@@ -108,6 +115,13 @@ typedef struct leir_cuda_timing_options {
 } leir_cuda_timing_options;
 
 #define LEIR_CUDA_TIMING_OPTIONS_INIT { (uint32_t)sizeof(leir_cuda_timing_options), 3u, 10u, 50.0, 1 }
+
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_CUDA_TIMING_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_cuda_timing_options_init(leir_cuda_timing_options *opts, size_t size);
 
 /* Times the program's kernels with CUDA events (verification.md §4): all
  * kernels of one run between two events, warm-up runs first, an L2 flush

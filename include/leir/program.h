@@ -37,6 +37,13 @@ typedef struct leir_parse_options {
 #define LEIR_PARSE_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_parse_options), 0u, (uint64_t)256 << 20, 200u }
 
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_PARSE_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_parse_options_init(leir_parse_options *opts, size_t size);
+
 /* Parses LEIR text (`len` bytes; need not be NUL-terminated; NUL bytes are
  * errors). `opts` may be NULL for strict defaults. On success *out is a new
  * program (caller frees with leir_program_free). On failure *out is NULL and
@@ -149,6 +156,13 @@ typedef struct leir_check_options {
 #define LEIR_CHECK_OPTIONS_INIT                                                              \
   { (uint32_t)sizeof(leir_check_options), 32u, (int64_t)2147483647, (uint64_t)1 << 44,     \
     (uint64_t)1 << 46, (uint64_t)1 << 36 }
+
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_CHECK_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_check_options_init(leir_check_options *opts, size_t size);
 
 /* One finding of the checker. Strings are borrowed from the list. */
 typedef struct leir_diagnostic {
@@ -296,6 +310,13 @@ typedef struct leir_walk_callbacks {
 } leir_walk_callbacks;
 
 #define LEIR_WALK_CALLBACKS_INIT { (uint32_t)sizeof(leir_walk_callbacks), 0, 0, 0, 0 }
+
+/** Fills the first `size` bytes of `*callbacks` with the defaults of LEIR_WALK_CALLBACKS_INIT
+ * and sets `callbacks->size` to `size`; pass `sizeof *callbacks` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`callbacks` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_walk_callbacks_init(leir_walk_callbacks *callbacks, size_t size);
 
 LEIR_API int leir_program_walk(const leir_program *program, const leir_walk_callbacks *callbacks,
                                void *payload);

@@ -75,6 +75,13 @@ typedef struct leir_backend_options {
   { (uint32_t)sizeof(leir_backend_options), 0u, NULL, NULL, NULL, 0, 0u, 10.0, 120.0,      \
     (uint64_t)8 << 30, (uint64_t)1 << 30, (uint64_t)1 << 36 }
 
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_BACKEND_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_backend_options_init(leir_backend_options *opts, size_t size);
+
 /* Number of backends compiled into this build, and their names ("interp",
  * "cpu", then "cuda" when built); static storage; NULL when i is out of
  * range. A listed backend may still fail to open (no compiler, no device). */
@@ -180,9 +187,9 @@ LEIR_API leir_status leir_program_fill_inputs(const leir_program *program, uint6
   X(TIMEOUT, "exceeded the time limit")
 
 typedef enum leir_verdict {
-#define LEIR__VERDICT_ENUM(name, msg) LEIR_VERDICT_##name,
-  LEIR_VERDICT_TABLE(LEIR__VERDICT_ENUM)
-#undef LEIR__VERDICT_ENUM
+#define LEIR_VERDICT_ENUM_ENTRY(name, msg) LEIR_VERDICT_##name,
+  LEIR_VERDICT_TABLE(LEIR_VERDICT_ENUM_ENTRY)
+#undef LEIR_VERDICT_ENUM_ENTRY
   LEIR_VERDICT_COUNT
 } leir_verdict;
 
@@ -212,6 +219,13 @@ typedef struct leir_verify_options {
 
 #define LEIR_VERIFY_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_verify_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0 }
+
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_VERIFY_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_verify_options_init(leir_verify_options *opts, size_t size);
 
 /* Comparison of one output over all input sets. */
 typedef struct leir_output_report {
@@ -323,6 +337,13 @@ typedef struct leir_bench_options {
 
 #define LEIR_BENCH_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_bench_options), 0u, 3u, 10u, 10000u, 0.05, 60.0, LEIR_SEED_DEFAULT }
+
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_BENCH_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_bench_options_init(leir_bench_options *opts, size_t size);
 
 typedef struct leir_timing {
   double median_s, min_s, max_s, mean_s;

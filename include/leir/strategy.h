@@ -33,10 +33,6 @@ extern "C" {
  * Catalogue
  * ====================================================================== */
 
-/* Number of strategies in the catalogue (44). Indices are 0..count-1 and
- * follow spec/strategies.md §2. */
-#define LEIR_STRATEGY_COUNT 44
-
 typedef enum leir_level {
   LEIR_LEVEL_GRAPH = 0, /* rewrites the sequence of nests */
   LEIR_LEVEL_OPERATOR,  /* rewrites the loops of one nest */
@@ -60,6 +56,8 @@ typedef struct leir_strategy_info {
   int implemented;         /* 1 when this build can enumerate and apply it */
 } leir_strategy_info;
 
+/** Number of strategies in the catalogue (44 in this version; later versions
+ * may append rows). Indices are 0..count-1 and follow spec/strategies.md §2. */
 LEIR_API size_t leir_strategy_count(void);
 
 /* Row `index` of the catalogue (static storage), or NULL when out of range. */
@@ -137,6 +135,13 @@ typedef struct leir_candidates_options {
 
 #define LEIR_CANDIDATES_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_candidates_options), -1, 8u, 0u }
+
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_CANDIDATES_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_candidates_options_init(leir_candidates_options *opts, size_t size);
 
 typedef struct leir_candidates leir_candidates;
 
