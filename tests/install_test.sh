@@ -39,6 +39,10 @@ for l in -lleir -lyaml -lxxhash -lm -ldl -lpthread; do
   case " $static " in *" $l "*) ;; *) echo "pkg-config --static --libs leir lacks $l: $static" >&2; exit 1 ;; esac
 done
 case $flags in *"$dest"*) ;; *) echo "pkg-config does not point into $dest: $flags" >&2; exit 1 ;; esac
+case " $(pkg-config --cflags leir) " in
+  *" -I$dest$prefix/include "*) ;;
+  *) echo "pkg-config --cflags leir lacks -I$dest$prefix/include" >&2; exit 1 ;;
+esac
 extra=
 [ "$sanitize" = none ] || extra="-fsanitize=$sanitize"
 # shellcheck disable=SC2086 # word splitting of the flags is intended
