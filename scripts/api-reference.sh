@@ -30,4 +30,4 @@ doxygen_xml "$tmp"
 mkdir -p "$out"
 rm -f "$out"/*.md
 LEIR_SOURCE_ROOT=$root python3 "$root/scripts/api_reference.py" "$tmp/xml" "$out"
-echo "api-reference: wrote $(ls "$out" | wc -l) pages to $out"
+echo "api-reference: wrote the pages of $out"

@@ -67,6 +67,7 @@ fails=0
 expect() {
   old=${3:-base}
   rc=0
+  # shellcheck disable=SC2086 # the optional list is absent or one word
   sh "$check" --compare "$tmp/$old/libleir.so.0" "$tmp/$1/libleir.so.0" "$tmp/$1" ${4:-} \
     > "$tmp/$1.out" 2>&1 || rc=$?
   if [ "$rc" -ne "$2" ]; then

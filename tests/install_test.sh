@@ -57,7 +57,7 @@ LD_LIBRARY_PATH="$dest$libdir" "$dest$prefix/bin/leir" --version | grep -q "^lei
 # directory holding only the archive comes first, so the linker takes it
 mkdir "$dest/static"
 cp "$dest$libdir/libleir.a" "$dest/static/"
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086,SC2046 # word splitting of the flags is intended
 $cc $extra -std=c11 -Wall -Wextra -Werror "$src/examples/program_api.c" \
   $(pkg-config --cflags leir) -L"$dest/static" $static -o "$dest/program_api_static"
 if readelf -d "$dest/program_api_static" | grep -q 'NEEDED.*libleir'; then
@@ -69,6 +69,7 @@ cmp -s "$dest/out.txt" "$dest/out_static.txt" || { echo "static and shared examp
 
 # the experimental tier refuses to compile without LEIR_EXPERIMENTAL
 printf '#include <leir/experimental/experimental.h>\nint main(void) { return 0; }\n' > "$dest/exp.c"
+# shellcheck disable=SC2046
 if $cc -std=c11 -c $(pkg-config --cflags leir) "$dest/exp.c" -o "$dest/exp.o" 2>/dev/null; then
   echo "leir/experimental/ compiled without LEIR_EXPERIMENTAL" >&2
   exit 1
