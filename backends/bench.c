@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "options.h"
 
 /* Bytes touched to evict the caches: twice the last-level cache, clamped
  * to [4 MiB, 64 MiB] (virtual machines often report the host's whole L3,
@@ -105,14 +106,8 @@ leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const
 }
 
 static leir_status read_bench_options(leir_bench_options *o, const leir_bench_options *in) {
-  leir_bench_options d = LEIR_BENCH_OPTIONS_INIT;
-  *o = d;
-  if (!in) return LEIR_OK;
-  if (in->size < offsetof(leir_bench_options, seed))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_bench_options.size is too small (use LEIR_BENCH_OPTIONS_INIT)");
-  memcpy(o, in, in->size < sizeof *o ? in->size : sizeof *o);
-  o->size = sizeof *o;
+  leir_status st = LEIR__OPTIONS_READ(leir_bench_options, o, in, LEIR_BENCH_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
   if (o->max_runs < 1 || o->max_runs > 1000000 || o->min_runs > o->max_runs)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
                        "need 1 <= min_runs <= max_runs <= 1000000");

@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "options.h"
 
 static const leir__backend_ops *const registry[] = {
     &leir__interp_ops,
@@ -29,28 +30,20 @@ static char *dup_or_null(const char *s) {
 /* Copies caller options over the defaults, honouring an older, smaller
  * struct (fields it lacks keep their defaults). */
 static leir_status read_options(leir_backend_options *o, const leir_backend_options *in) {
-  leir_backend_options d = LEIR_BACKEND_OPTIONS_INIT;
-  *o = d;
-  if (!in) return LEIR_OK;
-  if (in->size < offsetof(leir_backend_options, timeout_s))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_backend_options.size is too small (use LEIR_BACKEND_OPTIONS_INIT)");
-  memcpy(o, in, in->size < sizeof *o ? in->size : sizeof *o);
-  o->size = sizeof *o;
+  leir_status st = LEIR__OPTIONS_READ(leir_backend_options, o, in, LEIR_BACKEND_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
   if (!(o->timeout_s > 0) || !(o->compile_timeout_s > 0))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "timeouts must be positive numbers of seconds");
+    return leir__error_arg(NULL, "timeouts must be positive numbers of seconds");
   if (o->memory_limit_bytes == 0 || o->max_buffer_bytes == 0 || o->max_evaluations == 0)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "memory, buffer and evaluation limits must be positive");
+    return leir__error_arg(NULL, "memory, buffer and evaluation limits must be positive");
   if (o->threads > 4096)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "threads: at most 4096");
+    return leir__error_arg(NULL, "threads: at most 4096");
   return LEIR_OK;
 }
 
 leir_status leir_backend_open(leir_backend **out, const char *name,
                               const leir_backend_options *opts) {
-  if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   if (!name) name = "cpu";
   const leir__backend_ops *ops = NULL;
@@ -114,7 +107,7 @@ const char *leir_backend_compile_log(const leir_backend *b) {
 
 leir_status leir_backend_lower(leir_backend *b, const leir_program *p, char **out,
                                size_t *out_len) {
-  if (!b || !p || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!b || !p || !out) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   if (out_len) *out_len = 0;
   leir_kernel *k = NULL;

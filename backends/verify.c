@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "compare.h"
 #include "error.h"
+#include "options.h"
 #include "semantics.h"
 
 /* The report and the memory behind its strings. */
@@ -307,14 +308,8 @@ static void collect_notes(report *r, leir_kernel *const *ks) {
 }
 
 static leir_status read_verify_options(leir_verify_options *o, const leir_verify_options *in) {
-  leir_verify_options d = LEIR_VERIFY_OPTIONS_INIT;
-  *o = d;
-  if (!in) return LEIR_OK;
-  if (in->size < offsetof(leir_verify_options, rtol))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_verify_options.size is too small (use LEIR_VERIFY_OPTIONS_INIT)");
-  memcpy(o, in, in->size < sizeof *o ? in->size : sizeof *o);
-  o->size = sizeof *o;
+  leir_status st = LEIR__OPTIONS_READ(leir_verify_options, o, in, LEIR_VERIFY_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
   if (o->input_sets < 1 || o->input_sets > 64)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
                        "input_sets must be between 1 and 64");

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "catalogue.h"
 #include "jsonl.h"
 #include "leir/leir.h"
 

@@ -21,6 +21,7 @@
 
 #include "analysis.h"
 #include "error.h"
+#include "options.h"
 
 typedef struct ctx {
   leir__analysis *a;
@@ -730,13 +731,9 @@ static void free_ctx(ctx *c) { leir__arena_release(&c->scratch); }
 static leir_status setup(ctx *c, const leir_program *p, const leir__decl *sig, uint32_t nsig,
                          const leir_check_options *opts, leir_diagnostics *diags) {
   memset(c, 0, sizeof *c);
-  leir_check_options o = LEIR_CHECK_OPTIONS_INIT;
-  if (opts) {
-    if (opts->size < sizeof(leir_check_options))
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_check_options.size is too small (use LEIR_CHECK_OPTIONS_INIT)");
-    o = *opts;
-  }
+  leir_check_options o;
+  leir_status ost = LEIR__OPTIONS_READ(leir_check_options, &o, opts, LEIR_CHECK_OPTIONS_INIT);
+  if (ost != LEIR_OK) return ost;
   if (o.max_loop_depth > LEIR__MAX_LOOPS || o.max_loop_depth == 0) o.max_loop_depth = LEIR__MAX_LOOPS;
   c->o = o;
   c->p = p;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "leir/common.h"
 
 const char *leir_version(void) { return LEIR_VERSION_STRING; }
@@ -55,9 +56,12 @@ size_t leir_dtype_size(leir_dtype dtype) {
 }
 
 leir_status leir_dtype_from_name(const char *name, leir_dtype *out) {
-  if (!name || !out) return LEIR_ERR_ARGUMENT;
+  if (!name || !out) return leir__error_arg(NULL, "NULL argument");
   int d = leir__dtype_of(name, strlen(name));
-  if (d < 0) return LEIR_ERR_ARGUMENT;
+  if (d < 0)
+    return leir__error_arg(name,
+                           "unknown dtype '%s' (f16, bf16, f32, f64, i8, i16, i32, i64, u8, bool)",
+                           name);
   *out = (leir_dtype)d;
   return LEIR_OK;
 }

@@ -91,3 +91,12 @@ void leir__error_restore(const leir__error_state *s) {
    * caller comparing sequences sees that nothing was recorded for it. */
   last_error.sequence = s->sequence;
 }
+
+leir_status leir__error_arg(const char *subject, const char *fmt, ...) {
+  char buf[MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return leir__error_set(LEIR_ERR_ARGUMENT, "argument", subject, 0, 0, buf);
+}

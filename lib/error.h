@@ -33,4 +33,8 @@ typedef struct leir__error_state {
 void leir__error_save(leir__error_state *s);
 void leir__error_restore(const leir__error_state *s);
 
+/* An invalid argument: LEIR_ERR_ARGUMENT with rule "argument" and no
+ * position; `subject` (may be NULL) names the argument's value or struct. */
+leir_status leir__error_arg(const char *subject, const char *fmt, ...) LEIR__PRINTF(2, 3);
+
 #endif

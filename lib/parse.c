@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "options.h"
 #include "ir.h"
 
 typedef struct parser {
@@ -790,14 +791,8 @@ static leir_status build_line_table(leir_program *p, const char *text, size_t le
 }
 
 leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_options *o) {
-  *o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
-  if (!opts) return LEIR_OK;
-  if (opts->size < offsetof(leir_parse_options, max_depth) + sizeof(uint32_t))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_parse_options.size is too small (use LEIR_PARSE_OPTIONS_INIT)");
-  /* copy only what the caller's struct has (older, smaller versions) */
-  memcpy(o, opts, opts->size < sizeof *o ? opts->size : sizeof *o);
-  o->size = (uint32_t)sizeof *o;
+  leir_status st = LEIR__OPTIONS_READ(leir_parse_options, o, opts, LEIR_PARSE_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
   if (o->max_depth == 0) o->max_depth = 200;
   if (o->max_depth > 1000) o->max_depth = 1000;
   return LEIR_OK;

@@ -8,7 +8,7 @@
 
 leir_status leir_program_set_signature(leir_program *p, const leir_tensor_decl *decls, size_t n) {
   if (!p || (n && !decls))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   if (n > 4096)
     return leir__error(LEIR_ERR_SIGNATURE, "signature.size", NULL, 0, 0,
                        "a signature of %zu variables is above the limit of 4096", n);
@@ -74,8 +74,7 @@ size_t leir_program_signature_count(const leir_program *p) { return p ? p->nsig 
 
 leir_status leir_program_signature_get(const leir_program *p, size_t i, leir_tensor_decl *out) {
   if (!p || !out || i >= p->nsig)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "signature index out of range");
+    return leir__error_arg(NULL, "signature index out of range");
   const leir__decl *d = &p->sig[i];
   out->name = leir__sym_name(p, d->sym);
   out->dtype = (leir_dtype)d->dtype;
@@ -86,7 +85,7 @@ leir_status leir_program_signature_get(const leir_program *p, size_t i, leir_ten
 }
 
 leir_status leir_program_infer_signature(leir_program *p) {
-  if (!p) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!p) return leir__error_arg(NULL, "NULL argument");
   leir__arena arena;
   leir__arena_init(&arena, 1024);
   leir__decl *decls;
@@ -115,14 +114,13 @@ leir_status leir_program_infer_signature(leir_program *p) {
 const char *leir_program_name(const leir_program *p) { return p && p->name ? p->name : ""; }
 
 leir_status leir_program_set_name(leir_program *p, const char *name) {
-  if (!p) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!p) return leir__error_arg(NULL, "NULL argument");
   if (!name) {
     p->name = NULL;
     return LEIR_OK;
   }
   if (!leir__utf8_valid(name, strlen(name)))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "a program name must be valid UTF-8");
+    return leir__error_arg(NULL, "a program name must be valid UTF-8");
   char *copy = leir__pstrndup(p, name, strlen(name));
   if (!copy) return leir__error_nomem();
   p->name = copy;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "options.h"
 
 size_t leir_program_nest_count(const leir_program *p) { return p ? p->nnests : 0; }
 
@@ -116,10 +117,8 @@ static int walk_nest(const walker *w, const leir_nest *n, uint32_t depth) {
 int leir_program_walk(const leir_program *p, const leir_walk_callbacks *cb, void *payload) {
   if (!p || !cb) return 0;
   walker w;
-  w.cb = (leir_walk_callbacks)LEIR_WALK_CALLBACKS_INIT;
-  /* Read only the fields the caller's struct has (older, smaller structs). */
-  size_t n = cb->size < sizeof w.cb ? cb->size : sizeof w.cb;
-  if (n > sizeof(uint32_t)) memcpy((char *)&w.cb + sizeof(uint32_t), (const char *)cb + sizeof(uint32_t), n - sizeof(uint32_t));
+  if (LEIR__OPTIONS_READ(leir_walk_callbacks, &w.cb, cb, LEIR_WALK_CALLBACKS_INIT) != LEIR_OK)
+    return LEIR_ERR_ARGUMENT;
   w.payload = payload;
   for (uint32_t t = 0; t < p->nnests; t++) {
     int rc = walk_nest(&w, p->nests[t], 0);

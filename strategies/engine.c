@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "options.h"
 
 struct leir_candidates {
   leir__sctx *ctx; /* bound to the listed program */
@@ -86,15 +87,11 @@ void leir__sctx_free(leir__sctx *c) {
 leir_status leir__sctx_new(leir__sctx **out, const leir_program *p,
                            const leir_candidates_options *opts) {
   *out = NULL;
-  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
-  if (opts) {
-    if (opts->size < sizeof o)
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_candidates_options.size is too small (use "
-                         "LEIR_CANDIDATES_OPTIONS_INIT)");
-    o = *opts;
-    if (o.vector_width == 0) o.vector_width = 8;
-  }
+  leir_candidates_options o;
+  leir_status ost = LEIR__OPTIONS_READ(leir_candidates_options, &o, opts,
+                                       LEIR_CANDIDATES_OPTIONS_INIT);
+  if (ost != LEIR_OK) return ost;
+  if (o.vector_width == 0) o.vector_width = 8;
   if (o.strategy < -1 || o.strategy >= LEIR_STRATEGY_COUNT)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
                        "strategy index %d is out of range", (int)o.strategy);

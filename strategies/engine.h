@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "catalogue.h"
 #include "ir.h"
 #include "leir/strategy.h"
 #include "strbuf.h"

@@ -304,7 +304,7 @@ START_TEST(test_leir_errors_point_into_the_file) {
                    LEIR_ERR_LIMIT);
   /* options are checked as for leir_program_parse */
   o = (leir_parse_options)LEIR_PARSE_OPTIONS_INIT;
-  o.size = 4;
+  o.size = 0;
   ck_assert_int_eq(leir_program_parse_yaml(&p, softmax_yaml, strlen(softmax_yaml), &o),
                    LEIR_ERR_ARGUMENT);
   ck_assert_int_eq(leir_program_load_file(&p, "/nonexistent.leir", &o), LEIR_ERR_ARGUMENT);

@@ -5,20 +5,22 @@
 
 #include "driver.h"
 #include "error.h"
+#include "options.h"
 
-static leir_status check_opts(const leir_cuda_options *o) {
-  if (o && o->size < sizeof *o)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_cuda_options.size is too small (use LEIR_CUDA_OPTIONS_INIT)");
-  if (o && o->kernel_prefix) {
+/* The caller's options over the defaults (an older, smaller struct is fine),
+ * checked; every entry point taking leir_cuda_options reads them here. */
+leir_status leir__cuda_read_options(const leir_cuda_options *in, leir_cuda_options *o);
+leir_status leir__cuda_read_options(const leir_cuda_options *in, leir_cuda_options *o) {
+  leir_status st = LEIR__OPTIONS_READ(leir_cuda_options, o, in, LEIR_CUDA_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
+  if (o->kernel_prefix) {
     const char *s = o->kernel_prefix;
     bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_';
     for (; *s && ok; s++)
       ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
            *s == '_';
     if (!ok || strlen(o->kernel_prefix) > 40)
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "kernel_prefix must be a C identifier of at most 40 characters");
+      return leir__error_arg(NULL, "kernel_prefix must be a C identifier of at most 40 characters");
   }
   return LEIR_OK;
 }
@@ -46,8 +48,9 @@ leir_status leir__cuda_resolve_arch(const leir_cuda_options *o, char *buf, size_
   for (size_t k = 0; k < n && ok; k++)
     ok = (arch[k] >= 'a' && arch[k] <= 'z') || (arch[k] >= '0' && arch[k] <= '9') || arch[k] == '_';
   if (!ok)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", arch, 0, 0,
-                       "invalid CUDA architecture '%s' (expected e.g. compute_90 or sm_90)", arch);
+    return leir__error_arg(arch,
+                           "invalid CUDA architecture '%s' (expected e.g. compute_90 or sm_90)",
+                           arch);
   memcpy(buf, arch, n + 1);
   return LEIR_OK;
 }
@@ -57,11 +60,12 @@ leir_status leir_cuda_lower(const leir_program *program, const leir_cuda_options
   if (source) *source = NULL;
   if (report) *report = NULL;
   if (!program || !source)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
-  leir_status st = check_opts(opts);
+    return leir__error_arg(NULL, "NULL argument");
+  leir_cuda_options o;
+  leir_status st = leir__cuda_read_options(opts, &o);
   if (st != LEIR_OK) return st;
   leir__cuda_lowered *l = NULL;
-  st = leir__cuda_lower(program, opts, &l);
+  st = leir__cuda_lower(program, &o, &l);
   if (st != LEIR_OK) return st;
   *source = l->source;
   l->source = NULL;
@@ -82,14 +86,14 @@ leir_status leir_cuda_compile_source(const char *source, size_t len, const leir_
   if (ptx) *ptx = NULL;
   if (log) *log = NULL;
   if (!source || !ptx)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
-  leir_status st = check_opts(opts);
+    return leir__error_arg(NULL, "NULL argument");
+  leir_cuda_options o;
+  leir_status st = leir__cuda_read_options(opts, &o);
   if (st != LEIR_OK) return st;
   char arch[64];
-  st = leir__cuda_resolve_arch(opts, arch, sizeof arch);
+  st = leir__cuda_resolve_arch(&o, arch, sizeof arch);
   if (st != LEIR_OK) return st;
-  return leir__nvrtc_compile(source, len, arch, opts && (opts->flags & LEIR_CUDA_FMAD), ptx, NULL,
-                             log);
+  return leir__nvrtc_compile(source, len, arch, (o.flags & LEIR_CUDA_FMAD) != 0, ptx, NULL, log);
 }
 
 leir_status leir_cuda_compile(const leir_program *program, const leir_cuda_options *opts,

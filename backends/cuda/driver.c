@@ -12,6 +12,7 @@
 
 #include "driver.h"
 #include "error.h"
+#include "options.h"
 
 leir__cu_api leir__cu;
 
@@ -131,18 +132,20 @@ leir_status leir_cuda_device(leir_cuda_device_info *info) {
   leir_status st = leir__cuda_driver_open();
   if (st != LEIR_OK) return st;
   if (!info) return LEIR_OK;
-  if (info->size < sizeof *info)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_cuda_device_info.size is too small");
-  memset(info->name, 0, sizeof info->name);
-  leir__cu.DeviceGetName(info->name, (int)sizeof info->name - 1, leir__cu.device);
-  info->compute_major = leir__cu.cc_major;
-  info->compute_minor = leir__cu.cc_minor;
-  info->multiprocessors = leir__cu.sms;
+  /* filled completely here, handed over as far as the caller's struct goes */
+  leir_cuda_device_info full;
+  memset(&full, 0, sizeof full);
+  full.size = sizeof full;
+  leir_status sz = leir__struct_size_check(info, sizeof full, "leir_cuda_device_info");
+  if (sz != LEIR_OK) return sz;
+  leir__cu.DeviceGetName(full.name, (int)sizeof full.name - 1, leir__cu.device);
+  full.compute_major = leir__cu.cc_major;
+  full.compute_minor = leir__cu.cc_minor;
+  full.multiprocessors = leir__cu.sms;
   size_t mem = 0;
   leir__cu.DeviceTotalMem(&mem, leir__cu.device);
-  info->global_memory = mem;
-  info->l2_bytes = (uint32_t)leir__cu.l2_bytes;
-  info->driver_version = leir__cu.driver_version;
-  return LEIR_OK;
+  full.global_memory = mem;
+  full.l2_bytes = (uint32_t)leir__cu.l2_bytes;
+  full.driver_version = leir__cu.driver_version;
+  return leir__struct_write(info, &full, sizeof full, "leir_cuda_device_info");
 }

@@ -25,6 +25,7 @@
 
 #include "driver.h"
 #include "error.h"
+#include "options.h"
 #include "semantics.h"
 
 leir_status leir__cuda_fail(session *s, CUresult r, const char *what) {
@@ -92,8 +93,8 @@ leir_status leir__cuda_session_begin(session *s, const leir__cuda_lowered *l, co
     }
     if (b->decl != LEIR__NONE) {
       if (b->decl >= nhost || !host[b->decl])
-        return leir__error(LEIR_ERR_ARGUMENT, "argument", leir__sym_name(a->p, b->sym), 0, 0,
-                           "no host buffer for %s", leir__sym_name(a->p, b->sym));
+        return leir__error_arg(leir__sym_name(a->p, b->sym), "no host buffer for %s",
+                               leir__sym_name(a->p, b->sym));
       r = leir__cu.MemcpyHtoD(s->dev[k], host[b->decl], bytes);
     } else {
       /* Intermediates start as the sentinel, like on every backend. */
@@ -257,13 +258,17 @@ done:
 
 
 leir_status leir__cuda_resolve_arch(const leir_cuda_options *o, char *buf, size_t cap);
+leir_status leir__cuda_read_options(const leir_cuda_options *in, leir_cuda_options *o);
 
-static leir_status run_or_time(const leir_program *p, const leir_cuda_options *o,
+static leir_status run_or_time(const leir_program *p, const leir_cuda_options *opts,
                                const leir_cuda_timing_options *to, void *const *host, size_t nhost,
                                leir_cuda_timing *timing) {
-  if (!p || (!host && nhost))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
-  leir_status st = leir__cuda_driver_open();
+  if (!p || (!host && nhost)) return leir__error_arg(NULL, "NULL argument");
+  leir_cuda_options opts_read;
+  const leir_cuda_options *o = &opts_read;
+  leir_status st = leir__cuda_read_options(opts, &opts_read);
+  if (st != LEIR_OK) return st;
+  st = leir__cuda_driver_open();
   if (st != LEIR_OK) return st;
   double t0 = now_ms();
   leir__cuda_lowered *l = NULL;
@@ -308,18 +313,16 @@ leir_status leir_cuda_run(const leir_program *program, const leir_cuda_options *
 leir_status leir_cuda_time(const leir_program *program, const leir_cuda_options *opts,
                            const leir_cuda_timing_options *topts, void *const *buffers,
                            size_t nbuffers, leir_cuda_timing *out) {
-  leir_cuda_timing_options o = LEIR_CUDA_TIMING_OPTIONS_INIT;
-  if (topts) {
-    if (topts->size < sizeof o)
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_cuda_timing_options.size is too small");
-    o = *topts;
-  }
-  if (!out || out->size < sizeof *out)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "leir_cuda_timing is NULL or its size is too small");
-  uint32_t size = out->size;
-  memset(out, 0, sizeof *out);
-  out->size = size;
-  return run_or_time(program, opts, &o, buffers, nbuffers, out);
+  leir_cuda_timing_options o;
+  leir_status st = LEIR__OPTIONS_READ(leir_cuda_timing_options, &o, topts,
+                                      LEIR_CUDA_TIMING_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
+  if (!out) return leir__error_arg(NULL, "leir_cuda_timing is NULL");
+  st = leir__struct_size_check(out, sizeof *out, "leir_cuda_timing");
+  if (st != LEIR_OK) return st;
+  /* measured into a complete struct, handed over as far as the caller's goes */
+  leir_cuda_timing t = {sizeof t, 0, 0, 0, 0, 0};
+  st = run_or_time(program, opts, &o, buffers, nbuffers, &t);
+  leir__struct_write(out, &t, sizeof t, "leir_cuda_timing");
+  return st;
 }

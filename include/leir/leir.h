@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * libleir — LEIR parsing, strategies, verification and search for LLM-guided
  * tensor program optimization (after Step-TP). Umbrella header.
  */

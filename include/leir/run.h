@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * libleir — running programs: backends, kernels, seeded inputs,
  * verification (spec/verification.md §1-§3), timing (§4) and program costs.
  *
@@ -35,53 +36,66 @@ extern "C" {
  * Backends
  * ====================================================================== */
 
+/** An opened backend ("interp", "cpu", "cuda") with its options and kernel
+ * cache. Opaque; made by leir_backend_open, released with leir_backend_free. */
 typedef struct leir_backend leir_backend;
 
-/* Do not cache compiled kernels (neither in memory nor on disk). */
+/** Do not cache compiled kernels (neither in memory nor on disk). */
 #define LEIR_BACKEND_NO_CACHE 0x1u
-/* cpu/cuda: bounds-check every access at run time, not only the indirect
+/** cpu/cuda: bounds-check every access at run time, not only the indirect
  * ones (slower; for testing the static analysis). The interp always does. */
 #define LEIR_BACKEND_CHECK_ALL_BOUNDS 0x2u
-/* Open for lowering only: no compiler, driver or device is needed, the run
+/** Open for lowering only: no compiler, driver or device is needed, the run
  * limits (max_buffer_bytes, max_evaluations) do not apply, and kernels
  * cannot be built (LEIR_ERR_UNSUPPORTED). */
 #define LEIR_BACKEND_LOWER_ONLY 0x4u
 
+/** Options of leir_backend_open. Start from LEIR_BACKEND_OPTIONS_INIT or
+ * leir_backend_options_init(). */
 typedef struct leir_backend_options {
-  uint32_t size;               /* sizeof(leir_backend_options); set by _INIT */
-  uint32_t flags;              /* LEIR_BACKEND_* */
-  const char *compiler;        /* cpu: C compiler (NULL: $CC, else "cc") */
-  const char *compiler_flags;  /* cpu: space-separated flags (NULL: $LEIR_CFLAGS, else
+  uint32_t size;               /**< sizeof(leir_backend_options); set by _INIT */
+  uint32_t flags;              /**< LEIR_BACKEND_* */
+  const char *compiler;        /**< cpu: C compiler (NULL: $CC, else "cc") */
+  const char *compiler_flags;  /**< cpu: space-separated flags (NULL: $LEIR_CFLAGS, else
                                 * "-O3 -march=native -fopenmp"); -ffast-math and -Ofast
                                 * are refused (they break bitwise reproducibility) */
-  const char *cache_dir;       /* compiled-kernel directory (NULL: $LEIR_CACHE_DIR if set;
+  const char *cache_dir;       /**< compiled-kernel directory (NULL: $LEIR_CACHE_DIR if set;
                                 * "" = memory cache only) */
-  int32_t device;              /* cuda: device ordinal (default 0) */
-  uint32_t threads;            /* cpu: OpenMP threads (0 = the number of online CPUs) */
-  double timeout_s;            /* wall-clock limit of one execution of one program on
+  int32_t device;              /**< cuda: device ordinal (default 0) */
+  uint32_t threads;            /**< cpu: OpenMP threads (0 = the number of online CPUs) */
+  double timeout_s;            /**< wall-clock limit of one execution of one program on
                                 * one input set, and of one timed run (default 10) */
-  double compile_timeout_s;    /* cpu/cuda: compiler wall-clock limit (default 120) */
-  uint64_t memory_limit_bytes; /* cpu: address-space growth allowed to a kernel process, and
+  double compile_timeout_s;    /**< cpu/cuda: compiler wall-clock limit (default 120) */
+  uint64_t memory_limit_bytes; /**< cpu: address-space growth allowed to a kernel process, and
                                 * the address space of the compiler (default 8 GiB) */
-  uint64_t max_buffer_bytes;   /* all buffers of one program, known and intermediate
+  uint64_t max_buffer_bytes;   /**< all buffers of one program, known and intermediate
                                 * (default 1 GiB); checked before anything runs. A
                                 * verification holds the known buffers of every input set
                                 * twice over in the caller, so keep it modest */
-  uint64_t max_evaluations;    /* equation evaluations of one program run (default 2^36);
+  uint64_t max_evaluations;    /**< equation evaluations of one program run (default 2^36);
                                 * checked before anything runs */
 } leir_backend_options;
 
+/** Defaults of leir_backend_options (the values its fields name). */
 #define LEIR_BACKEND_OPTIONS_INIT                                                          \
   { (uint32_t)sizeof(leir_backend_options), 0u, NULL, NULL, NULL, 0, 0u, 10.0, 120.0,      \
     (uint64_t)8 << 30, (uint64_t)1 << 30, (uint64_t)1 << 36 }
 
-/* Number of backends compiled into this build, and their names ("interp",
- * "cpu", then "cuda" when built); static storage; NULL when i is out of
- * range. A listed backend may still fail to open (no compiler, no device). */
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_BACKEND_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_backend_options_init(leir_backend_options *opts, size_t size);
+
+/** Number of backends compiled into this build. A listed backend may still
+ * fail to open (no compiler, no device). */
 LEIR_API size_t leir_backend_count(void);
+/** Name of backend i ("interp", "cpu", then "cuda" when built); static
+ * storage; NULL when i is out of range. */
 LEIR_API const char *leir_backend_name_at(size_t i);
 
-/* Opens backend `name` (NULL = "cpu"). `opts` may be NULL for defaults
+/** Opens backend `name` (NULL = "cpu"). `opts` may be NULL for defaults
  * (copied; strings are copied). On success *out is a new backend (caller
  * frees with leir_backend_free).
  * Errors: LEIR_ERR_NOT_FOUND (unknown name), LEIR_ERR_UNSUPPORTED (not in
@@ -90,13 +104,13 @@ LEIR_API const char *leir_backend_name_at(size_t i);
  * LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_backend_open(leir_backend **out, const char *name,
                                        const leir_backend_options *opts);
-/* Releases the backend and its kernel cache. Every kernel made from it must
+/** Releases the backend and its kernel cache. Every kernel made from it must
  * be freed first. NULL is a no-op. */
 LEIR_API void leir_backend_free(leir_backend *backend);
-/* "interp", "cpu", "cuda"; borrowed. */
+/** "interp", "cpu", "cuda"; borrowed. */
 LEIR_API const char *leir_backend_get_name(const leir_backend *backend);
 
-/* Lowered source text of a valid program ("C" for cpu, CUDA C for cuda).
+/** Lowered source text of a valid program ("C" for cpu, CUDA C for cuda).
  * The run limits apply unless the backend was opened with
  * LEIR_BACKEND_LOWER_ONLY. *out is NUL-terminated (caller frees with
  * leir_free).
@@ -106,7 +120,7 @@ LEIR_API const char *leir_backend_get_name(const leir_backend *backend);
 LEIR_API leir_status leir_backend_lower(leir_backend *backend, const leir_program *program,
                                         char **out, size_t *out_len);
 
-/* Compiler output of the most recent compilation on this backend that
+/** Compiler output of the most recent compilation on this backend that
  * failed (LEIR_ERR_COMPILE), "" if none; borrowed until the next call on the
  * backend. */
 LEIR_API const char *leir_backend_compile_log(const leir_backend *backend);
@@ -115,9 +129,11 @@ LEIR_API const char *leir_backend_compile_log(const leir_backend *backend);
  * Kernels: a checked, compiled program ready to run on caller buffers
  * ====================================================================== */
 
+/** A checked, compiled program bound to its backend. Opaque; made by
+ * leir_kernel_new, released with leir_kernel_free. */
 typedef struct leir_kernel leir_kernel;
 
-/* Checks the program (spec/leir.md §3.6 plus the backend's limits) and
+/** Checks the program (spec/leir.md §3.6 plus the backend's limits) and
  * compiles it, using the backend's cache. The program is copied; the
  * backend must outlive the kernel. Caller frees *out with leir_kernel_free.
  * Errors: LEIR_ERR_INVALID / LEIR_ERR_LIMIT / LEIR_ERR_SIGNATURE (static
@@ -125,15 +141,17 @@ typedef struct leir_kernel leir_kernel;
  * (the compiler hung), LEIR_ERR_NO_DEVICE, LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_kernel_new(leir_kernel **out, leir_backend *backend,
                                      const leir_program *program);
+/** Releases the kernel (before its backend). NULL is a no-op. */
 LEIR_API void leir_kernel_free(leir_kernel *kernel);
 
-/* The kernel's signature (inputs, then outputs); names and shapes are
- * borrowed from the kernel. Errors: LEIR_ERR_ARGUMENT for i out of range. */
+/** Number of buffers the kernel takes: its signature, inputs then outputs. */
 LEIR_API size_t leir_kernel_buffer_count(const leir_kernel *kernel);
+/** Fills *out with signature entry i; name and shape are borrowed from the
+ * kernel. Errors: LEIR_ERR_ARGUMENT for NULL or i out of range. */
 LEIR_API leir_status leir_kernel_buffer(const leir_kernel *kernel, size_t i,
                                         leir_tensor_decl *out);
 
-/* Runs the kernel once: reads the inputs, writes the outputs (n buffers in
+/** Runs the kernel once: reads the inputs, writes the outputs (n buffers in
  * signature order, sizes as in the header comment). Programs may read what
  * an output held before (elements they never write keep it). When the run
  * fails, the outputs' contents are unspecified (the cpu backend leaves them
@@ -144,7 +162,7 @@ LEIR_API leir_status leir_kernel_buffer(const leir_kernel *kernel, size_t i,
  * LEIR_ERR_NOMEM, LEIR_ERR_INTERNAL. */
 LEIR_API leir_status leir_kernel_run(leir_kernel *kernel, void *const *buffers, size_t n);
 
-/* One-shot convenience: leir_kernel_new + leir_kernel_run + free. */
+/** One-shot convenience: leir_kernel_new + leir_kernel_run + free. */
 LEIR_API leir_status leir_run(leir_backend *backend, const leir_program *program,
                               void *const *buffers, size_t n);
 
@@ -174,10 +192,12 @@ LEIR_API leir_status leir_run_sized(leir_backend *backend, const leir_program *p
  * Seeded inputs (verification.md §1)
  * ====================================================================== */
 
+/** Input sets a verification uses by default. */
 #define LEIR_INPUT_SETS_DEFAULT 3u
+/** Seed of the inputs by default. */
 #define LEIR_SEED_DEFAULT ((uint64_t)1)
 
-/* Fills the program's buffers (n, in signature order) for input set `set`
+/** Fills the program's buffers (n, in signature order) for input set `set`
  * of `seed`: set 0 standard normal, set 1 normal x 10, set 2 uniform
  * [-1, 1] (then repeating); integer inputs uniform inside the valid range of
  * the dimension they index (docs/verification.md), bool Bernoulli(0.5);
@@ -192,6 +212,8 @@ LEIR_API leir_status leir_program_fill_inputs(const leir_program *program, uint6
  * Verification (verification.md §2)
  * ====================================================================== */
 
+/** One table generates the verdicts and their messages: X(NAME, MESSAGE)
+ * for each LEIR_VERDICT_NAME. */
 #define LEIR_VERDICT_TABLE(X)                                                         \
   X(EQUAL, "every output bitwise identical on every input set")                      \
   X(CLOSE, "within tolerance on every input set, not bitwise identical")             \
@@ -201,92 +223,111 @@ LEIR_API leir_status leir_program_fill_inputs(const leir_program *program, uint6
   X(RUNTIME_ERROR, "crash, signal or run-time trap while running")                    \
   X(TIMEOUT, "exceeded the time limit")
 
+/** Outcome of a verification (verification.md §2), in LEIR_VERDICT_TABLE
+ * order; LEIR_VERDICT_COUNT moves when a verdict is added. */
 typedef enum leir_verdict {
-#define LEIR__VERDICT_ENUM(name, msg) LEIR_VERDICT_##name,
-  LEIR_VERDICT_TABLE(LEIR__VERDICT_ENUM)
-#undef LEIR__VERDICT_ENUM
-  LEIR_VERDICT_COUNT
+#define LEIR_VERDICT_ENUM_ENTRY(name, msg) LEIR_VERDICT_##name,
+  LEIR_VERDICT_TABLE(LEIR_VERDICT_ENUM_ENTRY)
+#undef LEIR_VERDICT_ENUM_ENTRY
+  LEIR_VERDICT_COUNT /**< number of verdicts in this version */
 } leir_verdict;
 
-/* "EQUAL", "CLOSE", ...; static storage; "UNKNOWN" for other values. */
+/** "EQUAL", "CLOSE", ...; static storage; "UNKNOWN" for other values. */
 LEIR_API const char *leir_verdict_name(leir_verdict verdict);
+/** One-line description of a verdict; static storage. */
 LEIR_API const char *leir_verdict_message(leir_verdict verdict);
-/* Parses a verdict name; LEIR_ERR_ARGUMENT if unknown. */
+/** Parses a verdict name ("EQUAL", ...) into *out; LEIR_ERR_ARGUMENT if
+ * unknown or NULL. */
 LEIR_API leir_status leir_verdict_from_name(const char *name, leir_verdict *out);
 
-/* Pass rule of the Step-TP reference (leir-reference.md §5): close when
+/** Pass rule of the Step-TP reference (leir-reference.md §5): close when
  * rtol <= 5e-3 or atol <= 1e-7 or MSE <= 1e-5 (f16: atol < 1.5; f32:
  * atol < 1e-3), with the reference's +1e-8 relative guard. */
 #define LEIR_VERIFY_REFERENCE_RULE 0x1u
-/* Treat a P, V or B loop that carries a dependence (a reduction across it,
+/** Treat a P, V or B loop that carries a dependence (a reduction across it,
  * a read of another iteration's element) as INVALID
  * (rule "check.parallel-dependence") instead of running it sequentially. */
 #define LEIR_VERIFY_STRICT_PARALLEL 0x2u
 
+/** Options of leir_verify. Start from LEIR_VERIFY_OPTIONS_INIT or
+ * leir_verify_options_init(). */
 typedef struct leir_verify_options {
-  uint32_t size;        /* sizeof(leir_verify_options) */
-  uint32_t flags;       /* LEIR_VERIFY_* */
-  uint64_t seed;        /* default LEIR_SEED_DEFAULT */
-  uint32_t input_sets;  /* default 3 (1..64) */
-  double rtol;          /* < 0: by output dtype (f64 1e-9, f32 1e-4, f16/bf16 1e-2) */
-  double atol;          /* < 0: by output dtype (f64 1e-12, f32 1e-6, f16/bf16 1e-3) */
+  uint32_t size;        /**< sizeof(leir_verify_options) */
+  uint32_t flags;       /**< LEIR_VERIFY_* */
+  uint64_t seed;        /**< default LEIR_SEED_DEFAULT */
+  uint32_t input_sets;  /**< default 3 (1..64) */
+  double rtol;          /**< < 0: by output dtype (f64 1e-9, f32 1e-4, f16/bf16 1e-2) */
+  double atol;          /**< < 0: by output dtype (f64 1e-12, f32 1e-6, f16/bf16 1e-3) */
 } leir_verify_options;
 
+/** Defaults of leir_verify_options: seed 1, 3 input sets, tolerances by dtype. */
 #define LEIR_VERIFY_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_verify_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0 }
 
-/* Comparison of one output over all input sets. */
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_VERIFY_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_verify_options_init(leir_verify_options *opts, size_t size);
+
+/** Comparison of one output over all input sets. */
 typedef struct leir_output_report {
-  const char *name;
-  leir_dtype dtype;
-  uint64_t elements;     /* per input set */
-  uint64_t differing;    /* elements not bitwise equal, over all sets */
-  uint64_t outside;      /* elements outside tolerance, over all sets */
-  double max_abs_err;    /* over elements where neither side is NaN/inf-equal */
-  double max_rel_err;    /* |a-b| / |expected| (reference rule: / (|expected|+1e-8)) */
-  uint64_t max_ulp;      /* float outputs: ULP distance in the output dtype */
-  double mse;            /* mean over all compared elements and sets */
-  double rtol, atol;     /* tolerance applied */
+  const char *name;      /**< the output's name */
+  leir_dtype dtype;      /**< its element type */
+  uint64_t elements;     /**< per input set */
+  uint64_t differing;    /**< elements not bitwise equal, over all sets */
+  uint64_t outside;      /**< elements outside tolerance, over all sets */
+  double max_abs_err;    /**< over elements where neither side is NaN/inf-equal */
+  double max_rel_err;    /**< |a-b| / |expected| (reference rule: / (|expected|+1e-8)) */
+  uint64_t max_ulp;      /**< float outputs: ULP distance in the output dtype */
+  double mse;            /**< mean over all compared elements and sets */
+  double rtol;           /**< relative tolerance applied */
+  double atol;           /**< absolute tolerance applied */
 } leir_output_report;
 
-/* A verification result. Strings are borrowed from the report and never
+/** A verification result. Strings are borrowed from the report and never
  * NULL. Fields past `size` may be added in later versions (the library
  * allocates the report). */
 typedef struct leir_verify_report {
-  uint32_t size;
-  leir_verdict verdict;
-  uint64_t seed;
-  uint32_t input_sets;
-  const char *backend;
-  /* Which program the verdict is about: 0 = reference (before), 1 =
+  uint32_t size;          /**< sizeof the library's struct (fields may be appended) */
+  leir_verdict verdict;   /**< the outcome */
+  uint64_t seed;          /**< seed of the inputs */
+  uint32_t input_sets;    /**< input sets compared */
+  const char *backend;    /**< backend name */
+  /** Which program the verdict is about: 0 = reference (before), 1 =
    * candidate (after), -1 = both/none (EQUAL, CLOSE, MISMATCH). */
   int32_t program;
-  /* Input set where the verdict was decided (MISMATCH: first failing set;
+  /** Input set where the verdict was decided (MISMATCH: first failing set;
    * RUNTIME_ERROR/TIMEOUT: the set running), -1 if none. */
   int32_t set;
-  /* MISMATCH: first element outside tolerance (flat index and coordinates
+  /** MISMATCH: first element outside tolerance (flat index and coordinates
    * in `output`), with both values converted to double. */
   const char *output;
-  uint64_t index;
-  uint32_t rank;
-  int64_t coords[LEIR_MAX_RANK];
-  double expected, actual;
-  /* Worst figures over every output (details per output below). */
-  double max_abs_err, max_rel_err, mse;
-  uint64_t max_ulp;
-  /* INVALID: the failed rule and position in that program. */
+  uint64_t index;                /**< MISMATCH: flat index of that element */
+  uint32_t rank;                 /**< MISMATCH: entries of `coords` in use */
+  int64_t coords[LEIR_MAX_RANK]; /**< MISMATCH: coordinates of that element */
+  double expected;               /**< MISMATCH: the reference's value */
+  double actual;                 /**< MISMATCH: the candidate's value */
+  /** Worst figures over every output (details per output below). */
+  double max_abs_err;
+  double max_rel_err; /**< worst relative error over every output */
+  double mse;         /**< worst mean squared error over every output */
+  uint64_t max_ulp;   /**< worst ULP distance over every float output */
+  /** INVALID: the failed rule and position in that program. */
   const char *rule;
-  uint32_t line, column;
-  const char *message; /* one line: what happened */
-  const char *log;     /* COMPILE_ERROR: the compiler's output; "" otherwise */
-  const char *notes;   /* remarks such as loops whose P/V/B annotation could not be
+  uint32_t line;      /**< INVALID: 1-based line (0 unknown) */
+  uint32_t column;    /**< INVALID: 1-based column (0 unknown) */
+  const char *message; /**< one line: what happened */
+  const char *log;     /**< COMPILE_ERROR: the compiler's output; "" otherwise */
+  const char *notes;   /**< remarks such as loops whose P/V/B annotation could not be
                         * honoured (they ran sequentially); "" if none */
-  double seconds;      /* wall time of the whole verification */
-  size_t noutputs;
-  const leir_output_report *outputs;
+  double seconds;      /**< wall time of the whole verification */
+  size_t noutputs;                   /**< entries of `outputs` */
+  const leir_output_report *outputs; /**< one per output, in signature order */
 } leir_verify_report;
 
-/* Runs `reference` and `candidate` on the same backend with the same seeded
+/** Runs `reference` and `candidate` on the same backend with the same seeded
  * inputs and compares their outputs (verification.md §2). The candidate is
  * checked against the reference's signature (its own, or the inferred one).
  * Returns LEIR_OK whenever a verdict was reached (any verdict, including
@@ -297,28 +338,30 @@ typedef struct leir_verify_report {
 LEIR_API leir_status leir_verify(leir_backend *backend, const leir_program *reference,
                                  const leir_program *candidate, const leir_verify_options *opts,
                                  leir_verify_report **out);
+/** Releases a report and its strings. NULL is a no-op. */
 LEIR_API void leir_verify_report_free(leir_verify_report *report);
 
-/* One JSON object (one line, no trailing newline) with every field of the
+/** One JSON object (one line, no trailing newline) with every field of the
  * report. Caller frees *out with leir_free. */
 LEIR_API leir_status leir_verify_report_json(const leir_verify_report *report, char **out,
                                              size_t *out_len);
 
-/* True for EQUAL and CLOSE. */
+/** True for EQUAL and CLOSE. */
 LEIR_API int leir_verdict_passes(leir_verdict verdict);
 
 /* ======================================================================
  * Program costs (verification.md §4)
  * ====================================================================== */
 
+/** Static cost of one run of a program (leir_program_cost_get). */
 typedef struct leir_program_cost {
-  uint64_t evaluations; /* equation evaluations of one run (implicit inits excluded) */
-  uint64_t flops;       /* sum over equations of (operations per evaluation x evaluations) */
-  uint64_t bytes;       /* distinct elements of the known variables x element size */
-  uint64_t reserved[5];
+  uint64_t evaluations; /**< equation evaluations of one run (implicit inits excluded) */
+  uint64_t flops;       /**< sum over equations of (operations per evaluation x evaluations) */
+  uint64_t bytes;       /**< distinct elements of the known variables x element size */
+  uint64_t reserved[5]; /**< zero; room for later figures without a size change */
 } leir_program_cost;
 
-/* Operations per evaluation: one per arithmetic operator (+ - * / // % **),
+/** Operations per evaluation: one per arithmetic operator (+ - * / // % **),
  * unary minus, function call (exp log sqrt abs erf) and comparison, n-1 per
  * n-ary max/min; if_then_else counts its condition plus the larger of its
  * two branches; & and | count nothing. Index arithmetic is not counted.
@@ -329,34 +372,49 @@ LEIR_API leir_status leir_program_cost_get(const leir_program *program, leir_pro
  * Timing (verification.md §4)
  * ====================================================================== */
 
-/* Do not flush caches between timed runs. */
+/** Do not flush caches between timed runs. */
 #define LEIR_BENCH_NO_FLUSH 0x1u
 
+/** Options of leir_kernels_time and leir_bench. Start from
+ * LEIR_BENCH_OPTIONS_INIT or leir_bench_options_init(). */
 typedef struct leir_bench_options {
-  uint32_t size;        /* sizeof(leir_bench_options) */
-  uint32_t flags;       /* LEIR_BENCH_* */
-  uint32_t warmup;      /* untimed runs per kernel first (default 3) */
-  uint32_t min_runs;    /* timed runs per kernel, at least (default 10) */
-  uint32_t max_runs;    /* timed runs per kernel, at most (default 10000) */
-  double min_seconds;   /* total timed seconds per kernel, at least (default 0.05) */
-  double max_seconds;   /* stop adding runs after this much wall time (default 60) */
-  uint64_t seed;        /* input seed (set 0 is used); default LEIR_SEED_DEFAULT */
+  uint32_t size;        /**< sizeof(leir_bench_options) */
+  uint32_t flags;       /**< LEIR_BENCH_* */
+  uint32_t warmup;      /**< untimed runs per kernel first (default 3) */
+  uint32_t min_runs;    /**< timed runs per kernel, at least (default 10) */
+  uint32_t max_runs;    /**< timed runs per kernel, at most (default 10000) */
+  double min_seconds;   /**< total timed seconds per kernel, at least (default 0.05) */
+  double max_seconds;   /**< stop adding runs after this much wall time (default 60) */
+  uint64_t seed;        /**< input seed (set 0 is used); default LEIR_SEED_DEFAULT */
 } leir_bench_options;
 
+/** Defaults of leir_bench_options (the values its fields name). */
 #define LEIR_BENCH_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_bench_options), 0u, 3u, 10u, 10000u, 0.05, 60.0, LEIR_SEED_DEFAULT }
 
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_BENCH_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_bench_options_init(leir_bench_options *opts, size_t size);
+
+/** Timing of one kernel (an array of them is filled, one per kernel). */
 typedef struct leir_timing {
-  double median_s, min_s, max_s, mean_s;
-  uint32_t runs;        /* timed runs */
-  uint64_t flops, bytes;
-  double gflops;        /* flops / median / 1e9 */
-  double gbytes_per_s;  /* bytes / median / 1e9 */
-  double speedup;       /* median of kernel 0 / this median (1 for kernel 0) */
-  double reserved[6];
+  double median_s;      /**< median of the timed runs, seconds */
+  double min_s;         /**< fastest timed run */
+  double max_s;         /**< slowest timed run */
+  double mean_s;        /**< mean of the timed runs */
+  uint32_t runs;        /**< timed runs */
+  uint64_t flops;       /**< leir_program_cost flops of one run */
+  uint64_t bytes;       /**< leir_program_cost bytes of one run */
+  double gflops;        /**< flops / median / 1e9 */
+  double gbytes_per_s;  /**< bytes / median / 1e9 */
+  double speedup;       /**< median of kernel 0 / this median (1 for kernel 0) */
+  double reserved[6];   /**< zero; room for later figures without a size change */
 } leir_timing;
 
-/* Times n kernels of one backend in alternation in the same process (one
+/** Times n kernels of one backend in alternation in the same process (one
  * timed run of each per round, caches flushed between runs), each on its
  * own seeded inputs. Rounds continue until every kernel has min_runs runs
  * and min_seconds of timed runs, or max_runs, or max_seconds of wall time;
@@ -366,7 +424,7 @@ typedef struct leir_timing {
 LEIR_API leir_status leir_kernels_time(leir_kernel *const *kernels, size_t n,
                                        const leir_bench_options *opts, leir_timing *out);
 
-/* Convenience: builds the kernels, times them, frees them. */
+/** Convenience: builds the kernels, times them, frees them. */
 LEIR_API leir_status leir_bench(leir_backend *backend, const leir_program *const *programs,
                                 size_t n, const leir_bench_options *opts, leir_timing *out);
 

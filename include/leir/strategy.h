@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * libleir — strategies: the catalogue of the 44 Step-TP rewrites, steps as
  * data, candidate enumeration, application, explanations, grounding and
  * chain-of-thought text (spec/strategies.md).
@@ -33,39 +34,38 @@ extern "C" {
  * Catalogue
  * ====================================================================== */
 
-/* Number of strategies in the catalogue (44). Indices are 0..count-1 and
- * follow spec/strategies.md §2. */
-#define LEIR_STRATEGY_COUNT 44
-
+/** Level of a strategy: what part of a program it rewrites. */
 typedef enum leir_level {
-  LEIR_LEVEL_GRAPH = 0, /* rewrites the sequence of nests */
-  LEIR_LEVEL_OPERATOR,  /* rewrites the loops of one nest */
-  LEIR_LEVEL_MEMORY,    /* rewrites storage: scopes, layouts, copies, index tables */
-  LEIR_LEVEL_MATH       /* rewrites the arithmetic of equations */
+  LEIR_LEVEL_GRAPH = 0, /**< rewrites the sequence of nests */
+  LEIR_LEVEL_OPERATOR,  /**< rewrites the loops of one nest */
+  LEIR_LEVEL_MEMORY,    /**< rewrites storage: scopes, layouts, copies, index tables */
+  LEIR_LEVEL_MATH       /**< rewrites the arithmetic of equations */
 } leir_level;
 
-/* "graph", "operator", "memory", "math"; static storage; "" if invalid. */
+/** "graph", "operator", "memory", "math"; static storage; "" if invalid. */
 LEIR_API const char *leir_level_name(leir_level level);
 
-/* A row of the catalogue. Rows are static and never change; later versions
+/** A row of the catalogue. Rows are static and never change; later versions
  * may append fields, so read them through the pointer
  * leir_strategy_info_at returns. */
 typedef struct leir_strategy_info {
-  uint32_t index;
-  const char *name;        /* catalogue name, e.g. "loop_tiling" */
-  leir_level level;
-  const char *summary;     /* one line: what it does */
-  const char *definition;  /* one sentence: the first sentence of its CoT */
-  const char *benefit;     /* one sentence: why it may help performance */
-  int implemented;         /* 1 when this build can enumerate and apply it */
+  uint32_t index;          /**< position in the catalogue (spec/strategies.md §2) */
+  const char *name;        /**< catalogue name, e.g. "loop_tiling" */
+  leir_level level;        /**< what it rewrites */
+  const char *summary;     /**< one line: what it does */
+  const char *definition;  /**< one sentence: the first sentence of its CoT */
+  const char *benefit;     /**< one sentence: why it may help performance */
+  int implemented;         /**< 1 when this build can enumerate and apply it */
 } leir_strategy_info;
 
+/** Number of strategies in the catalogue (44 in this version; later versions
+ * may append rows). Indices are 0..count-1 and follow spec/strategies.md §2. */
 LEIR_API size_t leir_strategy_count(void);
 
-/* Row `index` of the catalogue (static storage), or NULL when out of range. */
+/** Row `index` of the catalogue (static storage), or NULL when out of range. */
 LEIR_API const leir_strategy_info *leir_strategy_info_at(size_t index);
 
-/* Index of a strategy by catalogue name. Errors: LEIR_ERR_NOT_FOUND (the
+/** Index of a strategy by catalogue name. Errors: LEIR_ERR_NOT_FOUND (the
  * message suggests the closest name), LEIR_ERR_ARGUMENT. */
 LEIR_API leir_status leir_strategy_find(const char *name, size_t *index);
 
@@ -73,12 +73,13 @@ LEIR_API leir_status leir_strategy_find(const char *name, size_t *index);
  * Exactness
  * ====================================================================== */
 
+/** Exactness class of a step: how its results compare with the original's. */
 typedef enum leir_exactness {
-  LEIR_EXACT = 0,        /* bitwise identical results under spec/leir.md */
-  LEIR_REASSOCIATING = 1 /* equal in exact arithmetic; rounding may differ */
+  LEIR_EXACT = 0,        /**< bitwise identical results under spec/leir.md */
+  LEIR_REASSOCIATING = 1 /**< equal in exact arithmetic; rounding may differ */
 } leir_exactness;
 
-/* "exact", "reassociating"; static storage. */
+/** "exact", "reassociating"; static storage. */
 LEIR_API const char *leir_exactness_name(leir_exactness exactness);
 
 /* ======================================================================
@@ -92,9 +93,12 @@ LEIR_API const char *leir_exactness_name(leir_exactness exactness);
  * step never depends on the fresh names it creates.
  * ====================================================================== */
 
+/** One step: a strategy plus its parameters. Opaque; made by
+ * leir_step_parse or leir_step_clone (caller frees with leir_step_free), or
+ * borrowed from a candidate list. */
 typedef struct leir_step leir_step;
 
-/* Parses a step in text or JSON form (JSON when the first non-blank byte
+/** Parses a step in text or JSON form (JSON when the first non-blank byte
  * is '{'); `len` bytes, NUL not required. The step is validated against the
  * strategy's parameter schema (keys, value types) and canonicalized, not
  * against a program. Caller frees *out with leir_step_free.
@@ -102,45 +106,59 @@ typedef struct leir_step leir_step;
  * (unknown strategy), LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_step_parse(leir_step **out, const char *text, size_t len);
 
-/* NULL is a no-op. */
+/** NULL is a no-op. */
 LEIR_API void leir_step_free(leir_step *step);
 
-/* Deep copy. Caller frees *out with leir_step_free. */
+/** Deep copy. Caller frees *out with leir_step_free. */
 LEIR_API leir_status leir_step_clone(leir_step **out, const leir_step *step);
 
-/* Canonical text form; borrowed, valid while the step lives. */
+/** Canonical text form; borrowed, valid while the step lives. */
 LEIR_API const char *leir_step_text(const leir_step *step);
 
-/* Strategy index of the step. */
+/** Strategy index of the step. */
 LEIR_API size_t leir_step_strategy(const leir_step *step);
 
-/* Number of parameters and parameter i: *key is static storage, *value is
- * borrowed from the step (not NUL-terminated; *value_len bytes).
- * Errors: LEIR_ERR_ARGUMENT for i out of range. */
+/** Number of parameters of the step (0 for NULL). */
 LEIR_API size_t leir_step_param_count(const leir_step *step);
+/** Parameter i in canonical key order: *key is static storage, *value is
+ * borrowed from the step (not NUL-terminated; *value_len bytes).
+ * Errors: LEIR_ERR_ARGUMENT for NULL or i out of range. */
 LEIR_API leir_status leir_step_param(const leir_step *step, size_t i, const char **key,
                                      const char **value, size_t *value_len);
 
-/* JSON form (one line). Caller frees *out with leir_free. */
+/** JSON form (one line). Caller frees *out with leir_free. */
 LEIR_API leir_status leir_step_to_json(const leir_step *step, char **out, size_t *out_len);
 
 /* ======================================================================
  * Candidates
  * ====================================================================== */
 
+/** Options of leir_candidates_list and leir_ground. Start from
+ * LEIR_CANDIDATES_OPTIONS_INIT or leir_candidates_options_init(). */
 typedef struct leir_candidates_options {
-  uint32_t size;          /* sizeof(leir_candidates_options) */
-  int32_t strategy;       /* catalogue index, or -1 for every implemented one */
-  uint32_t vector_width;  /* widest loop loop_vectorization may mark V (default 8) */
-  uint64_t max_candidates; /* 0 = unlimited; more: LEIR_ERR_LIMIT */
+  uint32_t size;          /**< sizeof(leir_candidates_options) */
+  int32_t strategy;       /**< catalogue index, or -1 for every implemented one */
+  uint32_t vector_width;  /**< widest loop loop_vectorization may mark V (default 8) */
+  uint64_t max_candidates; /**< 0 = unlimited; more: LEIR_ERR_LIMIT */
 } leir_candidates_options;
 
+/** Defaults of leir_candidates_options: every implemented strategy, vector
+ * width 8, no limit. */
 #define LEIR_CANDIDATES_OPTIONS_INIT \
   { (uint32_t)sizeof(leir_candidates_options), -1, 8u, 0u }
 
+/** Fills the first `size` bytes of `*opts` with the defaults of LEIR_CANDIDATES_OPTIONS_INIT
+ * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
+ * cannot expand the macro, pass the size of the struct they declare).
+ * Errors: LEIR_ERR_ARGUMENT (`opts` NULL, or `size` smaller than the size
+ * field or larger than this library's struct). */
+LEIR_API leir_status leir_candidates_options_init(leir_candidates_options *opts, size_t size);
+
+/** A list of candidate steps bound to the program they were listed for.
+ * Opaque; caller frees with leir_candidates_free. */
 typedef struct leir_candidates leir_candidates;
 
-/* Enumerates every applicable step of the selected strategies on `program`
+/** Enumerates every applicable step of the selected strategies on `program`
  * (complete and deterministic: strategies in catalogue order, then sites in
  * program order, then parameters in their documented order). The program
  * must pass leir_program_check and must outlive the list (it is borrowed,
@@ -150,16 +168,19 @@ typedef struct leir_candidates leir_candidates;
 LEIR_API leir_status leir_candidates_list(leir_candidates **out, const leir_program *program,
                                           const leir_candidates_options *opts);
 
+/** Releases the list and the steps borrowed from it (not the program).
+ * NULL is a no-op. */
 LEIR_API void leir_candidates_free(leir_candidates *candidates);
+/** Number of candidates (0 for NULL). */
 LEIR_API size_t leir_candidates_count(const leir_candidates *candidates);
 
-/* Step i (borrowed from the list); NULL when i is out of range. */
+/** Step i (borrowed from the list); NULL when i is out of range. */
 LEIR_API const leir_step *leir_candidates_step(const leir_candidates *candidates, size_t i);
 
-/* Exactness class of candidate i (LEIR_EXACT when i is out of range). */
+/** Exactness class of candidate i (LEIR_EXACT when i is out of range). */
 LEIR_API leir_exactness leir_candidates_exactness(const leir_candidates *candidates, size_t i);
 
-/* Applies candidate i to the listed program without re-validating it (the
+/** Applies candidate i to the listed program without re-validating it (the
  * fast path for searches and benchmarks). Caller frees *out.
  * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_candidates_apply(leir_program **out, const leir_candidates *candidates,
@@ -185,7 +206,7 @@ LEIR_API leir_status leir_candidates_to_json(const leir_candidates *candidates, 
  * Applying one step
  * ====================================================================== */
 
-/* Applies `step` to `program`: the step must be one of the program's
+/** Applies `step` to `program`: the step must be one of the program's
  * candidates (it is checked). On success *out is the new program (caller
  * frees; it keeps the input's signature and name) and *exactness (may be
  * NULL) its class. Errors: LEIR_ERR_NOT_APPLICABLE with the failed
@@ -199,20 +220,22 @@ LEIR_API leir_status leir_step_apply(leir_program **out, const leir_program *pro
  * Explanations
  * ====================================================================== */
 
-/* One finding: a candidate (applies = 1; `site` holds its parameters,
+/** One finding: a candidate (applies = 1; `site` holds its parameters,
  * `message` the step and its class) or a precondition that fails (applies = 0;
  * `rule` names the precondition, `message` says what fails). Strings are
  * borrowed from the explanation. */
 typedef struct leir_reason {
-  int applies;
-  const char *site;    /* "nest=0 loop=a", "tensor=D", "" for the whole program */
-  const char *rule;    /* "loop.not-parallel-safe", ... ("" when applies) */
-  const char *message;
+  int applies;         /**< 1: a candidate; 0: a precondition that fails */
+  const char *site;    /**< "nest=0 loop=a", "tensor=D", "" for the whole program */
+  const char *rule;    /**< "loop.not-parallel-safe", ... ("" when applies) */
+  const char *message; /**< the step and its class, or what fails */
 } leir_reason;
 
+/** The findings of leir_strategy_explain. Opaque; caller frees with
+ * leir_explanation_free. */
 typedef struct leir_explanation leir_explanation;
 
-/* Why strategy `strategy` does or does not apply to `program`: every site
+/** Why strategy `strategy` does or does not apply to `program`: every site
  * it considers, with the candidates found there or the first precondition
  * that fails. Returns LEIR_OK whether or not it applies (see
  * leir_explanation_candidates). Caller frees *out.
@@ -221,13 +244,15 @@ typedef struct leir_explanation leir_explanation;
 LEIR_API leir_status leir_strategy_explain(leir_explanation **out, const leir_program *program,
                                            size_t strategy);
 
+/** Releases the explanation and its strings. NULL is a no-op. */
 LEIR_API void leir_explanation_free(leir_explanation *explanation);
-/* Number of candidates found (0 = the strategy does not apply). */
+/** Number of candidates found (0 = the strategy does not apply). */
 LEIR_API size_t leir_explanation_candidates(const leir_explanation *explanation);
+/** Number of findings (candidates and failed preconditions; 0 for NULL). */
 LEIR_API size_t leir_explanation_count(const leir_explanation *explanation);
-/* Finding i (borrowed); NULL when out of range. */
+/** Finding i (borrowed); NULL when out of range. */
 LEIR_API const leir_reason *leir_explanation_get(const leir_explanation *explanation, size_t i);
-/* Human-readable text, one finding per line. Caller frees with leir_free. */
+/** Human-readable text, one finding per line. Caller frees with leir_free. */
 LEIR_API leir_status leir_explanation_text(const leir_explanation *explanation, char **out,
                                            size_t *out_len);
 
@@ -235,7 +260,7 @@ LEIR_API leir_status leir_explanation_text(const leir_explanation *explanation, 
  * Grounding
  * ====================================================================== */
 
-/* Every candidate step of `before` whose result equals `after` up to fresh
+/** Every candidate step of `before` whose result equals `after` up to fresh
  * names (leir_program_hash_alpha, with `before`'s signature when `after`
  * has none). `opts` selects strategies as for leir_candidates_list (may be
  * NULL). *out lists the matches (possibly none) and is bound to `before`.
@@ -247,7 +272,7 @@ LEIR_API leir_status leir_ground(leir_candidates **out, const leir_program *befo
  * Chain of thought (spec/strategies.md §4)
  * ====================================================================== */
 
-/* The CoT text of applying `step` to `program`: the strategy's definition,
+/** The CoT text of applying `step` to `program`: the strategy's definition,
  * "Under the given IR, ..." facts quoted from the structural diff of the
  * program before and after the step, and why it may help. Deterministic.
  * Caller frees *out with leir_free. Errors as for leir_step_apply. */

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stddef.h>
 
+#include "catalogue.h"
 #include "jsonl.h"
 #include "leir/leir.h"
 
