@@ -60,7 +60,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
     if (!leir__affine_of(c->a, s->ref->kids[k], &f)) {
       /* the copy writes these entries: the backends could not prove its
        * bound loop independent */
-      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.nonaffine",
+      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_NONAFFINE,
                    "subscript %u of %s is not an affine function of the loops", k + 1, name);
       return;
     }
@@ -68,10 +68,10 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
   leir__layout L;
   memset(&L, 0, sizeof L);
   if (n < 2) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.rank",
+    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_RANK,
                  "%s has rank 1: only reshape1 applies", name);
   } else if (n > LEIR__MAX_PERM_RANK) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.rank",
+    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_RANK,
                  "%s has rank %u: transposes are enumerated up to rank %d", name, n,
                  LEIR__MAX_PERM_RANK);
   } else {
@@ -85,7 +85,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
       L.kind = LEIR__LAYOUT_FLATTEN;
       emit_layout(c, r, s->sym, &L);
     } else {
-      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.size",
+      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_SIZE,
                    "the flattened index of %s would be too large", name);
     }
   }
@@ -108,7 +108,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
     if (l < 0) {
       if (c->mode == LEIR__MODE_EXPLAIN) {
         snprintf(c->site, sizeof c->site, "nest=%s tensor=%s dim=%u", r->label, name, k);
-        leir__reject(c, c->site, "layout.reshape1",
+        leir__reject(c, c->site, LEIR__R_LAYOUT_RESHAPE1,
                      "subscript %u of %s is not a loop variable of its own", k + 1, name);
       }
       continue;
@@ -117,7 +117,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
     uint32_t nd = leir__divisors(r->nest->loops[l].extent, dv, MAXDIV);
     if (!nd && c->mode == LEIR__MODE_EXPLAIN) {
       snprintf(c->site, sizeof c->site, "nest=%s tensor=%s dim=%u", r->label, name, k);
-      leir__reject(c, c->site, "loop.no-divisor",
+      leir__reject(c, c->site, LEIR__R_LOOP_NO_DIVISOR,
                    "extent %lld of subscript %u has no divisor pair (d, n/d) with 1 < d <= sqrt(n)",
                    (long long)r->nest->loops[l].extent, k + 1);
     }
@@ -132,12 +132,12 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
   if (r->depth != 1 || r->has_nested || r->neqs != 1) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "layout_transformation.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LAYOUT_TRANSFORMATION_NEST,
                  "only top-level nests with exactly one equation are transformed");
     return false;
   }
   if (r->nest->items[0].eq->rhs->kind == LEIR_EXPR_TENSOR) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "layout_transformation.copy",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LAYOUT_TRANSFORMATION_COPY,
                  "the nest is a plain copy");
     return false;
   }
@@ -256,8 +256,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__layout_transformation = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT) |
-        LEIR__KEY(LEIR__K_PERM) | LEIR__KEY(LEIR__K_DIMS) | LEIR__KEY(LEIR__K_DIM) |
-        LEIR__KEY(LEIR__K_FACTOR),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT), enumerate,
-    apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT) | LEIR__KEY(LEIR__K_PERM) | LEIR__KEY(LEIR__K_DIMS) | LEIR__KEY(LEIR__K_DIM) | LEIR__KEY(LEIR__K_FACTOR),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_layout_facts,
+};

@@ -61,7 +61,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
                        leir__read_site *s) {
   const char *name = leir__name(c, t->sym);
   if (!same) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.subscripts",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SUBSCRIPTS,
                  "%s is read with different subscripts in this nest", name);
     return false;
   }
@@ -70,17 +70,17 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
     indexed = in_subscript(r->nest->items[k].eq->lhs, t->sym, false) ||
               in_subscript(r->nest->items[k].eq->rhs, t->sym, false);
   if (indexed) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.subscripts",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SUBSCRIPTS,
                  "%s is also used as an index in this nest", name);
     return false;
   }
   if (written_in(r->nest, t->sym)) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.written",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_WRITTEN,
                  "%s is written in this nest", name);
     return false;
   }
   if (t->n == 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.scalar", "%s is a scalar", name);
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SCALAR, "%s is a scalar", name);
     return false;
   }
   memset(s, 0, sizeof *s);
@@ -92,14 +92,14 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
   for (uint32_t k = 0; k < t->n; k++) {
     const leir_expr *e = t->kids[k];
     if (has_tensor(e)) {
-      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.indirect",
+      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_INDIRECT,
                    "%s has an indirect (tensor) index", name);
       return false;
     }
     s->loops |= leir__loops_in(r->nest, e);
     if (!leir__entry_range(c, r, e, &s->lo[k], &s->hi[k]) || s->lo[k] < 0 ||
         s->hi[k] >= s->buf->shape[k]) {
-      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.bounds",
+      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_BOUNDS,
                    "subscript %u of %s leaves the tensor for some iterations (it is only read "
                    "under a guard), so it cannot be copied unguarded",
                    k + 1, name);
@@ -107,7 +107,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
     }
   }
   if (!s->loops) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.constant-index",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_CONSTANT_INDEX,
                  "%s is indexed by constants only", name);
     return false;
   }
@@ -115,7 +115,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
     if (s->loops >> k & 1) s->sel[s->nsel++] = k;
   s->fixup = leir__fixup_index(r->nest, s->sel, s->nsel, leir__pinned_by_subscript(r->nest, t));
   if (s->fixup < 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.no-thread-loop",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_NO_THREAD_LOOP,
                  "the copy has no bound loop and every loop has extent >= 1024, so none can "
                  "become its tx loop");
     return false;
@@ -125,7 +125,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
   if (r->depth != 1 || r->has_nested || r->nest->nloops > 64) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "memory.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_MEMORY_NEST,
                  "only top-level nests without nested nests are staged");
     return false;
   }

@@ -18,7 +18,7 @@
  * `loop=K at=v` for every v in 1..V-1. Exactness: reassociating for + - *,
  * exact for max and min.
  */
-#include "engine.h"
+#include "kit.h"
 
 typedef enum { OP_NONE = 0, OP_ADD, OP_MUL, OP_MAX, OP_MIN } accop;
 
@@ -82,7 +82,7 @@ typedef struct site {
 static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   const leir__nref *r = &c->nests[i];
   if (r->depth != 1 || r->has_nested || r->neqs != 1) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_NEST,
                  r->depth != 1 ? "only top-level nests are factorized"
                                : "the nest must hold exactly one equation and no nested nest");
     return false;
@@ -91,25 +91,25 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   s->eq = eq;
   s->op = form_of(c->p, eq);
   if (s->op == OP_NONE) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.form",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_FORM,
                  "the equation is not an accumulation X=X+..., X=X-..., X=X*..., "
                  "X=max(X,...) or X=min(X,...)");
     return false;
   }
   const leir_expr *leaf = *leaf_slot((leir_equation *)eq);
   if (reads_tensor(eq->rhs, eq->lhs->sym, leaf)) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.form",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_FORM,
                  "%s is read again inside its own accumulation", leir__name(c, eq->lhs->sym));
     return false;
   }
   if (r->nest->nloops > 64 || eq->lhs->n + r->nest->nloops > LEIR_MAX_RANK + 1) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.size", "too many loops");
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SIZE, "too many loops");
     return false;
   }
   s->lhs_loops = 0;
   for (uint32_t k = 0; k < eq->lhs->n; k++) {
     if (has_tensor(eq->lhs->kids[k])) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.subscript",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SUBSCRIPT,
                    "the accumulator has an indirect (tensor) index");
       return false;
     }
@@ -117,7 +117,7 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   }
   const leir__deps *d = leir__nest_deps(c, i);
   if (!d || !d->ok || d->nw != 1 || (d->w[0].pinned & s->lhs_loops) != s->lhs_loops) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.subscript",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SUBSCRIPT,
                  "the accumulator's subscript does not identify one element per value of its "
                  "loops");
     return false;
@@ -138,17 +138,17 @@ static void enumerate(leir__sctx *c) {
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
       const leir__loop *l = &r->nest->loops[k];
       if (s.lhs_loops >> k & 1) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "reduction_factorization.axis",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_AXIS,
                      "the loop indexes the accumulator; it is not a reduction axis");
         continue;
       }
       if (l->extent < 2) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "reduction_factorization.axis",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_AXIS,
                      "extent %lld cannot be split in two non-empty parts", (long long)l->extent);
         continue;
       }
       if (s.eq->lhs->n + extra - 1 > LEIR_MAX_RANK) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "reduction_factorization.size",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_SIZE,
                      "the partial results would have rank above %d", LEIR_MAX_RANK);
         continue;
       }
@@ -296,5 +296,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__reduction_factorization = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_factorization_facts,
+};

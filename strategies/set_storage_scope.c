@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "kit.h"
 
 typedef struct tscan {
   uint32_t n, cap;
@@ -65,7 +65,7 @@ static void enumerate(leir__sctx *c) {
   for (uint32_t k = 0; k < s.n && leir__more(c); k++) {
     if (leir__skip_tensor(c, s.syms[k])) continue;
     if (c->known[s.syms[k]]) {
-      LEIR__REJECT(c, leir__site_tensor(c, NULL, s.syms[k]), "storage.known",
+      LEIR__REJECT(c, leir__site_tensor(c, NULL, s.syms[k]), LEIR__R_STORAGE_KNOWN,
                    "%s is an input or output of the program; only intermediates change scope",
                    leir__name(c, s.syms[k]));
       continue;
@@ -105,5 +105,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__set_storage_scope = {
-    LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE),
-    LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE),
+    .required = LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_scope_facts,
+};

@@ -1,5 +1,9 @@
 /*
- * Internal interface of the strategy engine.
+ * The strategy kit: everything a strategy calls, and nothing of the public
+ * API that runs strategies (registry.h, api.h). A strategy file includes
+ * this header (or loop_sites.h / memory_sites.h, which include it) and
+ * defines one `const leir__strategy_impl leir__NAME` with designated
+ * initializers; its catalogue line (catalogue.def) does the rest.
  *
  * Every strategy is one `enumerate` function and one `apply` function.
  * `enumerate` walks the program's sites in a fixed order and calls
@@ -12,9 +16,16 @@
  *   - explain: also record every rejection with its site and rule.
  * `apply` edits a clone of the program and may assume the step was emitted
  * by `enumerate` for that program.
+ *
+ * Sections: strategy ids and the implementation record; step parameters
+ * (params.c); the context and its sites (context.c); emitting and
+ * rejecting (emit.c); site iterators over nests, equations and
+ * sub-expressions (sites.c); rewriting (rewrite.c); fresh names
+ * (names.c); dependences (deps.c); GPU axes and copy nests (rewrite.c);
+ * chain-of-thought facts (cot.c).
  */
-#ifndef LEIR_STRATEGIES_ENGINE_H
-#define LEIR_STRATEGIES_ENGINE_H
+#ifndef LEIR_STRATEGIES_KIT_H
+#define LEIR_STRATEGIES_KIT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,26 +36,40 @@
 #include "ir.h"
 #include "leir/strategy.h"
 #include "strbuf.h"
+#include "vec.h"
 
-/* ---- steps (step.c) ---------------------------------------------------- */
+/* ---- strategy ids (catalogue.def) ----------------------------------------- */
 
-/* Parameter keys, in canonical text order. */
+/* LEIR__S_loop_reorder = 9, ...; LEIR__NSTRATEGIES = 44. */
+typedef enum leir__strategy_id {
+#define LEIR__STRATEGY(index, name, level, summary, definition, benefit) LEIR__S_##name = index,
+#include "catalogue.def"
+  LEIR__NSTRATEGIES
+} leir__strategy_id;
+
+/* ---- rules (rules.def) ------------------------------------------------------ */
+
+typedef enum leir__rule {
+#define LEIR__RULE(id, name, meaning) LEIR__R_##id,
+#include "rules.def"
+  LEIR__NRULES
+} leir__rule;
+
+typedef struct leir__rule_info {
+  const char *name;    /* "loop.dependence" */
+  const char *meaning; /* one line */
+} leir__rule_info;
+
+extern const leir__rule_info leir__rules[LEIR__NRULES];
+static inline const char *leir__rule_name(leir__rule r) { return leir__rules[r].name; }
+/* The rule called `name`, or -1. */
+int leir__rule_find(const char *name);
+
+/* ---- step parameters (params.def, params.c) ------------------------------------ */
+
 typedef enum leir__key {
-  LEIR__K_NEST = 0,
-  LEIR__K_TENSOR,
-  LEIR__K_LOOP,
-  LEIR__K_LOOPS,
-  LEIR__K_MODE,
-  LEIR__K_LAYOUT,
-  LEIR__K_AXIS,
-  LEIR__K_DIM,
-  LEIR__K_DIMS,
-  LEIR__K_PERM,
-  LEIR__K_FACTOR,
-  LEIR__K_FACTORS,
-  LEIR__K_AT,
-  LEIR__K_SCOPE,
-  LEIR__K_ENTRY,
+#define LEIR__PARAM(id, name, type, list, words) LEIR__K_##id,
+#include "params.def"
   LEIR__K_COUNT
 } leir__key;
 
@@ -58,7 +83,8 @@ typedef struct leir__tok {
 #define LEIR__STEP_MAX_PARAMS 12
 #define LEIR__STEP_MAX_TOKENS 96
 
-/* A parsed step; tokens point into `text` (owned by the caller). */
+/* A parsed step; tokens point into the text it was parsed from (owned by
+ * the caller). Parameters are sorted by key. */
 typedef struct leir__pstep {
   int strategy;
   uint32_t nparams;
@@ -71,29 +97,41 @@ typedef struct leir__pstep {
   leir__tok toks[LEIR__STEP_MAX_TOKENS];
 } leir__pstep;
 
-/* Parses canonical-or-not text into `ps` (tokens point into `text`).
- * Validates keys and value types against the strategy's schema.
- * LEIR_ERR_PARSE / LEIR_ERR_NOT_FOUND with a message on failure. */
-leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len);
-/* Canonical text of a parsed step. */
-void leir__step_print(leir__strbuf *b, const leir__pstep *ps);
-/* Parameter i with key k, or NULL. */
+/* Parameter with key k (its first token; *ntok tokens), or NULL. */
 const leir__tok *leir__ps_get(const leir__pstep *ps, leir__key k, uint32_t *ntok);
 /* Value helpers (false when absent or malformed). */
 bool leir__tok_int(const leir__tok *t, int64_t *v);
 bool leir__tok_eq(const leir__tok *t, const char *s);
 
-/* The public step handle. Steps listed in a leir_candidates point into the
- * list's storage (owned = 0); parsed steps own their text. */
-struct leir_step {
-  uint16_t strategy;
-  uint8_t exactness;
-  uint8_t owned;
-  uint32_t len;
-  const char *text;
-};
+/* ---- the implementation record ------------------------------------------------ */
 
-/* ---- the program as the strategies see it (engine.c) ------------------- */
+typedef struct leir__sctx leir__sctx;
+typedef struct leir__diff leir__diff;
+
+/* What a strategy file defines, with designated initializers:
+ *
+ *   const leir__strategy_impl leir__loop_split = {
+ *       .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_FACTOR),
+ *       .required = ...same...,
+ *       .enumerate = enumerate,
+ *       .apply = apply,
+ *       .cot = leir__cot_loop_facts,
+ *   };
+ */
+typedef struct leir__strategy_impl {
+  uint32_t keys;     /* allowed parameter keys (LEIR__KEY bits) */
+  uint32_t required; /* keys every step must have */
+  void (*enumerate)(leir__sctx *c);
+  /* Edits `out`, a clone of c->p, as step `ps` says. Builders longjmp on
+   * allocation failure (out->oom_jmp is set by the caller). */
+  leir_status (*apply)(leir__sctx *c, const leir__pstep *ps, leir_program *out);
+  /* The "Under the given IR, ..." facts of the chain of thought, from the
+   * diff of the program before and after the step; false (or NULL) falls
+   * back to the generic facts. */
+  bool (*cot)(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+} leir__strategy_impl;
+
+/* ---- the program as the strategies see it (context.c) --------------------------- */
 
 #define LEIR__MAX_PATH 16
 
@@ -110,11 +148,33 @@ typedef struct leir__nref {
 } leir__nref;
 
 typedef struct leir__deps leir__deps;
-typedef struct leir_explanation leir_explanation;
 
 typedef enum leir__mode { LEIR__MODE_LIST = 0, LEIR__MODE_MATCH, LEIR__MODE_EXPLAIN } leir__mode;
 
-typedef struct leir__sctx {
+/* Where LIST mode puts emitted steps (the storage of a leir_candidates). */
+typedef struct leir__steplist {
+  LEIR__VEC(leir_step) steps;
+  leir__arena text;
+} leir__steplist;
+
+/* Where EXPLAIN mode puts findings (the storage of a leir_explanation). */
+typedef struct leir__findings {
+  size_t ncand;
+  LEIR__VEC(leir_reason) r;
+  leir__arena text;
+} leir__findings;
+
+/* The public step handle. Steps listed in a leir_candidates point into the
+ * list's storage (owned = 0); parsed steps own their text. */
+struct leir_step {
+  uint16_t strategy;
+  uint8_t exactness;
+  uint8_t owned;
+  uint32_t len;
+  const char *text;
+};
+
+struct leir__sctx {
   const leir_program *p;
   leir__analysis *a;
   leir_candidates_options o;
@@ -125,26 +185,27 @@ typedef struct leir__sctx {
   uint64_t next_tensor;    /* alphabet index of the first fresh tensor name */
   /* the strategy being enumerated and where its steps go */
   int strategy;
+  const char *strategy_name;
   leir__mode mode;
-  struct leir_candidates *list;
+  leir__steplist *list;    /* LIST */
   const char *want;        /* MATCH: canonical text of the wanted step */
   size_t want_len;
   const leir__tok *want_nest; /* MATCH: its `nest` parameter (sites elsewhere are skipped) */
   const leir__tok *want_tensor; /* MATCH: its `tensor` parameter */
   bool found;
   leir_exactness found_class;
-  leir_explanation *ex;    /* EXPLAIN */
+  leir__findings *ex;      /* EXPLAIN */
   leir__strbuf sb;         /* step text being emitted */
   char site[256];          /* scratch for LEIR__REJECT sites */
   leir_status status;      /* sticky failure (no memory, limit) */
-} leir__sctx;
+};
 
 /* Builds the context of a valid program (analysis, nests, fresh names). */
 leir_status leir__sctx_new(leir__sctx **out, const leir_program *p,
                            const leir_candidates_options *opts);
 void leir__sctx_free(leir__sctx *c);
-/* Runs strategy `s`'s enumeration in the context's current mode. */
-void leir__sctx_run(leir__sctx *c, int s);
+
+/* ---- emitting and rejecting (emit.c) -------------------------------------------- */
 
 /* Emits a candidate: the strategy name, a space, then the printf-formatted
  * parameters (canonical order). */
@@ -155,16 +216,24 @@ void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...)
     ;
 
 /* Records a failed precondition (explain mode only; arguments are not
- * evaluated otherwise). `site` is a string such as leir__site_nest(). */
+ * evaluated otherwise). `site` is a string such as leir__site_nest(),
+ * `rule` a LEIR__R_ id of rules.def. */
 #define LEIR__REJECT(c, site, rule, ...)                                   \
   do {                                                                     \
     if ((c)->mode == LEIR__MODE_EXPLAIN) leir__reject(c, site, rule, __VA_ARGS__); \
   } while (0)
-void leir__reject(leir__sctx *c, const char *site, const char *rule, const char *fmt, ...)
+void leir__reject(leir__sctx *c, const char *site, leir__rule rule, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Appends the step text in c->sb (strategy c->strategy) to c->list: LIST
+ * mode's emission (grounding uses it too). Sets c->status on failure. */
+void leir__steplist_push(leir__sctx *c, leir_exactness cls);
+/* Records a finding in explain mode (the engine's own findings). */
+void leir__add_finding(leir__sctx *c, int applies, const char *site, const char *rule,
+                       const char *msg, size_t msg_len);
+
 /* Site strings in c->site (valid until the next call). */
 const char *leir__site_nest(leir__sctx *c, const leir__nref *r);
 const char *leir__site_loop(leir__sctx *c, const leir__nref *r, uint32_t loop);
@@ -208,7 +277,61 @@ uint32_t leir__ps_tensor(const leir__sctx *c, const leir__tok *t);
 /* The nest at `path` in program p (the clone being edited), or NULL. */
 leir_nest *leir__nest_at(const leir_program *p, const uint32_t *path, uint32_t depth);
 
-/* ---- dependences (deps.c) ------------------------------------------------ */
+/* ---- site iterators (sites.c) ---------------------------------------------------- */
+
+/* Every nest the context visits (pre-order, skipping other nests in MATCH
+ * mode), until fn returns false or leir__more is false. */
+void leir__each_nest(leir__sctx *c, bool (*fn)(leir__sctx *c, const leir__nref *r, void *ud),
+                     void *ud);
+
+/* An equation site: item `item` of nest `r`. */
+typedef struct leir__eqsite {
+  const leir__nref *r;
+  uint32_t item;
+  const leir_equation *eq;
+} leir__eqsite;
+
+/* Every equation directly in a visited nest, in item order. */
+void leir__each_equation(leir__sctx *c,
+                         bool (*fn)(leir__sctx *c, const leir__eqsite *s, void *ud), void *ud);
+
+#define LEIR__MAX_XPATH 32
+
+/* A sub-expression site: a node of an equation, named by its path: the
+ * side (0 = left, 1 = right), then child indices. Printed as
+ * "expr=1.0.1"; the whole site as "nest=0 eq=1 expr=1.0.1". */
+typedef struct leir__xsite {
+  leir__eqsite eq;
+  const leir_expr *e;
+  const leir_expr *parent; /* NULL for a side's root */
+  uint32_t depth;          /* path entries: 1 for a side's root */
+  uint32_t path[LEIR__MAX_XPATH];
+  bool in_subscript;       /* inside a tensor's subscript */
+} leir__xsite;
+
+/* Every node of the equation (pre-order: left side then right side,
+ * parent before children), down to LEIR__MAX_XPATH levels; fn returns
+ * false to stop. */
+void leir__each_subexpr(leir__sctx *c, const leir__eqsite *s,
+                        bool (*fn)(leir__sctx *c, const leir__xsite *x, void *ud), void *ud);
+
+/* Site strings (in c->site): "nest=N eq=K" and "nest=N eq=K expr=P". */
+const char *leir__site_eq(leir__sctx *c, const leir__eqsite *s);
+const char *leir__site_expr(leir__sctx *c, const leir__xsite *x);
+/* Appends the path "1.0.1" of x to buf (cap bytes, NUL-terminated). */
+void leir__xpath_format(const leir__xsite *x, char *buf, size_t cap);
+
+/* A step's `eq` parameter in nest r: the equation site, or false. */
+bool leir__ps_eq(const leir__sctx *c, const leir__nref *r, const leir__pstep *ps,
+                 leir__eqsite *out);
+/* In the program being edited: the slot holding the node at path
+ * (path[0] = side) of equation item `item` of nest m, or NULL. Replacing
+ * *slot rewrites the sub-expression in place. */
+leir_expr **leir__expr_slot(leir_nest *m, uint32_t item, const uint32_t *path, uint32_t depth);
+/* The same from a step's `expr` parameter (a dotted path). */
+leir_expr **leir__ps_expr_slot(leir_nest *m, uint32_t item, const leir__pstep *ps);
+
+/* ---- dependences (deps.c) ---------------------------------------------------------- */
 
 typedef enum leir__acc {
   LEIR__ACC_OTHER = 0, /* order of the accesses matters */
@@ -239,7 +362,7 @@ const leir__deps *leir__nest_deps(leir__sctx *c, uint32_t i);
  * 1 (reassociating) or -1 (changes results). */
 int leir__order_class(const leir__deps *d, const uint8_t *loop, const uint8_t *sig, uint32_t n);
 
-/* ---- rewriting helpers (rewrite.c) ---------------------------------------- */
+/* ---- rewriting helpers (rewrite.c) ---------------------------------------------------- */
 
 /* Replaces every use of loop variable `sym` inside nest n (all items, at
  * any depth) by a copy of `with`. A compound replacement is parenthesized
@@ -263,18 +386,6 @@ leir_expr *leir__mk_bin(leir_program *p, leir_op op, leir_expr *a, leir_expr *b)
  * increasing order; returns the count (at most cap). */
 uint32_t leir__divisors(int64_t n, int64_t *out, uint32_t cap);
 
-/* Fresh names (spec/leir.md §5). Tensors: 1 + the largest alphabet index of
- * any tensor name in the program, so fresh names never collide. */
-uint64_t leir__first_fresh_tensor(const leir_program *p);
-uint32_t leir__tensor_sym(leir_program *p, uint64_t index);
-/* The first loop name at alphabet index >= start that no loop of the
- * top-level nest tree `tree` uses (loop variables are scoped per nest).
- * `also` (n names) are taken too. Interned in p. */
-uint32_t leir__fresh_loop(leir_program *p, const leir_nest *tree, uint64_t start,
-                          const uint32_t *also, uint32_t n);
-/* `base` if no loop of `tree` uses it, else base_1, base_2, ... */
-uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const char *base);
-
 /* Loops of n (bits) whose value some subscript entry of tensor t
  * determines: an affine entry over n's loops that is injective (mixed
  * radix: sorted by |coef|, each coefficient exceeds the span of the
@@ -288,6 +399,14 @@ uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t);
  * renamed tx. Returns the index in sel of that loop, n when a pinned bound
  * loop is already there, -1 when no loop qualifies. */
 int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uint64_t pinned);
+
+/* Every loop variable used inside e, as a bit mask over n's loops. */
+uint64_t leir__loops_in(const leir_nest *n, const leir_expr *e);
+
+/* Range of an integer expression over nest r's full loop ranges (no guard
+ * facts), using the analysis; false when unknown. */
+bool leir__entry_range(const leir__sctx *c, const leir__nref *r, const leir_expr *e, int64_t *lo,
+                       int64_t *hi);
 
 /* GPU axes of bound loops: the name's first two letters ([tb][xyz]). */
 typedef enum leir__axis {
@@ -303,44 +422,32 @@ leir__axis leir__axis_of(const char *name);
 bool leir__axis_fits(const leir_program *p, const leir_nest *tree, leir__axis axis, int64_t extent,
                      uint32_t except, const char **why);
 
-/* Every loop variable used inside e, as a bit mask over n's loops. */
-uint64_t leir__loops_in(const leir_nest *n, const leir_expr *e);
+/* ---- fresh names (names.c) ------------------------------------------------------------- */
 
-/* Range of an integer expression over nest r's full loop ranges (no guard
- * facts), using the analysis; false when unknown. */
-bool leir__entry_range(const leir__sctx *c, const leir__nref *r, const leir_expr *e, int64_t *lo,
-                       int64_t *hi);
+/* Fresh names (spec/leir.md §5). Tensors: 1 + the largest alphabet index of
+ * any tensor name in the program, so fresh names never collide. A strategy
+ * that needs several fresh tensors takes c->next_tensor, c->next_tensor + 1,
+ * ... (leir__tensor_sym interns them in the clone). */
+uint64_t leir__first_fresh_tensor(const leir_program *p);
+uint32_t leir__tensor_sym(leir_program *p, uint64_t index);
+/* The first loop name at alphabet index >= start that no loop of the
+ * top-level nest tree `tree` uses (loop variables are scoped per nest).
+ * `also` (n names) are taken too. Interned in p. */
+uint32_t leir__fresh_loop(leir_program *p, const leir_nest *tree, uint64_t start,
+                          const uint32_t *also, uint32_t n);
+/* `base` if no loop of `tree` uses it, else base_1, base_2, ... */
+uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const char *base);
 
-/* ---- the catalogue (registry.c) ---------------------------------------- */
+/* ---- chain-of-thought facts (cot.c) ------------------------------------------------------- */
 
-typedef struct leir__strategy_impl {
-  uint32_t keys;     /* allowed parameter keys (LEIR__KEY bits) */
-  uint32_t required; /* keys every step must have */
-  void (*enumerate)(leir__sctx *c);
-  /* Edits `out`, a clone of c->p, as step `ps` says. Builders longjmp on
-   * allocation failure (out->oom_jmp is set by the caller). */
-  leir_status (*apply)(leir__sctx *c, const leir__pstep *ps, leir_program *out);
-} leir__strategy_impl;
-
-typedef struct leir__strategy {
-  leir_strategy_info info; /* the public row (static) */
-  const leir__strategy_impl *impl; /* NULL: not implemented */
-} leir__strategy;
-
-extern const leir__strategy leir__strategies[LEIR_STRATEGY_COUNT];
-int leir__strategy_index(const char *name, size_t len);
-leir_status leir__strategy_unknown(const char *name, size_t len);
-
-extern const leir__strategy_impl leir__loop_reorder, leir__loop_tiling, leir__loop_split,
-    leir__loop_fusion, leir__loop_unrolling, leir__loop_parallelization,
-    leir__loop_vectorization, leir__loop_binding, leir__reduction_factorization,
-    leir__cache_read_write, leir__layout_transformation, leir__set_storage_scope,
-    leir__set_storage_layout, leir__precompute_indices;
-
-/* ---- CoT (cot.c) ----------------------------------------------------------- */
-
-/* CoT of a step whose result is `after`. */
-leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_program *after,
-                      const leir__pstep *ps);
+/* The `.cot` hooks of the implemented strategies: each writes the facts of
+ * its family from the structural diff of the program before and after. */
+bool leir__cot_loop_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+bool leir__cot_factorization_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+bool leir__cot_cache_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+bool leir__cot_layout_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+bool leir__cot_scope_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+bool leir__cot_storage_layout_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+bool leir__cot_precompute_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 
 #endif
