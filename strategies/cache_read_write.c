@@ -26,20 +26,6 @@ static void emit_read(leir__sctx *c, const leir__nref *r, const leir__read_site 
                leir__name(c, s->sym), scopes[k]);
 }
 
-static bool reads_sym(const leir_expr *e, uint32_t sym) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (reads_sym(e->kids[k], sym)) return true;
-  return false;
-}
-
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
 typedef struct wsite {
   const leir_expr *lhs;
   uint32_t sel[64], nsel;
@@ -59,7 +45,7 @@ static bool write_site(leir__sctx *c, const leir__nref *r, wsite *w) {
   }
   uint64_t loops = 0;
   for (uint32_t k = 0; k < lhs->n; k++) {
-    if (has_tensor(lhs->kids[k])) {
+    if (leir__expr_has_tensor(lhs->kids[k])) {
       LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_MEMORY_INDIRECT,
                    "the output %s has an indirect (tensor) index", name);
       return false;
@@ -74,7 +60,7 @@ static bool write_site(leir__sctx *c, const leir__nref *r, wsite *w) {
   uint32_t idx = eq->id < c->a->nids ? c->a->eq_index[eq->id] : LEIR__NONE;
   uint32_t b = idx == LEIR__NONE ? LEIR__NONE : c->a->eqs[idx].lhs_buffer;
   if (b == LEIR__NONE) return false;
-  if (c->a->buffers[b].first_writer != idx && reads_sym(eq->rhs, lhs->sym)) {
+  if (c->a->buffers[b].first_writer != idx && leir__expr_reads_tensor(eq->rhs, lhs->sym, NULL)) {
     LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_CACHE_READ_WRITE_WRITE,
                  "%s holds values from an earlier nest that the equation reads; a fresh "
                  "buffer would lose them",

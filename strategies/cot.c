@@ -150,28 +150,9 @@ static const leir_equation *defining_eq(const leir_program *p, uint32_t i) {
   return n->nitems == 1 && n->items[0].eq ? n->items[0].eq : NULL;
 }
 
-static bool name_in_nest_expr(const leir_program *p, const leir_expr *e, const char *name) {
-  if (e->kind == LEIR_EXPR_TENSOR && strcmp(leir__sym_name(p, e->sym), name) == 0) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (name_in_nest_expr(p, e->kids[k], name)) return true;
-  return false;
-}
-
-static bool name_in_nest(const leir_program *p, const leir_nest *n, const char *name) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      if (name_in_nest(p, n->items[k].nest, name)) return true;
-    } else if (name_in_nest_expr(p, n->items[k].eq->lhs, name) ||
-               name_in_nest_expr(p, n->items[k].eq->rhs, name)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 static bool name_in_program(const leir_program *p, const char *name) {
   for (uint32_t i = 0; i < p->nnests; i++)
-    if (name_in_nest(p, p->nests[i], name)) return true;
+    if (leir__nest_uses_tensor_named(p, p->nests[i], name)) return true;
   return false;
 }
 

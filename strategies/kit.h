@@ -377,6 +377,16 @@ void leir__rename_var(leir_nest *n, uint32_t from, uint32_t to);
 void leir__rename_tensor(leir_nest *n, uint32_t from, uint32_t to, leir_scope sc);
 /* Does e (or a subtree) use loop variable sym? */
 bool leir__expr_uses_var(const leir_expr *e, uint32_t sym);
+/* Does e contain a tensor access (of any tensor)? */
+bool leir__expr_has_tensor(const leir_expr *e);
+/* Does e access tensor sym outside the subtree `skip` (NULL: none)? */
+bool leir__expr_reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip);
+/* Is tensor sym accessed inside a subscript of e (an indirect index)? */
+bool leir__expr_tensor_in_subscript(const leir_expr *e, uint32_t sym);
+/* Does some equation of nest n (any depth) access tensor `name`? */
+bool leir__nest_uses_tensor_named(const leir_program *p, const leir_nest *n, const char *name);
+/* Sets the scope of every access of tensor sym in n (any depth). */
+void leir__set_tensor_scope(leir_nest *n, uint32_t sym, leir_scope sc);
 /* Builds a*b+c style affine pieces in p. */
 leir_expr *leir__mk_var(leir_program *p, uint32_t sym);
 leir_expr *leir__mk_int(leir_program *p, int64_t v);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "memory_sites.h"
+#include "visit.h"
 
 #define MAXDIV 256
 
@@ -161,17 +162,17 @@ typedef struct rd_ctx {
   const leir__layout *L;
 } rd_ctx;
 
-static void replace_reads(rd_ctx *x, leir_expr **slot) {
+static int replace_read(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  rd_ctx *x = v->ud;
   leir_expr *e = *slot;
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == x->from) {
-    leir_expr *entries[LEIR_MAX_RANK + 1];
-    uint32_t m = leir__layout_apply(x->out, x->out, e->kids, e->n, x->ext, x->L, entries);
-    leir_expr *t = leir__new_tensor(x->out, x->to, (leir_dtype)e->dtype, (leir_scope)e->scope, m);
-    for (uint32_t k = 0; k < m; k++) t->kids[k] = entries[k];
-    *slot = t;
-    return;
-  }
-  for (uint32_t k = 0; k < e->n; k++) replace_reads(x, &e->kids[k]);
+  if (e->kind != LEIR_EXPR_TENSOR || e->sym != x->from) return LEIR__VISIT_NEXT;
+  leir_expr *entries[LEIR_MAX_RANK + 1];
+  uint32_t m = leir__layout_apply(x->out, x->out, e->kids, e->n, x->ext, x->L, entries);
+  leir_expr *t = leir__new_tensor(x->out, x->to, (leir_dtype)e->dtype, (leir_scope)e->scope, m);
+  for (uint32_t k = 0; k < m; k++) t->kids[k] = entries[k];
+  *slot = t;
+  return LEIR__VISIT_SKIP;
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -250,7 +251,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   cp->items[0].eq = leir__new_equation(out, dst, srcx);
   leir__finish_copy_nest(out, cp);
   rd_ctx rc = {out, c->p, x, t, ext, &L};
-  replace_reads(&rc, &m->items[0].eq->rhs);
+  leir__visit v = LEIR__VISIT_INIT(replace_read, &rc);
+  leir__visit_expr(&v, &m->items[0].eq->rhs);
   leir__program_insert_nest(out, top, cp);
   return LEIR_OK;
 }

@@ -12,6 +12,7 @@
  * Parameters: `loops=O,X`.
  */
 #include "kit.h"
+#include "visit.h"
 
 /* Does e have the form O*m+X (one of four spellings)? */
 static bool is_pattern(const leir_expr *e, uint32_t o, uint32_t x, int64_t m) {
@@ -35,28 +36,32 @@ static bool is_pattern_node(const leir_expr *e, uint32_t o, uint32_t x, int64_t 
   return is_pattern(e, o, x, m);
 }
 
-/* Counts pattern occurrences; false when O or X is used outside one. */
-static bool uses_ok(const leir_expr *e, uint32_t o, uint32_t x, int64_t m, uint32_t *hits) {
-  if (is_pattern_node(e, o, x, m)) {
-    (*hits)++;
-    return true;
+typedef struct fuse {
+  leir_program *p; /* replace: where the new variables are built */
+  uint32_t o, x;
+  int64_t m;
+  uint32_t hits;
+} fuse;
+
+/* Counts pattern occurrences; stops when O or X is used outside one. */
+static int uses_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  fuse *f = v->ud;
+  const leir_expr *e = *slot;
+  if (is_pattern_node(e, f->o, f->x, f->m)) {
+    f->hits++;
+    return LEIR__VISIT_SKIP;
   }
-  if (e->kind == LEIR_EXPR_VAR) return e->sym != o && e->sym != x;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (!uses_ok(e->kids[k], o, x, m, hits)) return false;
-  return true;
+  if (e->kind == LEIR_EXPR_VAR && (e->sym == f->o || e->sym == f->x)) return LEIR__VISIT_STOP;
+  return LEIR__VISIT_NEXT;
 }
 
 static bool nest_ok(const leir_nest *n, uint32_t o, uint32_t x, int64_t m, uint32_t *hits) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      if (!nest_ok(n->items[k].nest, o, x, m, hits)) return false;
-    } else if (!uses_ok(n->items[k].eq->lhs, o, x, m, hits) ||
-               !uses_ok(n->items[k].eq->rhs, o, x, m, hits)) {
-      return false;
-    }
-  }
-  return true;
+  fuse f = {NULL, o, x, m, 0};
+  leir__visit v = LEIR__VISIT_INIT(uses_node, &f);
+  bool ok = leir__visit_nest(&v, n);
+  *hits += f.hits;
+  return ok;
 }
 
 static void enumerate(leir__sctx *c) {
@@ -131,24 +136,18 @@ static void enumerate(leir__sctx *c) {
   }
 }
 
-static void replace(leir_program *p, leir_expr **slot, uint32_t o, uint32_t x, int64_t m) {
-  leir_expr *e = *slot;
-  if (is_pattern_node(e, o, x, m)) {
-    *slot = leir__mk_var(p, x);
-    return;
-  }
-  for (uint32_t k = 0; k < e->n; k++) replace(p, &e->kids[k], o, x, m);
+static int replace_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  fuse *f = v->ud;
+  if (!is_pattern_node(*slot, f->o, f->x, f->m)) return LEIR__VISIT_NEXT;
+  *slot = leir__mk_var(f->p, f->x);
+  return LEIR__VISIT_SKIP;
 }
 
 static void replace_nest(leir_program *p, leir_nest *n, uint32_t o, uint32_t x, int64_t m) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      replace_nest(p, n->items[k].nest, o, x, m);
-    } else {
-      replace(p, &n->items[k].eq->lhs, o, x, m);
-      replace(p, &n->items[k].eq->rhs, o, x, m);
-    }
-  }
+  fuse f = {p, o, x, m, 0};
+  leir__visit v = LEIR__VISIT_INIT(replace_node, &f);
+  leir__visit_nest(&v, n);
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {

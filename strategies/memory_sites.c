@@ -2,13 +2,7 @@
 #include <string.h>
 
 #include "memory_sites.h"
-
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
+#include "visit.h"
 
 typedef struct reads {
   uint32_t n;
@@ -16,39 +10,38 @@ typedef struct reads {
   bool same[256];
 } reads;
 
+typedef struct collect_ctx {
+  const leir_program *p;
+  reads *rd;
+} collect_ctx;
+
 /* Tensor reads at value positions (not inside subscripts). */
-static void collect(const leir_program *p, const leir_expr *e, reads *rd) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    uint32_t k = 0;
-    while (k < rd->n && rd->first[k]->sym != e->sym) k++;
-    if (k == rd->n) {
-      if (rd->n < 256) {
-        rd->first[rd->n] = e;
-        rd->same[rd->n++] = true;
-      }
-    } else if (rd->same[k]) {
-      const leir_expr *f = rd->first[k];
-      bool eq = f->n == e->n && f->dtype == e->dtype && f->scope == e->scope;
-      for (uint32_t j = 0; j < f->n && eq; j++)
-        eq = leir__expr_equal(p, f->kids[j], p, e->kids[j]);
-      rd->same[k] = eq;
+static int collect_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const collect_ctx *cc = v->ud;
+  reads *rd = cc->rd;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
+  uint32_t k = 0;
+  while (k < rd->n && rd->first[k]->sym != e->sym) k++;
+  if (k == rd->n) {
+    if (rd->n < 256) {
+      rd->first[rd->n] = e;
+      rd->same[rd->n++] = true;
     }
-    return; /* indirect indices are not staged */
+  } else if (rd->same[k]) {
+    const leir_expr *f = rd->first[k];
+    bool eq = f->n == e->n && f->dtype == e->dtype && f->scope == e->scope;
+    for (uint32_t j = 0; j < f->n && eq; j++) eq = leir__expr_equal(cc->p, f->kids[j], cc->p, e->kids[j]);
+    rd->same[k] = eq;
   }
-  for (uint32_t k = 0; k < e->n; k++) collect(p, e->kids[k], rd);
+  return LEIR__VISIT_SKIP; /* indirect indices are not staged */
 }
 
-/* Is sym used inside some subscript (as an indirect index)? */
-static bool in_subscript(const leir_expr *e, uint32_t sym, bool inside) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    if (inside && e->sym == sym) return true;
-    for (uint32_t k = 0; k < e->n; k++)
-      if (in_subscript(e->kids[k], sym, true)) return true;
-    return false;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (in_subscript(e->kids[k], sym, inside)) return true;
-  return false;
+static void collect(const leir_program *p, const leir_expr *e, reads *rd) {
+  collect_ctx cc = {p, rd};
+  leir__visit v = LEIR__VISIT_INIT(collect_node, &cc);
+  leir__visit_const(&v, e);
 }
 
 static bool written_in(const leir_nest *n, uint32_t sym) {
@@ -67,8 +60,8 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
   }
   bool indexed = false;
   for (uint32_t k = 0; k < r->nest->nitems && !indexed; k++)
-    indexed = in_subscript(r->nest->items[k].eq->lhs, t->sym, false) ||
-              in_subscript(r->nest->items[k].eq->rhs, t->sym, false);
+    indexed = leir__expr_tensor_in_subscript(r->nest->items[k].eq->lhs, t->sym) ||
+              leir__expr_tensor_in_subscript(r->nest->items[k].eq->rhs, t->sym);
   if (indexed) {
     LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SUBSCRIPTS,
                  "%s is also used as an index in this nest", name);
@@ -91,7 +84,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
   s->buf = &c->a->buffers[b];
   for (uint32_t k = 0; k < t->n; k++) {
     const leir_expr *e = t->kids[k];
-    if (has_tensor(e)) {
+    if (leir__expr_has_tensor(e)) {
       LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_INDIRECT,
                    "%s has an indirect (tensor) index", name);
       return false;

@@ -50,21 +50,6 @@ static accop form_of(const leir_program *p, const leir_equation *eq) {
   return op;
 }
 
-static bool reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip) {
-  if (e == skip) return false;
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (reads_tensor(e->kids[k], sym, skip)) return true;
-  return false;
-}
-
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
 /* The leftmost leaf of the accumulation (the read of X). */
 static leir_expr **leaf_slot(leir_equation *eq) {
   leir_expr **slot = &eq->rhs;
@@ -97,7 +82,7 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
     return false;
   }
   const leir_expr *leaf = *leaf_slot((leir_equation *)eq);
-  if (reads_tensor(eq->rhs, eq->lhs->sym, leaf)) {
+  if (leir__expr_reads_tensor(eq->rhs, eq->lhs->sym, leaf)) {
     LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_FORM,
                  "%s is read again inside its own accumulation", leir__name(c, eq->lhs->sym));
     return false;
@@ -108,7 +93,7 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   }
   s->lhs_loops = 0;
   for (uint32_t k = 0; k < eq->lhs->n; k++) {
-    if (has_tensor(eq->lhs->kids[k])) {
+    if (leir__expr_has_tensor(eq->lhs->kids[k])) {
       LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SUBSCRIPT,
                    "the accumulator has an indirect (tensor) index");
       return false;

@@ -32,6 +32,63 @@ bool leir__expr_uses_var(const leir_expr *e, uint32_t sym) {
   return !leir__visit_const(&v, e);
 }
 
+typedef struct tensor_find {
+  uint32_t sym;             /* LEIR__NOSYM: any tensor */
+  const leir_expr *skip;
+  bool subscript_only;
+  const leir_program *p;    /* by name */
+  const char *name;
+} tensor_find;
+
+static int find_tensor(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const tensor_find *f = v->ud;
+  const leir_expr *e = *slot;
+  if (e == f->skip) return LEIR__VISIT_SKIP;
+  if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
+  if (f->subscript_only && v->tensors == 0) return LEIR__VISIT_NEXT;
+  if (f->name) return strcmp(leir__sym_name(f->p, e->sym), f->name) == 0 ? LEIR__VISIT_STOP
+                                                                         : LEIR__VISIT_NEXT;
+  return f->sym == LEIR__NOSYM || e->sym == f->sym ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
+}
+
+bool leir__expr_has_tensor(const leir_expr *e) {
+  tensor_find f = {LEIR__NOSYM, NULL, false, NULL, NULL};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_const(&v, e);
+}
+
+bool leir__expr_reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip) {
+  tensor_find f = {sym, skip, false, NULL, NULL};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_const(&v, e);
+}
+
+bool leir__expr_tensor_in_subscript(const leir_expr *e, uint32_t sym) {
+  tensor_find f = {sym, NULL, true, NULL, NULL};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_const(&v, e);
+}
+
+bool leir__nest_uses_tensor_named(const leir_program *p, const leir_nest *n, const char *name) {
+  tensor_find f = {LEIR__NOSYM, NULL, false, p, name};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_nest(&v, n);
+}
+
+static int set_scope_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const uint32_t *ss = v->ud;
+  if ((*slot)->kind == LEIR_EXPR_TENSOR && (*slot)->sym == ss[0]) (*slot)->scope = (uint8_t)ss[1];
+  return LEIR__VISIT_NEXT;
+}
+
+void leir__set_tensor_scope(leir_nest *n, uint32_t sym, leir_scope sc) {
+  uint32_t ss[2] = {sym, (uint32_t)sc};
+  leir__visit v = LEIR__VISIT_INIT(set_scope_node, ss);
+  leir__visit_nest(&v, n);
+}
+
 /* A node that prints without surrounding operators of its own. */
 static bool atomic(const leir_expr *e) {
   switch ((leir_expr_kind)e->kind) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "memory_sites.h"
+#include "visit.h"
 
 #define MAXDIV 256
 
@@ -30,36 +31,21 @@ typedef struct iscan {
   bool seen, mixed_rank, indirect, nonaffine;
 } iscan;
 
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
-static void scan_expr(iscan *s, const leir_expr *e) {
+static int scan_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  iscan *s = v->ud;
+  const leir_expr *e = *slot;
   if (e->kind == LEIR_EXPR_TENSOR && e->sym == s->sym) {
     if (s->seen && e->n != s->rank) s->mixed_rank = true;
     s->seen = true;
     s->rank = e->n;
     for (uint32_t k = 0; k < e->n; k++) {
       leir__affine f;
-      if (has_tensor(e->kids[k])) s->indirect = true;
+      if (leir__expr_has_tensor(e->kids[k])) s->indirect = true;
       else if (!leir__affine_of(s->a, e->kids[k], &f)) s->nonaffine = true;
     }
   }
-  for (uint32_t k = 0; k < e->n; k++) scan_expr(s, e->kids[k]);
-}
-
-static void scan_nest(iscan *s, const leir_nest *n) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      scan_nest(s, n->items[k].nest);
-    } else {
-      scan_expr(s, n->items[k].eq->lhs);
-      scan_expr(s, n->items[k].eq->rhs);
-    }
-  }
+  return LEIR__VISIT_NEXT;
 }
 
 /* Buffer shape of intermediate sym (the one buffer of that name). */
@@ -91,7 +77,8 @@ static bool site(leir__sctx *c, uint32_t sym, const leir__buffer **bufp) {
   memset(&s, 0, sizeof s);
   s.a = c->a;
   s.sym = sym;
-  for (uint32_t t = 0; t < c->p->nnests; t++) scan_nest(&s, c->p->nests[t]);
+  leir__visit v = LEIR__VISIT_INIT(scan_node, &s);
+  for (uint32_t t = 0; t < c->p->nnests; t++) leir__visit_nest(&v, c->p->nests[t]);
   const leir__buffer *buf = buffer_of(c, sym);
   if (s.mixed_rank || !buf) {
     LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_STORAGE_BUFFERS,
