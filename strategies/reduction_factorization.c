@@ -19,6 +19,7 @@
  * exact for max and min.
  */
 #include "kit.h"
+#include "visit.h"
 
 typedef enum { OP_NONE = 0, OP_ADD, OP_MUL, OP_MAX, OP_MIN } accop;
 
@@ -157,24 +158,29 @@ static bool plain_term(const leir_expr *e, uint32_t k) {
   return false;
 }
 
-static void shift_expr(leir_program *p, leir_expr **slot, const leir_expr *parent, uint32_t k,
-                       int64_t v, bool entry) {
+typedef struct shift {
+  leir_program *p;
+  uint32_t k;
+  int64_t v;
+} shift;
+
+/* K -> K+v: appended to a subscript entry where K is a plain term of it,
+ * else K becomes (K+v) next to an operator. */
+static int shift_node(leir__visit *vis, leir_expr **slot, leir_expr *parent) {
+  const shift *s = vis->ud;
   leir_expr *e = *slot;
-  if (entry && plain_term(e, k)) {
-    *slot = leir__mk_bin(p, LEIR_OP_ADD, e, leir__mk_int(p, v));
-    return;
+  if (parent && parent->kind == LEIR_EXPR_TENSOR && plain_term(e, s->k)) {
+    *slot = leir__mk_bin(s->p, LEIR_OP_ADD, e, leir__mk_int(s->p, s->v));
+    return LEIR__VISIT_SKIP;
   }
-  if (e->kind == LEIR_EXPR_VAR) {
-    if (e->sym != k) return;
-    leir_expr *r = leir__mk_bin(p, LEIR_OP_ADD, leir__mk_var(p, k), leir__mk_int(p, v));
-    bool op_parent = parent && (parent->kind == LEIR_EXPR_BINARY || parent->kind == LEIR_EXPR_NEG ||
-                                parent->kind == LEIR_EXPR_COMPARE || parent->kind == LEIR_EXPR_AND ||
-                                parent->kind == LEIR_EXPR_OR);
-    *slot = op_parent ? leir__new_unary(p, LEIR_EXPR_PAREN, r) : r;
-    return;
-  }
-  for (uint32_t j = 0; j < e->n; j++)
-    shift_expr(p, &e->kids[j], e, k, v, e->kind == LEIR_EXPR_TENSOR);
+  if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
+  if (e->sym != s->k) return LEIR__VISIT_SKIP;
+  leir_expr *r = leir__mk_bin(s->p, LEIR_OP_ADD, leir__mk_var(s->p, s->k), leir__mk_int(s->p, s->v));
+  bool op_parent = parent && (parent->kind == LEIR_EXPR_BINARY || parent->kind == LEIR_EXPR_NEG ||
+                              parent->kind == LEIR_EXPR_COMPARE || parent->kind == LEIR_EXPR_AND ||
+                              parent->kind == LEIR_EXPR_OR);
+  *slot = op_parent ? leir__new_unary(s->p, LEIR_EXPR_PAREN, r) : r;
+  return LEIR__VISIT_SKIP;
 }
 
 /* Other reduction loops index the partial results (a loop of extent 1
@@ -226,8 +232,10 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     eq->lhs = partial_ref(out, c->p, lhs, sym, src, s.lhs_loops, (uint32_t)axis);
     if (half == 1) {
       uint32_t k = src->loops[axis].sym;
-      shift_expr(out, &eq->lhs, NULL, k, v, false);
-      shift_expr(out, &eq->rhs, NULL, k, v, false);
+      shift sh = {out, k, v};
+      leir__visit vis = LEIR__VISIT_INIT(shift_node, &sh);
+      leir__visit_expr(&vis, &eq->lhs);
+      leir__visit_expr(&vis, &eq->rhs);
     }
     parts[half] = m;
   }
