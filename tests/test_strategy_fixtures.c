@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../strategies/kit.h"
+#include "../strategies/registry.h"
+#include "visit.h"
 #include "corpus.h"
 #include "testutil.h"
 
@@ -253,11 +254,109 @@ START_TEST(test_every_reported_rule_is_in_the_table) {
 }
 END_TEST
 
+/* ---- the kit: sites of sub-expressions, the walker, growable arrays ------------------ */
+
+typedef struct xsites {
+  char text[64][96];
+  const leir_expr *node[64];
+  uint32_t n;
+} xsites;
+
+static bool record_x(leir__sctx *c, const leir__xsite *x, void *ud) {
+  xsites *s = ud;
+  if (s->n < 64) {
+    snprintf(s->text[s->n], sizeof s->text[s->n], "%s%s", leir__site_expr(c, x),
+             x->in_subscript ? " (index)" : "");
+    s->node[s->n++] = x->e;
+  }
+  return true;
+}
+
+static bool each_eq(leir__sctx *c, const leir__eqsite *s, void *ud) {
+  leir__each_subexpr(c, s, record_x, ud);
+  return true;
+}
+
+/* Math strategies rewrite inside equations: every node of every equation
+ * is a site "nest=N eq=K expr=P" (P: side, then child indices), in
+ * pre-order, found again from a step's parameters. */
+START_TEST(test_subexpression_sites_are_named_and_found_again) {
+  leir_program *p = test_parse(
+      "L^{4}_{a=0}[D^{f64,g}_{a}=A^{f64,g}_{a}*2;L^{2}_{c=0}[C^{f64,g}_{a,c}=D^{f64,g}_{a}+exp(A^{f64,g}_{a+c});];];");
+  leir__sctx *c = NULL;
+  ck_assert_int_eq(leir__sctx_new(&c, p, NULL), LEIR_OK);
+  c->mode = LEIR__MODE_LIST;
+  xsites s;
+  memset(&s, 0, sizeof s);
+  leir__each_equation(c, each_eq, &s);
+  const char *want[] = {
+      "nest=0 eq=0 expr=0",       "nest=0 eq=0 expr=0.0 (index)", "nest=0 eq=0 expr=1",
+      "nest=0 eq=0 expr=1.0",     "nest=0 eq=0 expr=1.0.0 (index)", "nest=0 eq=0 expr=1.1",
+      "nest=0.1 eq=0 expr=0",     "nest=0.1 eq=0 expr=0.0 (index)", "nest=0.1 eq=0 expr=0.1 (index)",
+      "nest=0.1 eq=0 expr=1",     "nest=0.1 eq=0 expr=1.0",        "nest=0.1 eq=0 expr=1.0.0 (index)",
+      "nest=0.1 eq=0 expr=1.1",   "nest=0.1 eq=0 expr=1.1.0",      "nest=0.1 eq=0 expr=1.1.0.0 (index)",
+      "nest=0.1 eq=0 expr=1.1.0.0.0 (index)", "nest=0.1 eq=0 expr=1.1.0.0.1 (index)"};
+  ck_assert_uint_eq(s.n, sizeof want / sizeof *want);
+  for (uint32_t i = 0; i < s.n; i++) ck_assert_str_eq(s.text[i], want[i]);
+  /* a step's nest/eq/expr find the same node (exp's argument) */
+  const char *text = "factorization nest=0.1 eq=0 expr=1.1.0";
+  leir__pstep ps;
+  ck_assert_int_eq(leir__step_parse_text(&ps, text, strlen(text)), LEIR_OK);
+  const leir__nref *r = leir__ps_nest(c, &ps);
+  ck_assert_ptr_nonnull(r);
+  leir__eqsite es;
+  ck_assert(leir__ps_eq(c, r, &ps, &es));
+  leir_expr **slot = leir__ps_expr_slot((leir_nest *)r->nest, es.item, &ps);
+  ck_assert_ptr_nonnull(slot);
+  ck_assert_ptr_eq(*slot, s.node[13]);
+  uint32_t bad[3] = {1, 1, 5};
+  ck_assert_ptr_null(leir__expr_slot((leir_nest *)r->nest, es.item, bad, 3));
+  ck_assert_ptr_null(leir__expr_slot((leir_nest *)r->nest, 7, bad, 1));
+  leir__sctx_free(c);
+  leir_program_free(p);
+}
+END_TEST
+
+static int count_and_stop(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  int *n = v->ud;
+  ++*n;
+  if ((*slot)->kind == LEIR_EXPR_CALL) return LEIR__VISIT_SKIP;
+  return (*slot)->kind == LEIR_EXPR_NUMBER ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
+}
+
+START_TEST(test_walker_skips_and_stops_and_arrays_check_overflow) {
+  leir_program *p = test_parse("L^{4}_{a=0}[C^{f64,g}_{a}=exp(A^{f64,g}_{a})+A^{f64,g}_{a}*2+1;];");
+  const leir_equation *eq = p->nests[0]->items[0].eq;
+  int n = 0;
+  leir__visit v = LEIR__VISIT_INIT(count_and_stop, &n);
+  /* (exp(A)+A*2)+1: +, +, exp (skipped), *, A, a, 2 (stop) */
+  ck_assert(!leir__visit_const(&v, eq->rhs));
+  ck_assert_int_eq(n, 7);
+  leir_program_free(p);
+  size_t cap = 0;
+  ck_assert(leir__vec_next_cap(0, 3, 8, 16, SIZE_MAX, &cap));
+  ck_assert_uint_eq(cap, 16);
+  ck_assert(leir__vec_next_cap(16, 40, 8, 16, SIZE_MAX, &cap));
+  ck_assert_uint_eq(cap, 64);
+  ck_assert(!leir__vec_next_cap(16, SIZE_MAX / 4, 8, 16, SIZE_MAX, &cap));
+  ck_assert(!leir__vec_next_cap(16, (size_t)UINT32_MAX + 1, 1, 16, UINT32_MAX, &cap));
+  LEIR__VEC(int) ints = LEIR__VEC_INIT;
+  for (int i = 0; i < 1000; i++) *LEIR__VEC_PUSH(&ints) = i;
+  ck_assert_uint_eq(ints.len, 1000);
+  ck_assert_uint_ge(ints.cap, 1000);
+  ck_assert_int_eq(ints.data[999], 999);
+  free(ints.data);
+}
+END_TEST
+
 static Suite *fixtures_suite(void) {
   Suite *s = suite_create("strategy_fixtures");
   TCase *tc = tcase_create("fixtures");
   tcase_add_test(tc, test_every_fixture_case_holds);
   tcase_add_test(tc, test_every_reported_rule_is_in_the_table);
+  tcase_add_test(tc, test_subexpression_sites_are_named_and_found_again);
+  tcase_add_test(tc, test_walker_skips_and_stops_and_arrays_check_overflow);
   suite_add_tcase(s, tc);
   return s;
 }
