@@ -27,8 +27,8 @@ import sys
 import tempfile
 
 
-def run(leir, args, out, label):
-    p = subprocess.run([leir] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run(leir, args, out, label, cwd=None):
+    p = subprocess.run([leir] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     h = lambda b: hashlib.sha256(b).hexdigest()[:24]
     out.write("%s\t%d\t%s\t%s\t%d\n" % (label, p.returncode, h(p.stdout), h(p.stderr), len(p.stdout)))
     return p
@@ -56,7 +56,7 @@ def sample(idx):
 
 
 def main():
-    leir, out_path, sources = sys.argv[1], sys.argv[2], sys.argv[3:]
+    leir, out_path, sources = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
     names = subprocess.run([leir, "strategies", "--json"], stdout=subprocess.PIPE,
                            check=True).stdout.decode().splitlines()
     strategies = [json.loads(l)["name"] for l in names if l.strip()]
@@ -66,14 +66,16 @@ def main():
         for src in sources:
             for ln, line in enumerate(open(src)):
                 rec = json.loads(line)
-                f = os.path.join(tmp, "p.leir.yaml" if rec.get("signature") else "p.leir")
-                with open(f, "w") as fh:
+                # relative to tmp (the cwd of every command): diagnostics name the
+                # file, and the temporary directory's name differs between runs
+                f = "p.leir.yaml" if rec.get("signature") else "p.leir"
+                with open(os.path.join(tmp, f), "w") as fh:
                     fh.write(yaml_of(rec))
                 tag = "%s:%d" % (os.path.basename(src), ln + 1)
-                p = run(leir, ["candidates", f], out, tag + " candidates")
-                run(leir, ["candidates", "--json", "--no-result", f], out, tag + " candidates --json")
+                p = run(leir, ["candidates", f], out, tag + " candidates", tmp)
+                run(leir, ["candidates", "--json", "--no-result", f], out, tag + " candidates --json", tmp)
                 for s in strategies:
-                    run(leir, ["explain", s, f], out, tag + " explain " + s)
+                    run(leir, ["explain", s, f], out, tag + " explain " + s, tmp)
                 rows = [r.split("\t") for r in p.stdout.decode().splitlines()]
                 by = {}
                 for i, r in enumerate(rows):
@@ -81,13 +83,13 @@ def main():
                 for s, idx in by.items():
                     for i in sample(idx):
                         step = rows[i][0]
-                        run(leir, ["apply", step, f, "--cot"], out, tag + " apply --cot " + step)
-                        run(leir, ["apply", "--json", step, f], out, tag + " apply --json " + step)
+                        run(leir, ["apply", step, f, "--cot"], out, tag + " apply --cot " + step, tmp)
+                        run(leir, ["apply", "--json", step, f], out, tag + " apply --json " + step, tmp)
                     first = rows[idx[0]]
-                    after = os.path.join(tmp, "after.leir")
-                    with open(after, "w") as fh:
+                    after = "after.leir"
+                    with open(os.path.join(tmp, after), "w") as fh:
                         fh.write(first[2] + "\n")
-                    run(leir, ["ground", f, after], out, tag + " ground " + first[0])
+                    run(leir, ["ground", f, after], out, tag + " ground " + first[0], tmp)
 
 
 if __name__ == "__main__":
