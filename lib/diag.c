@@ -1,4 +1,5 @@
 #include "diag.h"
+#include "vec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,15 +31,9 @@ void leir__diag_add(leir_diagnostics *d, const char *rule, const char *subject, 
   /* Hostile input can produce a finding per token; the first thousand are
    * plenty to act on and keep the sort below cheap. */
   if (d->n >= 1000) return;
-  if (d->n == d->cap) {
-    uint32_t cap = d->cap ? d->cap * 2 : 8;
-    leir_diagnostic *items = realloc(d->items, cap * sizeof *items);
-    if (!items) {
-      d->failed = 1;
-      return;
-    }
-    d->items = items;
-    d->cap = cap;
+  if (!leir__vec_grow32((void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *d->items, 8)) {
+    d->failed = 1;
+    return;
   }
   char msg[1024];
   va_list ap;

@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "ir.h"
+#include "vec.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -108,9 +109,13 @@ uint32_t leir__sym_intern(leir_program *p, const char *s, size_t len) {
     return LEIR__NOSYM;
   }
   if (t->count == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 16;
-    const char **names = leir__arena_alloc(&p->arena, cap * sizeof *names);
-    uint32_t *lens = leir__arena_alloc(&p->arena, cap * sizeof *lens);
+    size_t cap = 0;
+    const char **names = NULL;
+    uint32_t *lens = NULL;
+    if (leir__vec_next_cap(t->cap, (size_t)t->count + 1, sizeof *names, 16, UINT32_MAX, &cap)) {
+      names = leir__arena_alloc(&p->arena, cap * sizeof *names);
+      lens = leir__arena_alloc(&p->arena, cap * sizeof *lens);
+    }
     if (!names || !lens) {
       oom(p);
       return LEIR__NOSYM;
@@ -121,7 +126,7 @@ uint32_t leir__sym_intern(leir_program *p, const char *s, size_t len) {
     }
     t->names = names;
     t->lens = lens;
-    t->cap = cap;
+    t->cap = (uint32_t)cap;
   }
   char *copy = leir__arena_strndup(&p->arena, s, len);
   if (!copy) {
@@ -342,15 +347,10 @@ leir_nest *leir__copy_nest(leir_program *dst, const leir_program *src, const lei
 
 int leir__program_insert_nest(leir_program *p, uint32_t at, leir_nest *nest) {
   if (at > p->nnests) at = p->nnests;
-  if (p->nnests == p->cap_nests) {
-    uint32_t cap = p->cap_nests ? p->cap_nests * 2 : 8;
-    leir_nest **nests = realloc(p->nests, cap * sizeof *nests);
-    if (!nests) {
-      oom(p);
-      return 0;
-    }
-    p->nests = nests;
-    p->cap_nests = cap;
+  if (!leir__vec_grow32((void **)&p->nests, &p->cap_nests, (size_t)p->nnests + 1,
+                        sizeof *p->nests, 8)) {
+    oom(p);
+    return 0;
   }
   memmove(p->nests + at + 1, p->nests + at, (p->nnests - at) * sizeof *p->nests);
   p->nests[at] = nest;

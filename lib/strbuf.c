@@ -1,4 +1,5 @@
 #include "strbuf.h"
+#include "vec.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,17 +12,10 @@ int leir__sb_reserve(leir__strbuf *b, size_t extra) {
     b->failed = 1;
     return 0;
   }
-  size_t need = b->len + extra + 1;
-  if (need <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-  char *p = realloc(b->data, cap);
-  if (!p) {
+  if (!leir__vec_grow((void **)&b->data, &b->cap, b->len + extra + 1, 1, 256)) {
     b->failed = 1;
     return 0;
   }
-  b->data = p;
-  b->cap = cap;
   return 1;
 }
 

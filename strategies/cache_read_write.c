@@ -26,20 +26,6 @@ static void emit_read(leir__sctx *c, const leir__nref *r, const leir__read_site 
                leir__name(c, s->sym), scopes[k]);
 }
 
-static bool reads_sym(const leir_expr *e, uint32_t sym) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (reads_sym(e->kids[k], sym)) return true;
-  return false;
-}
-
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
 typedef struct wsite {
   const leir_expr *lhs;
   uint32_t sel[64], nsel;
@@ -53,29 +39,29 @@ static bool write_site(leir__sctx *c, const leir__nref *r, wsite *w) {
   w->lhs = lhs;
   const char *name = leir__name(c, lhs->sym);
   if (lhs->n == 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), "cache_read_write.write",
+    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_CACHE_READ_WRITE_WRITE,
                  "the output %s is a scalar", name);
     return false;
   }
   uint64_t loops = 0;
   for (uint32_t k = 0; k < lhs->n; k++) {
-    if (has_tensor(lhs->kids[k])) {
-      LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), "memory.indirect",
+    if (leir__expr_has_tensor(lhs->kids[k])) {
+      LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_MEMORY_INDIRECT,
                    "the output %s has an indirect (tensor) index", name);
       return false;
     }
     loops |= leir__loops_in(r->nest, lhs->kids[k]);
   }
   if (!loops) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), "memory.constant-index",
+    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_MEMORY_CONSTANT_INDEX,
                  "the output %s is indexed by constants only", name);
     return false;
   }
   uint32_t idx = eq->id < c->a->nids ? c->a->eq_index[eq->id] : LEIR__NONE;
   uint32_t b = idx == LEIR__NONE ? LEIR__NONE : c->a->eqs[idx].lhs_buffer;
   if (b == LEIR__NONE) return false;
-  if (c->a->buffers[b].first_writer != idx && reads_sym(eq->rhs, lhs->sym)) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), "cache_read_write.write",
+  if (c->a->buffers[b].first_writer != idx && leir__expr_reads_tensor(eq->rhs, lhs->sym, NULL)) {
+    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_CACHE_READ_WRITE_WRITE,
                  "%s holds values from an earlier nest that the equation reads; a fresh "
                  "buffer would lose them",
                  name);
@@ -86,7 +72,7 @@ static bool write_site(leir__sctx *c, const leir__nref *r, wsite *w) {
     if (loops >> k & 1) w->sel[w->nsel++] = k;
   w->fixup = leir__fixup_index(r->nest, w->sel, w->nsel, leir__pinned_by_subscript(r->nest, lhs));
   if (w->fixup < 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), "memory.no-thread-loop",
+    LEIR__REJECT(c, leir__site_tensor(c, r, lhs->sym), LEIR__R_MEMORY_NO_THREAD_LOOP,
                  "the copy has no bound loop and every loop has extent >= 1024");
     return false;
   }
@@ -99,7 +85,7 @@ static void enumerate(leir__sctx *c) {
     if (leir__skip_nest(c, r)) continue;
     leir__each_read_site(c, r, emit_read, NULL);
     if (r->depth == 1 && !r->has_nested && r->neqs != 1)
-      LEIR__REJECT(c, leir__site_nest(c, r), "cache_read_write.write",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_CACHE_READ_WRITE_WRITE,
                    "the write variant needs a nest with exactly one equation");
     wsite w;
     if (!write_site(c, r, &w)) continue;
@@ -156,8 +142,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__cache_read_write = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_MODE) |
-        LEIR__KEY(LEIR__K_SCOPE),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_MODE) |
-        LEIR__KEY(LEIR__K_SCOPE),
-    enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_MODE) | LEIR__KEY(LEIR__K_SCOPE),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_MODE) | LEIR__KEY(LEIR__K_SCOPE),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_cache_facts,
+};

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "registry.h"
 #include "error.h"
 
 typedef struct side {
@@ -20,7 +20,7 @@ typedef struct side {
   char **text; /* canonical text of each top-level nest */
 } side;
 
-typedef struct diff {
+typedef struct leir__diff {
   side b, a;
   uint32_t nrem, nadd;
   uint32_t *rem; /* before indices not in the common subsequence */
@@ -150,28 +150,9 @@ static const leir_equation *defining_eq(const leir_program *p, uint32_t i) {
   return n->nitems == 1 && n->items[0].eq ? n->items[0].eq : NULL;
 }
 
-static bool name_in_nest_expr(const leir_program *p, const leir_expr *e, const char *name) {
-  if (e->kind == LEIR_EXPR_TENSOR && strcmp(leir__sym_name(p, e->sym), name) == 0) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (name_in_nest_expr(p, e->kids[k], name)) return true;
-  return false;
-}
-
-static bool name_in_nest(const leir_program *p, const leir_nest *n, const char *name) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      if (name_in_nest(p, n->items[k].nest, name)) return true;
-    } else if (name_in_nest_expr(p, n->items[k].eq->lhs, name) ||
-               name_in_nest_expr(p, n->items[k].eq->rhs, name)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 static bool name_in_program(const leir_program *p, const char *name) {
   for (uint32_t i = 0; i < p->nnests; i++)
-    if (name_in_nest(p, p->nests[i], name)) return true;
+    if (leir__nest_uses_tensor_named(p, p->nests[i], name)) return true;
   return false;
 }
 
@@ -220,17 +201,18 @@ static bool first_diff_in_nest(const leir_program *pb, const leir_nest *x, const
 
 /* ---- the facts, per strategy --------------------------------------------- */
 
-static bool loop_facts(leir__strbuf *b, const diff *d, int s) {
+bool leir__cot_loop_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  int s = ps->strategy;
   if (d->nrem != 1 || d->nadd != 1) return false;
   const leir_nest *x = d->b.p->nests[d->rem[0]], *y = d->a.p->nests[d->add[0]];
   innermost(d->b.p, &x, d->a.p, &y);
   const char *eb = d->b.text[d->rem[0]], *ea = d->a.text[d->add[0]];
   const char *verb = NULL;
   switch (s) {
-    case 9: verb = "reordered"; break;
-    case 10: verb = "tiled"; break;
-    case 11: verb = "split"; break;
-    case 12: verb = "fused"; break;
+    case LEIR__S_loop_reorder: verb = "reordered"; break;
+    case LEIR__S_loop_tiling: verb = "tiled"; break;
+    case LEIR__S_loop_split: verb = "split"; break;
+    case LEIR__S_loop_fusion: verb = "fused"; break;
     default: break;
   }
   if (verb) {
@@ -249,9 +231,9 @@ static bool loop_facts(leir__strbuf *b, const diff *d, int s) {
              0)
     k++;
   if (k == x->nloops) return false;
-  const char *how = s == 13   ? "unrolled"
-                    : s == 14 ? "parallelized"
-                    : s == 15 ? "vectorized"
+  const char *how = s == LEIR__S_loop_unrolling        ? "unrolled"
+                    : s == LEIR__S_loop_parallelization ? "parallelized"
+                    : s == LEIR__S_loop_vectorization   ? "vectorized"
                               : "bound to a GPU thread or block axis";
   leir__sb_puts(b, "the loop ");
   put_loop(b, d->b.p, &x->loops[k]);
@@ -265,7 +247,8 @@ static bool loop_facts(leir__strbuf *b, const diff *d, int s) {
   return true;
 }
 
-static bool factorization_facts(leir__strbuf *b, const diff *d) {
+bool leir__cot_factorization_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  (void)ps;
   if (d->nrem != 1 || d->nadd != 3) return false;
   leir__sb_printf(b,
                   "the reduction %s can be factorized into the partial reductions %s and %s, and "
@@ -292,7 +275,8 @@ static void put_expr(leir__strbuf *b, const leir_program *p, const leir_expr *e)
   leir__print_expr(b, p, e);
 }
 
-static bool cache_facts(leir__strbuf *b, const diff *d) {
+bool leir__cot_cache_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  (void)ps;
   if (d->nrem != 1 || d->nadd != 2) return false;
   int c = copy_nest(d, true);
   if (c >= 0 && defining_eq(d->a.p, d->add[c])->rhs->kind == LEIR_EXPR_TENSOR) {
@@ -320,7 +304,8 @@ static bool cache_facts(leir__strbuf *b, const diff *d) {
   return true;
 }
 
-static bool layout_facts(leir__strbuf *b, const diff *d) {
+bool leir__cot_layout_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  (void)ps;
   if (d->nrem != 1 || d->nadd != 2) return false;
   int c = copy_nest(d, true);
   if (c < 0) return false;
@@ -335,7 +320,8 @@ static bool layout_facts(leir__strbuf *b, const diff *d) {
   return true;
 }
 
-static bool precompute_facts(leir__strbuf *b, const diff *d) {
+bool leir__cot_precompute_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  (void)ps;
   if (d->nrem != 1 || d->nadd != 2) return false;
   int c = copy_nest(d, true);
   if (c < 0) return false;
@@ -381,6 +367,16 @@ static bool storage_facts(leir__strbuf *b, const diff *d, bool scope) {
   return true;
 }
 
+bool leir__cot_scope_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  (void)ps;
+  return storage_facts(b, d, true);
+}
+
+bool leir__cot_storage_layout_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  (void)ps;
+  return storage_facts(b, d, false);
+}
+
 static void generic_facts(leir__strbuf *b, const diff *d) {
   if (!d->nrem && !d->nadd) {
     leir__sb_puts(b, "the program does not change");
@@ -409,19 +405,7 @@ leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_pr
   leir__sb_puts(b, s->info.definition);
   leir__sb_puts(b, " Under the given IR, ");
   size_t mark = b->len;
-  bool ok;
-  switch (ps->strategy) {
-    case 9: case 10: case 11: case 12: case 13: case 14: case 15: case 16:
-      ok = loop_facts(b, &d, ps->strategy);
-      break;
-    case 17: ok = factorization_facts(b, &d); break;
-    case 18: ok = cache_facts(b, &d); break;
-    case 19: ok = layout_facts(b, &d); break;
-    case 20: ok = storage_facts(b, &d, true); break;
-    case 21: ok = storage_facts(b, &d, false); break;
-    case 22: ok = precompute_facts(b, &d); break;
-    default: ok = false;
-  }
+  bool ok = s->impl && s->impl->cot && s->impl->cot(b, &d, ps);
   if (!ok) {
     b->len = mark;
     generic_facts(b, &d);

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "kit.h"
 
 typedef struct acc_scan {
   const leir__analysis *a;

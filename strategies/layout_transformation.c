@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "memory_sites.h"
+#include "visit.h"
 
 #define MAXDIV 256
 
@@ -60,7 +61,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
     if (!leir__affine_of(c->a, s->ref->kids[k], &f)) {
       /* the copy writes these entries: the backends could not prove its
        * bound loop independent */
-      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.nonaffine",
+      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_NONAFFINE,
                    "subscript %u of %s is not an affine function of the loops", k + 1, name);
       return;
     }
@@ -68,10 +69,10 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
   leir__layout L;
   memset(&L, 0, sizeof L);
   if (n < 2) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.rank",
+    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_RANK,
                  "%s has rank 1: only reshape1 applies", name);
   } else if (n > LEIR__MAX_PERM_RANK) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.rank",
+    LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_RANK,
                  "%s has rank %u: transposes are enumerated up to rank %d", name, n,
                  LEIR__MAX_PERM_RANK);
   } else {
@@ -85,7 +86,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
       L.kind = LEIR__LAYOUT_FLATTEN;
       emit_layout(c, r, s->sym, &L);
     } else {
-      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), "layout.size",
+      LEIR__REJECT(c, leir__site_tensor(c, r, s->sym), LEIR__R_LAYOUT_SIZE,
                    "the flattened index of %s would be too large", name);
     }
   }
@@ -108,7 +109,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
     if (l < 0) {
       if (c->mode == LEIR__MODE_EXPLAIN) {
         snprintf(c->site, sizeof c->site, "nest=%s tensor=%s dim=%u", r->label, name, k);
-        leir__reject(c, c->site, "layout.reshape1",
+        leir__reject(c, c->site, LEIR__R_LAYOUT_RESHAPE1,
                      "subscript %u of %s is not a loop variable of its own", k + 1, name);
       }
       continue;
@@ -117,7 +118,7 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
     uint32_t nd = leir__divisors(r->nest->loops[l].extent, dv, MAXDIV);
     if (!nd && c->mode == LEIR__MODE_EXPLAIN) {
       snprintf(c->site, sizeof c->site, "nest=%s tensor=%s dim=%u", r->label, name, k);
-      leir__reject(c, c->site, "loop.no-divisor",
+      leir__reject(c, c->site, LEIR__R_LOOP_NO_DIVISOR,
                    "extent %lld of subscript %u has no divisor pair (d, n/d) with 1 < d <= sqrt(n)",
                    (long long)r->nest->loops[l].extent, k + 1);
     }
@@ -132,12 +133,12 @@ static void each_site(leir__sctx *c, const leir__nref *r, const leir__read_site 
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
   if (r->depth != 1 || r->has_nested || r->neqs != 1) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "layout_transformation.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LAYOUT_TRANSFORMATION_NEST,
                  "only top-level nests with exactly one equation are transformed");
     return false;
   }
   if (r->nest->items[0].eq->rhs->kind == LEIR_EXPR_TENSOR) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "layout_transformation.copy",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LAYOUT_TRANSFORMATION_COPY,
                  "the nest is a plain copy");
     return false;
   }
@@ -161,17 +162,17 @@ typedef struct rd_ctx {
   const leir__layout *L;
 } rd_ctx;
 
-static void replace_reads(rd_ctx *x, leir_expr **slot) {
+static int replace_read(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  rd_ctx *x = v->ud;
   leir_expr *e = *slot;
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == x->from) {
-    leir_expr *entries[LEIR_MAX_RANK + 1];
-    uint32_t m = leir__layout_apply(x->out, x->out, e->kids, e->n, x->ext, x->L, entries);
-    leir_expr *t = leir__new_tensor(x->out, x->to, (leir_dtype)e->dtype, (leir_scope)e->scope, m);
-    for (uint32_t k = 0; k < m; k++) t->kids[k] = entries[k];
-    *slot = t;
-    return;
-  }
-  for (uint32_t k = 0; k < e->n; k++) replace_reads(x, &e->kids[k]);
+  if (e->kind != LEIR_EXPR_TENSOR || e->sym != x->from) return LEIR__VISIT_NEXT;
+  leir_expr *entries[LEIR_MAX_RANK + 1];
+  uint32_t m = leir__layout_apply(x->out, x->out, e->kids, e->n, x->ext, x->L, entries);
+  leir_expr *t = leir__new_tensor(x->out, x->to, (leir_dtype)e->dtype, (leir_scope)e->scope, m);
+  for (uint32_t k = 0; k < m; k++) t->kids[k] = entries[k];
+  *slot = t;
+  return LEIR__VISIT_SKIP;
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -250,14 +251,16 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   cp->items[0].eq = leir__new_equation(out, dst, srcx);
   leir__finish_copy_nest(out, cp);
   rd_ctx rc = {out, c->p, x, t, ext, &L};
-  replace_reads(&rc, &m->items[0].eq->rhs);
+  leir__visit v = LEIR__VISIT_INIT(replace_read, &rc);
+  leir__visit_expr(&v, &m->items[0].eq->rhs);
   leir__program_insert_nest(out, top, cp);
   return LEIR_OK;
 }
 
 const leir__strategy_impl leir__layout_transformation = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT) |
-        LEIR__KEY(LEIR__K_PERM) | LEIR__KEY(LEIR__K_DIMS) | LEIR__KEY(LEIR__K_DIM) |
-        LEIR__KEY(LEIR__K_FACTOR),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT), enumerate,
-    apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT) | LEIR__KEY(LEIR__K_PERM) | LEIR__KEY(LEIR__K_DIMS) | LEIR__KEY(LEIR__K_DIM) | LEIR__KEY(LEIR__K_FACTOR),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_layout_facts,
+};

@@ -26,7 +26,7 @@ static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
       if (c->mode == LEIR__MODE_EXPLAIN) {
         snprintf(c->site, sizeof c->site, "nest=%s loop=%s axis=%s", r->label,
                  leir__loop_name(c, r, k), leir__axis_names[a]);
-        leir__reject(c, c->site, "loop.axis-limit", "%s", why);
+        leir__reject(c, c->site, LEIR__R_LOOP_AXIS_LIMIT, "%s", why);
       }
       continue;
     }
@@ -35,7 +35,7 @@ static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
   }
 }
 
-static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, "loop_binding", site); }
+static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, LEIR__R_LOOP_BINDING_LOOPS, site); }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
   const leir__nref *r = leir__ps_nest(c, ps);
@@ -53,6 +53,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__loop_binding = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AXIS),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AXIS), enumerate,
-    apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AXIS),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AXIS),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

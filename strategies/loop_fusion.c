@@ -11,7 +11,8 @@
  * independent iterations). The iteration order is unchanged: always exact.
  * Parameters: `loops=O,X`.
  */
-#include "engine.h"
+#include "kit.h"
+#include "visit.h"
 
 /* Does e have the form O*m+X (one of four spellings)? */
 static bool is_pattern(const leir_expr *e, uint32_t o, uint32_t x, int64_t m) {
@@ -35,28 +36,32 @@ static bool is_pattern_node(const leir_expr *e, uint32_t o, uint32_t x, int64_t 
   return is_pattern(e, o, x, m);
 }
 
-/* Counts pattern occurrences; false when O or X is used outside one. */
-static bool uses_ok(const leir_expr *e, uint32_t o, uint32_t x, int64_t m, uint32_t *hits) {
-  if (is_pattern_node(e, o, x, m)) {
-    (*hits)++;
-    return true;
+typedef struct fuse {
+  leir_program *p; /* replace: where the new variables are built */
+  uint32_t o, x;
+  int64_t m;
+  uint32_t hits;
+} fuse;
+
+/* Counts pattern occurrences; stops when O or X is used outside one. */
+static int uses_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  fuse *f = v->ud;
+  const leir_expr *e = *slot;
+  if (is_pattern_node(e, f->o, f->x, f->m)) {
+    f->hits++;
+    return LEIR__VISIT_SKIP;
   }
-  if (e->kind == LEIR_EXPR_VAR) return e->sym != o && e->sym != x;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (!uses_ok(e->kids[k], o, x, m, hits)) return false;
-  return true;
+  if (e->kind == LEIR_EXPR_VAR && (e->sym == f->o || e->sym == f->x)) return LEIR__VISIT_STOP;
+  return LEIR__VISIT_NEXT;
 }
 
 static bool nest_ok(const leir_nest *n, uint32_t o, uint32_t x, int64_t m, uint32_t *hits) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      if (!nest_ok(n->items[k].nest, o, x, m, hits)) return false;
-    } else if (!uses_ok(n->items[k].eq->lhs, o, x, m, hits) ||
-               !uses_ok(n->items[k].eq->rhs, o, x, m, hits)) {
-      return false;
-    }
-  }
-  return true;
+  fuse f = {NULL, o, x, m, 0};
+  leir__visit v = LEIR__VISIT_INIT(uses_node, &f);
+  bool ok = leir__visit_nest(&v, n);
+  *hits += f.hits;
+  return ok;
 }
 
 static void enumerate(leir__sctx *c) {
@@ -65,7 +70,7 @@ static void enumerate(leir__sctx *c) {
     if (leir__skip_nest(c, r)) continue;
     uint32_t n = r->nest->nloops;
     if (n < 2) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "loop_fusion.loops",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LOOP_FUSION_LOOPS,
                    "the nest has %u loop%s; fusion needs two adjacent loops", n,
                    n == 1 ? "" : "s");
       continue;
@@ -76,21 +81,21 @@ static void enumerate(leir__sctx *c) {
       if (c->mode == LEIR__MODE_EXPLAIN)
         snprintf(c->site, sizeof c->site, "nest=%s loops=%s,%s", r->label, on, xn);
       if (o->kind != LEIR_LOOP_SERIAL) {
-        LEIR__REJECT(c, c->site, "loop_fusion.outer-kind",
+        LEIR__REJECT(c, c->site, LEIR__R_LOOP_FUSION_OUTER_KIND,
                      "the outer loop %s is %c, not a serial L loop", on,
                      leir__loop_kind_letters[o->kind]);
         continue;
       }
       uint32_t hits = 0;
       if (!nest_ok(r->nest, o->sym, x->sym, x->extent, &hits) || hits == 0) {
-        LEIR__REJECT(c, c->site, "loop_fusion.pattern",
+        LEIR__REJECT(c, c->site, LEIR__R_LOOP_FUSION_PATTERN,
                      "%s and %s are not only used together as %s*%lld+%s", on, xn, on,
                      (long long)x->extent, xn);
         continue;
       }
       int64_t ext;
       if (__builtin_mul_overflow(o->extent, x->extent, &ext) || ext > 2147483647) {
-        LEIR__REJECT(c, c->site, "loop.extent", "the fused extent is too large");
+        LEIR__REJECT(c, c->site, LEIR__R_LOOP_EXTENT, "the fused extent is too large");
         continue;
       }
       if (x->kind == LEIR_LOOP_PARALLEL || x->kind == LEIR_LOOP_VECTORIZED ||
@@ -100,20 +105,20 @@ static void enumerate(leir__sctx *c) {
         char why[256];
         if (!leir__loop_independent(c->a, r->nest, k, why, sizeof why) ||
             !leir__loop_independent(c->a, r->nest, k + 1, why, sizeof why)) {
-          LEIR__REJECT(c, c->site, "loop.not-parallel-safe",
+          LEIR__REJECT(c, c->site, LEIR__R_LOOP_NOT_PARALLEL_SAFE,
                        "the fused loop would be %c but its iterations are not independent (%s)",
                        leir__loop_kind_letters[x->kind], why);
           continue;
         }
       }
       if (x->kind == LEIR_LOOP_VECTORIZED && ext > (int64_t)c->o.vector_width) {
-        LEIR__REJECT(c, c->site, "loop.vector-width",
+        LEIR__REJECT(c, c->site, LEIR__R_LOOP_VECTOR_WIDTH,
                      "the fused V loop would have extent %lld, above the vector width %u",
                      (long long)ext, c->o.vector_width);
         continue;
       }
       if (x->kind == LEIR_LOOP_UNROLLED && ext > 1024) {
-        LEIR__REJECT(c, c->site, "loop.unroll-extent",
+        LEIR__REJECT(c, c->site, LEIR__R_LOOP_UNROLL_EXTENT,
                      "the fused U loop would have extent %lld, above 1024", (long long)ext);
         continue;
       }
@@ -122,7 +127,7 @@ static void enumerate(leir__sctx *c) {
         const char *why = "";
         if (ax != LEIR__AXIS_NONE &&
             !leir__axis_fits(c->p, c->p->nests[r->path[0]], ax, ext, x->sym, &why)) {
-          LEIR__REJECT(c, c->site, "loop.axis-limit", "the fused bound loop %s: %s", xn, why);
+          LEIR__REJECT(c, c->site, LEIR__R_LOOP_AXIS_LIMIT, "the fused bound loop %s: %s", xn, why);
           continue;
         }
       }
@@ -131,24 +136,18 @@ static void enumerate(leir__sctx *c) {
   }
 }
 
-static void replace(leir_program *p, leir_expr **slot, uint32_t o, uint32_t x, int64_t m) {
-  leir_expr *e = *slot;
-  if (is_pattern_node(e, o, x, m)) {
-    *slot = leir__mk_var(p, x);
-    return;
-  }
-  for (uint32_t k = 0; k < e->n; k++) replace(p, &e->kids[k], o, x, m);
+static int replace_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  fuse *f = v->ud;
+  if (!is_pattern_node(*slot, f->o, f->x, f->m)) return LEIR__VISIT_NEXT;
+  *slot = leir__mk_var(f->p, f->x);
+  return LEIR__VISIT_SKIP;
 }
 
 static void replace_nest(leir_program *p, leir_nest *n, uint32_t o, uint32_t x, int64_t m) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      replace_nest(p, n->items[k].nest, o, x, m);
-    } else {
-      replace(p, &n->items[k].eq->lhs, o, x, m);
-      replace(p, &n->items[k].eq->rhs, o, x, m);
-    }
-  }
+  fuse f = {p, o, x, m, 0};
+  leir__visit v = LEIR__VISIT_INIT(replace_node, &f);
+  leir__visit_nest(&v, n);
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -168,5 +167,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__loop_fusion = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

@@ -7,7 +7,7 @@
  * order of a + or * accumulation changes (two reduction loops of a sum);
  * pairs that would change results otherwise are not candidates.
  */
-#include "engine.h"
+#include "kit.h"
 
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
@@ -15,13 +15,13 @@ static void enumerate(leir__sctx *c) {
     if (leir__skip_nest(c, r)) continue;
     uint32_t n = r->nest->nloops;
     if (n < 2) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "loop_reorder.loops",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LOOP_REORDER_LOOPS,
                    "the nest has %u loop%s; a reorder needs two", n, n == 1 ? "" : "s");
       continue;
     }
     const leir__deps *d = leir__nest_deps(c, i);
     if (!d || !d->ok) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "nest.unanalysable",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_NEST_UNANALYSABLE,
                    "the dependences of this nest cannot be analysed (more than 64 loops)");
       continue;
     }
@@ -36,7 +36,7 @@ static void enumerate(leir__sctx *c) {
         if (cls < 0) {
           if (c->mode == LEIR__MODE_EXPLAIN) {
             snprintf(c->site, sizeof c->site, "nest=%s loops=%s,%s", r->label, x, y);
-            leir__reject(c, c->site, "loop.dependence",
+            leir__reject(c, c->site, LEIR__R_LOOP_DEPENDENCE,
                          "exchanging %s and %s reverses the order of dependent iterations "
                          "(a value computed at one iteration is used at a later one)",
                          x, y);
@@ -67,5 +67,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__loop_reorder = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

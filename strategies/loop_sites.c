@@ -3,20 +3,17 @@
 
 #include <stdio.h>
 
-void leir__each_serial_loop(leir__sctx *c, const char *strategy,
+void leir__each_serial_loop(leir__sctx *c, leir__rule no_loops,
                             void (*site)(leir__sctx *c, const leir__nref *r, uint32_t k)) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
     if (leir__skip_nest(c, r)) continue;
-    if (r->nest->nloops == 0 && c->mode == LEIR__MODE_EXPLAIN) {
-      char rule[64];
-      snprintf(rule, sizeof rule, "%s.loops", strategy);
-      leir__reject(c, leir__site_nest(c, r), rule, "the nest has no loops");
-    }
+    if (r->nest->nloops == 0)
+      LEIR__REJECT(c, leir__site_nest(c, r), no_loops, "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
       const leir__loop *l = &r->nest->loops[k];
       if (l->kind != LEIR_LOOP_SERIAL) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.kind",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_LOOP_KIND,
                      "the loop is %c, not a serial L loop", leir__loop_kind_letters[l->kind]);
         continue;
       }
@@ -29,7 +26,7 @@ bool leir__loop_independent_or_reject(leir__sctx *c, const leir__nref *r, uint32
                                       const char *consequence) {
   char why[256];
   if (leir__loop_independent(c->a, r->nest, k, why, sizeof why)) return true;
-  LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.not-parallel-safe", "%s, so %s", why,
+  LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_LOOP_NOT_PARALLEL_SAFE, "%s, so %s", why,
                consequence);
   return false;
 }

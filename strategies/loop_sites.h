@@ -7,12 +7,12 @@
 #ifndef LEIR_STRATEGIES_LOOP_SITES_H
 #define LEIR_STRATEGIES_LOOP_SITES_H
 
-#include "engine.h"
+#include "kit.h"
 
 /* Calls site(c, r, k) for every L loop k of every nest r the context
- * visits, after rejecting nests without loops (rule "STRATEGY.loops") and
- * loops of another kind (rule "loop.kind"). */
-void leir__each_serial_loop(leir__sctx *c, const char *strategy,
+ * visits, after rejecting nests without loops (rule `no_loops`, the
+ * strategy's "STRATEGY.loops") and loops of another kind (rule "loop.kind"). */
+void leir__each_serial_loop(leir__sctx *c, leir__rule no_loops,
                             void (*site)(leir__sctx *c, const leir__nref *r, uint32_t k));
 
 /* True when the iterations of loop k are independent (leir__loop_independent,

@@ -9,7 +9,7 @@
  * divisor 1 < d <= sqrt(n). The new loop is named at alphabet position
  * (number of loops + 1), skipping names the nest uses.
  */
-#include "engine.h"
+#include "kit.h"
 
 #define MAXDIV 256
 
@@ -18,12 +18,12 @@ static void enumerate(leir__sctx *c) {
     const leir__nref *r = &c->nests[i];
     if (leir__skip_nest(c, r)) continue;
     if (r->nest->nloops == 0)
-      LEIR__REJECT(c, leir__site_nest(c, r), "loop_split.loops", "the nest has no loops");
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LOOP_SPLIT_LOOPS, "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
       int64_t dv[MAXDIV];
       uint32_t nd = leir__divisors(r->nest->loops[k].extent, dv, MAXDIV);
       if (!nd) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.no-divisor",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_LOOP_NO_DIVISOR,
                      "extent %lld has no divisor pair (d, n/d) with 1 < d <= sqrt(n)",
                      (long long)r->nest->loops[k].extent);
         continue;
@@ -66,6 +66,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__loop_split = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_FACTOR),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_FACTOR), enumerate,
-    apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_FACTOR),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_FACTOR),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

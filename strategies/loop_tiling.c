@@ -10,7 +10,7 @@
  * every divisor 1 < d <= sqrt(n) (the reference's domain). New loop names
  * start at alphabet position (number of loops + 1), as in the reference.
  */
-#include "engine.h"
+#include "kit.h"
 
 #define MAXDIV 256
 
@@ -20,14 +20,14 @@ static void enumerate(leir__sctx *c) {
     if (leir__skip_nest(c, r)) continue;
     uint32_t n = r->nest->nloops;
     if (n < 2) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "loop_tiling.loops",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LOOP_TILING_LOOPS,
                    "the nest has %u loop%s; tiling needs two adjacent loops", n,
                    n == 1 ? "" : "s");
       continue;
     }
     const leir__deps *d = leir__nest_deps(c, i);
     if (!d || !d->ok || n > 62) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "nest.unanalysable",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_NEST_UNANALYSABLE,
                    "the dependences of this nest cannot be analysed");
       continue;
     }
@@ -41,7 +41,7 @@ static void enumerate(leir__sctx *c) {
         if (c->mode == LEIR__MODE_EXPLAIN) {
           snprintf(c->site, sizeof c->site, "nest=%s loops=%s,%s", r->label, xn, yn);
           const leir__loop *bad = n1 ? y : x;
-          leir__reject(c, c->site, "loop.no-divisor",
+          leir__reject(c, c->site, LEIR__R_LOOP_NO_DIVISOR,
                        "extent %lld of loop %s has no divisor pair (d, n/d) with 1 < d <= sqrt(n)",
                        (long long)bad->extent, n1 ? yn : xn);
         }
@@ -65,7 +65,7 @@ static void enumerate(leir__sctx *c) {
       if (cls < 0) {
         if (c->mode == LEIR__MODE_EXPLAIN) {
           snprintf(c->site, sizeof c->site, "nest=%s loops=%s,%s", r->label, xn, yn);
-          leir__reject(c, c->site, "loop.dependence",
+          leir__reject(c, c->site, LEIR__R_LOOP_DEPENDENCE,
                        "tiling %s and %s reorders dependent iterations", xn, yn);
         }
         continue;
@@ -122,6 +122,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__loop_tiling = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS) | LEIR__KEY(LEIR__K_FACTORS),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS) | LEIR__KEY(LEIR__K_FACTORS), enumerate,
-    apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS) | LEIR__KEY(LEIR__K_FACTORS),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOPS) | LEIR__KEY(LEIR__K_FACTORS),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

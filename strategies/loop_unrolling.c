@@ -12,19 +12,23 @@
 static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
   const leir__loop *l = &r->nest->loops[k];
   if (l->extent > 1024) {
-    LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.unroll-extent",
+    LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_LOOP_UNROLL_EXTENT,
                  "extent %lld is above the unrolling limit of 1024", (long long)l->extent);
     return;
   }
   leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));
 }
 
-static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, "loop_unrolling", site); }
+static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, LEIR__R_LOOP_UNROLLING_LOOPS, site); }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
   return leir__apply_loop_kind(c, ps, out, LEIR_LOOP_UNROLLED);
 }
 
 const leir__strategy_impl leir__loop_unrolling = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

@@ -11,7 +11,7 @@
 static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
   const leir__loop *l = &r->nest->loops[k];
   if (l->extent > (int64_t)c->o.vector_width) {
-    LEIR__REJECT(c, leir__site_loop(c, r, k), "loop.vector-width",
+    LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_LOOP_VECTOR_WIDTH,
                  "extent %lld is above the vector width %u", (long long)l->extent,
                  c->o.vector_width);
     return;
@@ -21,12 +21,16 @@ static void site(leir__sctx *c, const leir__nref *r, uint32_t k) {
   leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, leir__loop_name(c, r, k));
 }
 
-static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, "loop_vectorization", site); }
+static void enumerate(leir__sctx *c) { leir__each_serial_loop(c, LEIR__R_LOOP_VECTORIZATION_LOOPS, site); }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
   return leir__apply_loop_kind(c, ps, out, LEIR_LOOP_VECTORIZED);
 }
 
 const leir__strategy_impl leir__loop_vectorization = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_loop_facts,
+};

@@ -2,13 +2,7 @@
 #include <string.h>
 
 #include "memory_sites.h"
-
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
+#include "visit.h"
 
 typedef struct reads {
   uint32_t n;
@@ -16,39 +10,38 @@ typedef struct reads {
   bool same[256];
 } reads;
 
+typedef struct collect_ctx {
+  const leir_program *p;
+  reads *rd;
+} collect_ctx;
+
 /* Tensor reads at value positions (not inside subscripts). */
-static void collect(const leir_program *p, const leir_expr *e, reads *rd) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    uint32_t k = 0;
-    while (k < rd->n && rd->first[k]->sym != e->sym) k++;
-    if (k == rd->n) {
-      if (rd->n < 256) {
-        rd->first[rd->n] = e;
-        rd->same[rd->n++] = true;
-      }
-    } else if (rd->same[k]) {
-      const leir_expr *f = rd->first[k];
-      bool eq = f->n == e->n && f->dtype == e->dtype && f->scope == e->scope;
-      for (uint32_t j = 0; j < f->n && eq; j++)
-        eq = leir__expr_equal(p, f->kids[j], p, e->kids[j]);
-      rd->same[k] = eq;
+static int collect_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const collect_ctx *cc = v->ud;
+  reads *rd = cc->rd;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
+  uint32_t k = 0;
+  while (k < rd->n && rd->first[k]->sym != e->sym) k++;
+  if (k == rd->n) {
+    if (rd->n < 256) {
+      rd->first[rd->n] = e;
+      rd->same[rd->n++] = true;
     }
-    return; /* indirect indices are not staged */
+  } else if (rd->same[k]) {
+    const leir_expr *f = rd->first[k];
+    bool eq = f->n == e->n && f->dtype == e->dtype && f->scope == e->scope;
+    for (uint32_t j = 0; j < f->n && eq; j++) eq = leir__expr_equal(cc->p, f->kids[j], cc->p, e->kids[j]);
+    rd->same[k] = eq;
   }
-  for (uint32_t k = 0; k < e->n; k++) collect(p, e->kids[k], rd);
+  return LEIR__VISIT_SKIP; /* indirect indices are not staged */
 }
 
-/* Is sym used inside some subscript (as an indirect index)? */
-static bool in_subscript(const leir_expr *e, uint32_t sym, bool inside) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    if (inside && e->sym == sym) return true;
-    for (uint32_t k = 0; k < e->n; k++)
-      if (in_subscript(e->kids[k], sym, true)) return true;
-    return false;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (in_subscript(e->kids[k], sym, inside)) return true;
-  return false;
+static void collect(const leir_program *p, const leir_expr *e, reads *rd) {
+  collect_ctx cc = {p, rd};
+  leir__visit v = LEIR__VISIT_INIT(collect_node, &cc);
+  leir__visit_const(&v, e);
 }
 
 static bool written_in(const leir_nest *n, uint32_t sym) {
@@ -61,26 +54,26 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
                        leir__read_site *s) {
   const char *name = leir__name(c, t->sym);
   if (!same) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.subscripts",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SUBSCRIPTS,
                  "%s is read with different subscripts in this nest", name);
     return false;
   }
   bool indexed = false;
   for (uint32_t k = 0; k < r->nest->nitems && !indexed; k++)
-    indexed = in_subscript(r->nest->items[k].eq->lhs, t->sym, false) ||
-              in_subscript(r->nest->items[k].eq->rhs, t->sym, false);
+    indexed = leir__expr_tensor_in_subscript(r->nest->items[k].eq->lhs, t->sym) ||
+              leir__expr_tensor_in_subscript(r->nest->items[k].eq->rhs, t->sym);
   if (indexed) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.subscripts",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SUBSCRIPTS,
                  "%s is also used as an index in this nest", name);
     return false;
   }
   if (written_in(r->nest, t->sym)) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.written",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_WRITTEN,
                  "%s is written in this nest", name);
     return false;
   }
   if (t->n == 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.scalar", "%s is a scalar", name);
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_SCALAR, "%s is a scalar", name);
     return false;
   }
   memset(s, 0, sizeof *s);
@@ -91,15 +84,15 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
   s->buf = &c->a->buffers[b];
   for (uint32_t k = 0; k < t->n; k++) {
     const leir_expr *e = t->kids[k];
-    if (has_tensor(e)) {
-      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.indirect",
+    if (leir__expr_has_tensor(e)) {
+      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_INDIRECT,
                    "%s has an indirect (tensor) index", name);
       return false;
     }
     s->loops |= leir__loops_in(r->nest, e);
     if (!leir__entry_range(c, r, e, &s->lo[k], &s->hi[k]) || s->lo[k] < 0 ||
         s->hi[k] >= s->buf->shape[k]) {
-      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.bounds",
+      LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_BOUNDS,
                    "subscript %u of %s leaves the tensor for some iterations (it is only read "
                    "under a guard), so it cannot be copied unguarded",
                    k + 1, name);
@@ -107,7 +100,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
     }
   }
   if (!s->loops) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.constant-index",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_CONSTANT_INDEX,
                  "%s is indexed by constants only", name);
     return false;
   }
@@ -115,7 +108,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
     if (s->loops >> k & 1) s->sel[s->nsel++] = k;
   s->fixup = leir__fixup_index(r->nest, s->sel, s->nsel, leir__pinned_by_subscript(r->nest, t));
   if (s->fixup < 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), "memory.no-thread-loop",
+    LEIR__REJECT(c, leir__site_tensor(c, r, t->sym), LEIR__R_MEMORY_NO_THREAD_LOOP,
                  "the copy has no bound loop and every loop has extent >= 1024, so none can "
                  "become its tx loop");
     return false;
@@ -125,7 +118,7 @@ static bool check_site(leir__sctx *c, const leir__nref *r, const leir_expr *t, b
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
   if (r->depth != 1 || r->has_nested || r->nest->nloops > 64) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "memory.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_MEMORY_NEST,
                  "only top-level nests without nested nests are staged");
     return false;
   }

@@ -6,7 +6,7 @@
 #ifndef LEIR_STRATEGIES_MEMORY_SITES_H
 #define LEIR_STRATEGIES_MEMORY_SITES_H
 
-#include "engine.h"
+#include "kit.h"
 
 typedef struct leir__read_site {
   uint32_t sym;

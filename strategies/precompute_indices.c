@@ -69,7 +69,7 @@ static void collect(const leir_program *p, const leir_nest *nest, const leir_exp
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
   if (r->depth != 1 || r->has_nested || r->neqs != 1 || r->nest->nloops > 64) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "precompute_indices.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_PRECOMPUTE_INDICES_NEST,
                  "only top-level nests with exactly one equation are handled");
     return false;
   }
@@ -107,7 +107,7 @@ static void enumerate(leir__sctx *c) {
     entries es;
     collect_nest(c, r, &es);
     if (!es.n)
-      LEIR__REJECT(c, leir__site_nest(c, r), "precompute_indices.entries",
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_PRECOMPUTE_INDICES_ENTRIES,
                    "no subscript entry is a compound index expression of the loops");
     for (uint32_t k = 0; k < es.n && leir__more(c); k++) {
       txt.len = 0;
@@ -121,7 +121,7 @@ static void enumerate(leir__sctx *c) {
       if (table_fixup(r, es.e[k], sel, &nsel) < 0) {
         if (c->mode == LEIR__MODE_EXPLAIN) {
           snprintf(c->site, sizeof c->site, "nest=%s entry=%s", r->label, txt.data);
-          leir__reject(c, c->site, "memory.no-thread-loop",
+          leir__reject(c, c->site, LEIR__R_MEMORY_NO_THREAD_LOOP,
                        "the table's nest has no bound loop and every loop has extent >= 1024");
         }
         continue;
@@ -191,5 +191,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__precompute_indices = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_ENTRY),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_ENTRY), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_ENTRY),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_ENTRY),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_precompute_facts,
+};

@@ -18,7 +18,8 @@
  * `loop=K at=v` for every v in 1..V-1. Exactness: reassociating for + - *,
  * exact for max and min.
  */
-#include "engine.h"
+#include "kit.h"
+#include "visit.h"
 
 typedef enum { OP_NONE = 0, OP_ADD, OP_MUL, OP_MAX, OP_MIN } accop;
 
@@ -50,21 +51,6 @@ static accop form_of(const leir_program *p, const leir_equation *eq) {
   return op;
 }
 
-static bool reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip) {
-  if (e == skip) return false;
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (reads_tensor(e->kids[k], sym, skip)) return true;
-  return false;
-}
-
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
 /* The leftmost leaf of the accumulation (the read of X). */
 static leir_expr **leaf_slot(leir_equation *eq) {
   leir_expr **slot = &eq->rhs;
@@ -82,7 +68,7 @@ typedef struct site {
 static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   const leir__nref *r = &c->nests[i];
   if (r->depth != 1 || r->has_nested || r->neqs != 1) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.nest",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_NEST,
                  r->depth != 1 ? "only top-level nests are factorized"
                                : "the nest must hold exactly one equation and no nested nest");
     return false;
@@ -91,25 +77,25 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   s->eq = eq;
   s->op = form_of(c->p, eq);
   if (s->op == OP_NONE) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.form",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_FORM,
                  "the equation is not an accumulation X=X+..., X=X-..., X=X*..., "
                  "X=max(X,...) or X=min(X,...)");
     return false;
   }
   const leir_expr *leaf = *leaf_slot((leir_equation *)eq);
-  if (reads_tensor(eq->rhs, eq->lhs->sym, leaf)) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.form",
+  if (leir__expr_reads_tensor(eq->rhs, eq->lhs->sym, leaf)) {
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_FORM,
                  "%s is read again inside its own accumulation", leir__name(c, eq->lhs->sym));
     return false;
   }
   if (r->nest->nloops > 64 || eq->lhs->n + r->nest->nloops > LEIR_MAX_RANK + 1) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.size", "too many loops");
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SIZE, "too many loops");
     return false;
   }
   s->lhs_loops = 0;
   for (uint32_t k = 0; k < eq->lhs->n; k++) {
-    if (has_tensor(eq->lhs->kids[k])) {
-      LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.subscript",
+    if (leir__expr_has_tensor(eq->lhs->kids[k])) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SUBSCRIPT,
                    "the accumulator has an indirect (tensor) index");
       return false;
     }
@@ -117,7 +103,7 @@ static bool find_site(leir__sctx *c, uint32_t i, site *s) {
   }
   const leir__deps *d = leir__nest_deps(c, i);
   if (!d || !d->ok || d->nw != 1 || (d->w[0].pinned & s->lhs_loops) != s->lhs_loops) {
-    LEIR__REJECT(c, leir__site_nest(c, r), "reduction_factorization.subscript",
+    LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_REDUCTION_FACTORIZATION_SUBSCRIPT,
                  "the accumulator's subscript does not identify one element per value of its "
                  "loops");
     return false;
@@ -138,17 +124,17 @@ static void enumerate(leir__sctx *c) {
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
       const leir__loop *l = &r->nest->loops[k];
       if (s.lhs_loops >> k & 1) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "reduction_factorization.axis",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_AXIS,
                      "the loop indexes the accumulator; it is not a reduction axis");
         continue;
       }
       if (l->extent < 2) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "reduction_factorization.axis",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_AXIS,
                      "extent %lld cannot be split in two non-empty parts", (long long)l->extent);
         continue;
       }
       if (s.eq->lhs->n + extra - 1 > LEIR_MAX_RANK) {
-        LEIR__REJECT(c, leir__site_loop(c, r, k), "reduction_factorization.size",
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_SIZE,
                      "the partial results would have rank above %d", LEIR_MAX_RANK);
         continue;
       }
@@ -172,24 +158,29 @@ static bool plain_term(const leir_expr *e, uint32_t k) {
   return false;
 }
 
-static void shift_expr(leir_program *p, leir_expr **slot, const leir_expr *parent, uint32_t k,
-                       int64_t v, bool entry) {
+typedef struct shift {
+  leir_program *p;
+  uint32_t k;
+  int64_t v;
+} shift;
+
+/* K -> K+v: appended to a subscript entry where K is a plain term of it,
+ * else K becomes (K+v) next to an operator. */
+static int shift_node(leir__visit *vis, leir_expr **slot, leir_expr *parent) {
+  const shift *s = vis->ud;
   leir_expr *e = *slot;
-  if (entry && plain_term(e, k)) {
-    *slot = leir__mk_bin(p, LEIR_OP_ADD, e, leir__mk_int(p, v));
-    return;
+  if (parent && parent->kind == LEIR_EXPR_TENSOR && plain_term(e, s->k)) {
+    *slot = leir__mk_bin(s->p, LEIR_OP_ADD, e, leir__mk_int(s->p, s->v));
+    return LEIR__VISIT_SKIP;
   }
-  if (e->kind == LEIR_EXPR_VAR) {
-    if (e->sym != k) return;
-    leir_expr *r = leir__mk_bin(p, LEIR_OP_ADD, leir__mk_var(p, k), leir__mk_int(p, v));
-    bool op_parent = parent && (parent->kind == LEIR_EXPR_BINARY || parent->kind == LEIR_EXPR_NEG ||
-                                parent->kind == LEIR_EXPR_COMPARE || parent->kind == LEIR_EXPR_AND ||
-                                parent->kind == LEIR_EXPR_OR);
-    *slot = op_parent ? leir__new_unary(p, LEIR_EXPR_PAREN, r) : r;
-    return;
-  }
-  for (uint32_t j = 0; j < e->n; j++)
-    shift_expr(p, &e->kids[j], e, k, v, e->kind == LEIR_EXPR_TENSOR);
+  if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
+  if (e->sym != s->k) return LEIR__VISIT_SKIP;
+  leir_expr *r = leir__mk_bin(s->p, LEIR_OP_ADD, leir__mk_var(s->p, s->k), leir__mk_int(s->p, s->v));
+  bool op_parent = parent && (parent->kind == LEIR_EXPR_BINARY || parent->kind == LEIR_EXPR_NEG ||
+                              parent->kind == LEIR_EXPR_COMPARE || parent->kind == LEIR_EXPR_AND ||
+                              parent->kind == LEIR_EXPR_OR);
+  *slot = op_parent ? leir__new_unary(s->p, LEIR_EXPR_PAREN, r) : r;
+  return LEIR__VISIT_SKIP;
 }
 
 /* Other reduction loops index the partial results (a loop of extent 1
@@ -241,8 +232,10 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     eq->lhs = partial_ref(out, c->p, lhs, sym, src, s.lhs_loops, (uint32_t)axis);
     if (half == 1) {
       uint32_t k = src->loops[axis].sym;
-      shift_expr(out, &eq->lhs, NULL, k, v, false);
-      shift_expr(out, &eq->rhs, NULL, k, v, false);
+      shift sh = {out, k, v};
+      leir__visit vis = LEIR__VISIT_INIT(shift_node, &sh);
+      leir__visit_expr(&vis, &eq->lhs);
+      leir__visit_expr(&vis, &eq->rhs);
     }
     parts[half] = m;
   }
@@ -296,5 +289,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__reduction_factorization = {
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
-    LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_factorization_facts,
+};

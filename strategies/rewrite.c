@@ -1,11 +1,12 @@
 /*
  * IR helpers shared by the strategies: substituting and renaming loop
- * variables, renaming tensors, fresh names that never collide, divisor
- * pairs, the copy-nest fix-up of the reference, index ranges.
+ * variables, renaming tensors, divisor pairs, the copy-nest fix-up of the
+ * reference, index ranges, GPU axes. (Fresh names: names.c.)
  */
 #include <string.h>
 
-#include "engine.h"
+#include "kit.h"
+#include "visit.h"
 
 /* ---- building ------------------------------------------------------------ */
 
@@ -19,11 +20,73 @@ leir_expr *leir__mk_bin(leir_program *p, leir_op op, leir_expr *a, leir_expr *b)
 
 /* ---- walking -------------------------------------------------------------- */
 
+static int find_var(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const leir_expr *e = *slot;
+  if (e->kind == LEIR_EXPR_VAR && e->sym == *(const uint32_t *)v->ud) return LEIR__VISIT_STOP;
+  return LEIR__VISIT_NEXT;
+}
+
 bool leir__expr_uses_var(const leir_expr *e, uint32_t sym) {
-  if (e->kind == LEIR_EXPR_VAR) return e->sym == sym;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (leir__expr_uses_var(e->kids[k], sym)) return true;
-  return false;
+  leir__visit v = LEIR__VISIT_INIT(find_var, &sym);
+  return !leir__visit_const(&v, e);
+}
+
+typedef struct tensor_find {
+  uint32_t sym;             /* LEIR__NOSYM: any tensor */
+  const leir_expr *skip;
+  bool subscript_only;
+  const leir_program *p;    /* by name */
+  const char *name;
+} tensor_find;
+
+static int find_tensor(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const tensor_find *f = v->ud;
+  const leir_expr *e = *slot;
+  if (e == f->skip) return LEIR__VISIT_SKIP;
+  if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
+  if (f->subscript_only && v->tensors == 0) return LEIR__VISIT_NEXT;
+  if (f->name) return strcmp(leir__sym_name(f->p, e->sym), f->name) == 0 ? LEIR__VISIT_STOP
+                                                                         : LEIR__VISIT_NEXT;
+  return f->sym == LEIR__NOSYM || e->sym == f->sym ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
+}
+
+bool leir__expr_has_tensor(const leir_expr *e) {
+  tensor_find f = {LEIR__NOSYM, NULL, false, NULL, NULL};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_const(&v, e);
+}
+
+bool leir__expr_reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip) {
+  tensor_find f = {sym, skip, false, NULL, NULL};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_const(&v, e);
+}
+
+bool leir__expr_tensor_in_subscript(const leir_expr *e, uint32_t sym) {
+  tensor_find f = {sym, NULL, true, NULL, NULL};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_const(&v, e);
+}
+
+bool leir__nest_uses_tensor_named(const leir_program *p, const leir_nest *n, const char *name) {
+  tensor_find f = {LEIR__NOSYM, NULL, false, p, name};
+  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
+  return !leir__visit_nest(&v, n);
+}
+
+static int set_scope_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const uint32_t *ss = v->ud;
+  if ((*slot)->kind == LEIR_EXPR_TENSOR && (*slot)->sym == ss[0]) (*slot)->scope = (uint8_t)ss[1];
+  return LEIR__VISIT_NEXT;
+}
+
+void leir__set_tensor_scope(leir_nest *n, uint32_t sym, leir_scope sc) {
+  uint32_t ss[2] = {sym, (uint32_t)sc};
+  leir__visit v = LEIR__VISIT_INIT(set_scope_node, ss);
+  leir__visit_nest(&v, n);
 }
 
 /* A node that prints without surrounding operators of its own. */
@@ -52,78 +115,95 @@ static bool operator_parent(const leir_expr *parent) {
   }
 }
 
-static void subst_expr(leir_program *p, leir_expr **slot, const leir_expr *parent, uint32_t sym,
-                       const leir_expr *with) {
+typedef struct subst {
+  leir_program *p;
+  uint32_t sym;
+  const leir_expr *with;
+} subst;
+
+static int subst_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  const subst *s = v->ud;
   leir_expr *e = *slot;
-  if (e->kind == LEIR_EXPR_VAR) {
-    if (e->sym != sym) return;
-    leir_expr *r = leir__copy_expr(p, p, with);
-    if (!atomic(with) && operator_parent(parent)) r = leir__new_unary(p, LEIR_EXPR_PAREN, r);
-    r->pos = LEIR__NOPOS;
-    *slot = r;
-    return;
-  }
-  for (uint32_t k = 0; k < e->n; k++) subst_expr(p, &e->kids[k], e, sym, with);
+  if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
+  if (e->sym != s->sym) return LEIR__VISIT_SKIP;
+  leir_expr *r = leir__copy_expr(s->p, s->p, s->with);
+  if (!atomic(s->with) && operator_parent(parent)) r = leir__new_unary(s->p, LEIR_EXPR_PAREN, r);
+  r->pos = LEIR__NOPOS;
+  *slot = r;
+  return LEIR__VISIT_SKIP; /* not into the replacement, which may use sym */
 }
 
 void leir__subst_var(leir_program *p, leir_nest *n, uint32_t sym, const leir_expr *with) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      leir__subst_var(p, n->items[k].nest, sym, with);
-    } else {
-      leir_equation *eq = n->items[k].eq;
-      subst_expr(p, &eq->lhs, NULL, sym, with);
-      subst_expr(p, &eq->rhs, NULL, sym, with);
-    }
-  }
+  subst s = {p, sym, with};
+  leir__visit v = LEIR__VISIT_INIT(subst_node, &s);
+  leir__visit_nest(&v, n);
 }
 
-static void rename_in_expr(leir_expr *e, uint32_t from, uint32_t to) {
-  if (e->kind == LEIR_EXPR_VAR && e->sym == from) e->sym = to;
-  for (uint32_t k = 0; k < e->n; k++) rename_in_expr(e->kids[k], from, to);
+static int rename_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const uint32_t *ft = v->ud;
+  if ((*slot)->kind == LEIR_EXPR_VAR && (*slot)->sym == ft[0]) (*slot)->sym = ft[1];
+  return LEIR__VISIT_NEXT;
+}
+
+static void rename_loops(leir_nest *n, uint32_t from, uint32_t to) {
+  for (uint32_t k = 0; k < n->nloops; k++)
+    if (n->loops[k].sym == from) n->loops[k].sym = to;
+  for (uint32_t k = 0; k < n->nitems; k++)
+    if (n->items[k].nest) rename_loops(n->items[k].nest, from, to);
 }
 
 void leir__rename_var(leir_nest *n, uint32_t from, uint32_t to) {
-  for (uint32_t k = 0; k < n->nloops; k++)
-    if (n->loops[k].sym == from) n->loops[k].sym = to;
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      leir__rename_var(n->items[k].nest, from, to);
-    } else {
-      rename_in_expr(n->items[k].eq->lhs, from, to);
-      rename_in_expr(n->items[k].eq->rhs, from, to);
-    }
-  }
+  rename_loops(n, from, to);
+  uint32_t ft[2] = {from, to};
+  leir__visit v = LEIR__VISIT_INIT(rename_node, ft);
+  leir__visit_nest(&v, n);
 }
 
-static void rename_tensor_expr(leir_expr *e, uint32_t from, uint32_t to, leir_scope sc) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == from) {
-    e->sym = to;
-    e->scope = (uint8_t)sc;
+typedef struct rename_t {
+  uint32_t from, to;
+  leir_scope sc;
+} rename_t;
+
+static int rename_tensor_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const rename_t *r = v->ud;
+  leir_expr *e = *slot;
+  if (e->kind == LEIR_EXPR_TENSOR && e->sym == r->from) {
+    e->sym = r->to;
+    e->scope = (uint8_t)r->sc;
   }
-  for (uint32_t k = 0; k < e->n; k++) rename_tensor_expr(e->kids[k], from, to, sc);
+  return LEIR__VISIT_NEXT;
 }
 
 void leir__rename_tensor(leir_nest *n, uint32_t from, uint32_t to, leir_scope sc) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      leir__rename_tensor(n->items[k].nest, from, to, sc);
-    } else {
-      rename_tensor_expr(n->items[k].eq->lhs, from, to, sc);
-      rename_tensor_expr(n->items[k].eq->rhs, from, to, sc);
+  rename_t r = {from, to, sc};
+  leir__visit v = LEIR__VISIT_INIT(rename_tensor_node, &r);
+  leir__visit_nest(&v, n);
+}
+
+typedef struct loops_in {
+  const leir_nest *n;
+  uint64_t mask;
+} loops_in;
+
+static int loops_in_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  loops_in *s = v->ud;
+  if ((*slot)->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
+  for (uint32_t k = 0; k < s->n->nloops && k < 64; k++)
+    if (s->n->loops[k].sym == (*slot)->sym) {
+      s->mask |= (uint64_t)1 << k;
+      break;
     }
-  }
+  return LEIR__VISIT_NEXT;
 }
 
 uint64_t leir__loops_in(const leir_nest *n, const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_VAR) {
-    for (uint32_t k = 0; k < n->nloops && k < 64; k++)
-      if (n->loops[k].sym == e->sym) return (uint64_t)1 << k;
-    return 0;
-  }
-  uint64_t m = 0;
-  for (uint32_t k = 0; k < e->n; k++) m |= leir__loops_in(n, e->kids[k]);
-  return m;
+  loops_in s = {n, 0};
+  leir__visit v = LEIR__VISIT_INIT(loops_in_node, &s);
+  leir__visit_const(&v, e);
+  return s.mask;
 }
 
 /* ---- numbers ----------------------------------------------------------------- */
@@ -133,79 +213,6 @@ uint32_t leir__divisors(int64_t n, int64_t *out, uint32_t cap) {
   for (int64_t d = 2; d <= n / d && k < cap; d++)
     if (n % d == 0) out[k++] = d;
   return k;
-}
-
-/* ---- names -------------------------------------------------------------------- */
-
-static void max_tensor_index(const leir_program *p, const leir_expr *e, int64_t *max) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    int64_t i = leir__tensor_index_of_name(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym));
-    if (i > *max) *max = i;
-  }
-  for (uint32_t k = 0; k < e->n; k++) max_tensor_index(p, e->kids[k], max);
-}
-
-static void max_in_nest(const leir_program *p, const leir_nest *n, int64_t *max) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      max_in_nest(p, n->items[k].nest, max);
-    } else {
-      max_tensor_index(p, n->items[k].eq->lhs, max);
-      max_tensor_index(p, n->items[k].eq->rhs, max);
-    }
-  }
-}
-
-uint64_t leir__first_fresh_tensor(const leir_program *p) {
-  int64_t max = -1;
-  for (uint32_t t = 0; t < p->nnests; t++) max_in_nest(p, p->nests[t], &max);
-  for (uint32_t i = 0; i < p->nsig; i++) {
-    const char *s = leir__sym_name(p, p->sig[i].sym);
-    int64_t k = leir__tensor_index_of_name(s, strlen(s));
-    if (k > max) max = k;
-  }
-  return (uint64_t)(max + 1);
-}
-
-uint32_t leir__tensor_sym(leir_program *p, uint64_t index) {
-  char buf[16];
-  leir__tensor_name_of_index(index, buf);
-  return leir__sym_intern(p, buf, strlen(buf));
-}
-
-static bool loop_used(const leir_program *p, const leir_nest *n, const char *name, size_t len) {
-  for (uint32_t k = 0; k < n->nloops; k++)
-    if (leir__sym_len(p, n->loops[k].sym) == len &&
-        memcmp(leir__sym_name(p, n->loops[k].sym), name, len) == 0)
-      return true;
-  for (uint32_t k = 0; k < n->nitems; k++)
-    if (n->items[k].nest && loop_used(p, n->items[k].nest, name, len)) return true;
-  return false;
-}
-
-uint32_t leir__fresh_loop(leir_program *p, const leir_nest *tree, uint64_t start,
-                          const uint32_t *also, uint32_t n) {
-  char buf[16];
-  for (uint64_t i = start;; i++) {
-    leir__loop_name_of_index(i, buf);
-    size_t len = strlen(buf);
-    if (!leir__is_loop_var_name(buf, len) || loop_used(p, tree, buf, len)) continue;
-    bool taken = false;
-    for (uint32_t k = 0; k < n && !taken; k++)
-      taken = leir__sym_len(p, also[k]) == len && memcmp(leir__sym_name(p, also[k]), buf, len) == 0;
-    if (!taken) return leir__sym_intern(p, buf, len);
-  }
-}
-
-uint32_t leir__fresh_loop_named(leir_program *p, const leir_nest *tree, const char *base) {
-  char buf[96];
-  size_t bl = strlen(base);
-  if (bl > 64) bl = 64;
-  memcpy(buf, base, bl);
-  buf[bl] = '\0';
-  for (unsigned i = 1; loop_used(p, tree, buf, strlen(buf)); i++)
-    snprintf(buf + bl, sizeof buf - bl, "_%u", i);
-  return leir__sym_intern(p, buf, strlen(buf));
 }
 
 /* ---- copy nests ----------------------------------------------------------------- */

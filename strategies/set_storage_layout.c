@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "memory_sites.h"
+#include "visit.h"
 
 #define MAXDIV 256
 
@@ -30,36 +31,21 @@ typedef struct iscan {
   bool seen, mixed_rank, indirect, nonaffine;
 } iscan;
 
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
-static void scan_expr(iscan *s, const leir_expr *e) {
+static int scan_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  iscan *s = v->ud;
+  const leir_expr *e = *slot;
   if (e->kind == LEIR_EXPR_TENSOR && e->sym == s->sym) {
     if (s->seen && e->n != s->rank) s->mixed_rank = true;
     s->seen = true;
     s->rank = e->n;
     for (uint32_t k = 0; k < e->n; k++) {
       leir__affine f;
-      if (has_tensor(e->kids[k])) s->indirect = true;
+      if (leir__expr_has_tensor(e->kids[k])) s->indirect = true;
       else if (!leir__affine_of(s->a, e->kids[k], &f)) s->nonaffine = true;
     }
   }
-  for (uint32_t k = 0; k < e->n; k++) scan_expr(s, e->kids[k]);
-}
-
-static void scan_nest(iscan *s, const leir_nest *n) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      scan_nest(s, n->items[k].nest);
-    } else {
-      scan_expr(s, n->items[k].eq->lhs);
-      scan_expr(s, n->items[k].eq->rhs);
-    }
-  }
+  return LEIR__VISIT_NEXT;
 }
 
 /* Buffer shape of intermediate sym (the one buffer of that name). */
@@ -82,7 +68,7 @@ static void emit_layout(leir__sctx *c, uint32_t sym, const leir__layout *L) {
 static bool site(leir__sctx *c, uint32_t sym, const leir__buffer **bufp) {
   const char *name = leir__name(c, sym);
   if (c->known[sym]) {
-    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "storage.known",
+    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_STORAGE_KNOWN,
                  "%s is an input or output of the program; only intermediates change layout",
                  name);
     return false;
@@ -91,27 +77,28 @@ static bool site(leir__sctx *c, uint32_t sym, const leir__buffer **bufp) {
   memset(&s, 0, sizeof s);
   s.a = c->a;
   s.sym = sym;
-  for (uint32_t t = 0; t < c->p->nnests; t++) scan_nest(&s, c->p->nests[t]);
+  leir__visit v = LEIR__VISIT_INIT(scan_node, &s);
+  for (uint32_t t = 0; t < c->p->nnests; t++) leir__visit_nest(&v, c->p->nests[t]);
   const leir__buffer *buf = buffer_of(c, sym);
   if (s.mixed_rank || !buf) {
-    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "storage.buffers",
+    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_STORAGE_BUFFERS,
                  "%s names several buffers (it is redefined with another rank)", name);
     return false;
   }
   if (s.indirect) {
-    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "memory.indirect",
+    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_MEMORY_INDIRECT,
                  "%s is accessed through an indirect (tensor) index", name);
     return false;
   }
   if (s.nonaffine) {
     /* e.g. after a reshape1 (tx//4, tx%4): a further layout change would
      * leave subscripts from which P/V/B loops cannot be proven independent */
-    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "layout.nonaffine",
+    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_LAYOUT_NONAFFINE,
                  "%s has a subscript that is not an affine function of the loops", name);
     return false;
   }
   if (s.rank == 0) {
-    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "memory.scalar", "%s is a scalar", name);
+    LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_MEMORY_SCALAR, "%s is a scalar", name);
     return false;
   }
   *bufp = buf;
@@ -138,7 +125,7 @@ static void enumerate(leir__sctx *c) {
       for (uint32_t k = 0; k < n; k++) L.perm[k] = k;
       while (leir__next_perm(L.perm, n) && leir__more(c)) emit_layout(c, sym, &L);
     } else if (n > LEIR__MAX_PERM_RANK) {
-      LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), "layout.rank",
+      LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_LAYOUT_RANK,
                    "rank %u: transposes are enumerated up to rank %d", n, LEIR__MAX_PERM_RANK);
     }
     bool small = buf->elements <= ((uint64_t)1 << 40);
@@ -216,6 +203,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__set_storage_layout = {
-    LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT) | LEIR__KEY(LEIR__K_PERM) |
-        LEIR__KEY(LEIR__K_DIMS) | LEIR__KEY(LEIR__K_DIM) | LEIR__KEY(LEIR__K_FACTOR),
-    LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT) | LEIR__KEY(LEIR__K_PERM) | LEIR__KEY(LEIR__K_DIMS) | LEIR__KEY(LEIR__K_DIM) | LEIR__KEY(LEIR__K_FACTOR),
+    .required = LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_LAYOUT),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_storage_layout_facts,
+};

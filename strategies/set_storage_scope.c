@@ -10,88 +10,62 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "kit.h"
+#include "visit.h"
+
+/* Every tensor in order of first appearance, with the scopes it is
+ * accessed with (a bit per scope). */
+typedef struct tensor_scopes {
+  uint32_t sym;
+  uint8_t scopes;
+} tensor_scopes;
 
 typedef struct tscan {
-  uint32_t n, cap;
-  uint32_t *syms;
-  uint8_t *scopes; /* bit per scope seen */
+  LEIR__VEC(tensor_scopes) t;
   bool failed;
 } tscan;
 
-static void scan_expr(tscan *s, const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) {
-    uint32_t k = 0;
-    while (k < s->n && s->syms[k] != e->sym) k++;
-    if (k == s->n) {
-      if (s->n == s->cap) {
-        uint32_t nc = s->cap ? s->cap * 2 : 16;
-        uint32_t *ns = realloc(s->syms, nc * sizeof *ns);
-        if (ns) s->syms = ns;
-        uint8_t *nsc = ns ? realloc(s->scopes, nc) : NULL;
-        if (nsc) s->scopes = nsc;
-        if (!nsc) {
-          s->failed = true;
-          return;
-        }
-        s->cap = nc;
-      }
-      s->syms[k] = e->sym;
-      s->scopes[k] = 0;
-      s->n++;
+static int scan_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  tscan *s = v->ud;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
+  size_t k = 0;
+  while (k < s->t.len && s->t.data[k].sym != e->sym) k++;
+  if (k == s->t.len) {
+    tensor_scopes *ts = LEIR__VEC_PUSH(&s->t);
+    if (!ts) {
+      s->failed = true;
+      return LEIR__VISIT_STOP;
     }
-    s->scopes[k] |= (uint8_t)(1u << e->scope);
+    ts->sym = e->sym;
+    ts->scopes = 0;
   }
-  for (uint32_t k = 0; k < e->n; k++) scan_expr(s, e->kids[k]);
-}
-
-static void scan_nest(tscan *s, const leir_nest *n) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      scan_nest(s, n->items[k].nest);
-    } else {
-      scan_expr(s, n->items[k].eq->lhs);
-      scan_expr(s, n->items[k].eq->rhs);
-    }
-  }
+  s->t.data[k].scopes |= (uint8_t)(1u << e->scope);
+  return LEIR__VISIT_NEXT;
 }
 
 static void enumerate(leir__sctx *c) {
   tscan s;
   memset(&s, 0, sizeof s);
-  for (uint32_t t = 0; t < c->p->nnests; t++) scan_nest(&s, c->p->nests[t]);
+  leir__visit v = LEIR__VISIT_INIT(scan_node, &s);
+  for (uint32_t t = 0; t < c->p->nnests && !s.failed; t++) leir__visit_nest(&v, c->p->nests[t]);
   if (s.failed) c->status = LEIR_ERR_NOMEM;
   static const char letters[3] = {'g', 's', 'l'};
-  for (uint32_t k = 0; k < s.n && leir__more(c); k++) {
-    if (leir__skip_tensor(c, s.syms[k])) continue;
-    if (c->known[s.syms[k]]) {
-      LEIR__REJECT(c, leir__site_tensor(c, NULL, s.syms[k]), "storage.known",
+  for (size_t k = 0; k < s.t.len && leir__more(c); k++) {
+    uint32_t sym = s.t.data[k].sym;
+    if (leir__skip_tensor(c, sym)) continue;
+    if (c->known[sym]) {
+      LEIR__REJECT(c, leir__site_tensor(c, NULL, sym), LEIR__R_STORAGE_KNOWN,
                    "%s is an input or output of the program; only intermediates change scope",
-                   leir__name(c, s.syms[k]));
+                   leir__name(c, sym));
       continue;
     }
     for (int sc = 0; sc < 3 && leir__more(c); sc++)
-      if (s.scopes[k] & ~(1u << sc))
-        leir__emit(c, LEIR_EXACT, "tensor=%s scope=%c", leir__name(c, s.syms[k]), letters[sc]);
+      if (s.t.data[k].scopes & ~(1u << sc))
+        leir__emit(c, LEIR_EXACT, "tensor=%s scope=%c", leir__name(c, sym), letters[sc]);
   }
-  free(s.syms);
-  free(s.scopes);
-}
-
-static void set_scope(leir_expr *e, uint32_t sym, uint8_t sc) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) e->scope = sc;
-  for (uint32_t k = 0; k < e->n; k++) set_scope(e->kids[k], sym, sc);
-}
-
-static void set_nest(leir_nest *n, uint32_t sym, uint8_t sc) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].nest) {
-      set_nest(n->items[k].nest, sym, sc);
-    } else {
-      set_scope(n->items[k].eq->lhs, sym, sc);
-      set_scope(n->items[k].eq->rhs, sym, sc);
-    }
-  }
+  free(s.t.data);
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -100,10 +74,14 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   if (x == LEIR__NOSYM || !sc) return LEIR_ERR_INTERNAL;
   uint8_t scope = sc->s[0] == 'g' ? LEIR_SCOPE_GLOBAL : sc->s[0] == 's' ? LEIR_SCOPE_SHARED
                                                                           : LEIR_SCOPE_LOCAL;
-  for (uint32_t t = 0; t < out->nnests; t++) set_nest(out->nests[t], x, scope);
+  for (uint32_t t = 0; t < out->nnests; t++) leir__set_tensor_scope(out->nests[t], x, (leir_scope)scope);
   return LEIR_OK;
 }
 
 const leir__strategy_impl leir__set_storage_scope = {
-    LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE),
-    LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE), enumerate, apply};
+    .keys = LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE),
+    .required = LEIR__KEY(LEIR__K_TENSOR) | LEIR__KEY(LEIR__K_SCOPE),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = leir__cot_scope_facts,
+};

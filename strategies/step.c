@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "registry.h"
 #include "error.h"
 
 typedef enum vtype { T_PATH, T_NAME, T_TNAME, T_INT, T_WORD, T_EXPR } vtype;
@@ -16,52 +16,14 @@ static const struct {
   uint8_t list; /* 1: comma-separated list */
   const char *words; /* T_WORD: allowed values, space-separated */
 } keys[LEIR__K_COUNT] = {
-    [LEIR__K_NEST] = {"nest", T_PATH, 0, NULL},
-    [LEIR__K_TENSOR] = {"tensor", T_TNAME, 0, NULL},
-    [LEIR__K_LOOP] = {"loop", T_NAME, 0, NULL},
-    [LEIR__K_LOOPS] = {"loops", T_NAME, 1, NULL},
-    [LEIR__K_MODE] = {"mode", T_WORD, 0, "read write"},
-    [LEIR__K_LAYOUT] = {"layout", T_WORD, 0, "transpose flatten reshape1 reshape2"},
-    [LEIR__K_AXIS] = {"axis", T_WORD, 0, "tx ty tz bx by bz"},
-    [LEIR__K_DIM] = {"dim", T_INT, 0, NULL},
-    [LEIR__K_DIMS] = {"dims", T_INT, 1, NULL},
-    [LEIR__K_PERM] = {"perm", T_INT, 1, NULL},
-    [LEIR__K_FACTOR] = {"factor", T_INT, 0, NULL},
-    [LEIR__K_FACTORS] = {"factors", T_INT, 1, NULL},
-    [LEIR__K_AT] = {"at", T_INT, 0, NULL},
-    [LEIR__K_SCOPE] = {"scope", T_WORD, 0, "g s l"},
-    [LEIR__K_ENTRY] = {"entry", T_EXPR, 0, NULL},
+#define LEIR__PARAM(id, nm, type, list, words) [LEIR__K_##id] = {nm, T_##type, list, words},
+#include "params.def"
 };
 
 static int key_of(const char *s, size_t len) {
   for (int k = 0; k < LEIR__K_COUNT; k++)
     if (strlen(keys[k].name) == len && memcmp(keys[k].name, s, len) == 0) return k;
   return -1;
-}
-
-bool leir__tok_int(const leir__tok *t, int64_t *v) {
-  if (!t || t->len == 0 || t->len > 18) return false;
-  int64_t x = 0;
-  for (uint32_t i = 0; i < t->len; i++) {
-    if (t->s[i] < '0' || t->s[i] > '9') return false;
-    x = x * 10 + (t->s[i] - '0');
-  }
-  *v = x;
-  return true;
-}
-
-bool leir__tok_eq(const leir__tok *t, const char *s) {
-  return t && strlen(s) == t->len && memcmp(t->s, s, t->len) == 0;
-}
-
-const leir__tok *leir__ps_get(const leir__pstep *ps, leir__key k, uint32_t *ntok) {
-  for (uint32_t i = 0; i < ps->nparams; i++)
-    if (ps->params[i].key == k) {
-      if (ntok) *ntok = ps->params[i].ntok;
-      return &ps->toks[ps->params[i].tok0];
-    }
-  if (ntok) *ntok = 0;
-  return NULL;
 }
 
 static bool is_lower(char ch) { return ch >= 'a' && ch <= 'z'; }
@@ -118,7 +80,7 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
   size_t start = i;
   while (i < len && !is_space(text[i])) i++;
   if (i == start)
-    return leir__error(LEIR_ERR_PARSE, "step.empty", NULL, 0, 0, "empty step (expected a strategy name)");
+    return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_EMPTY), NULL, 0, 0, "empty step (expected a strategy name)");
   int s = leir__strategy_index(text + start, i - start);
   if (s < 0) return leir__strategy_unknown(text + start, i - start);
   ps->strategy = s;
@@ -131,18 +93,18 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
     size_t ks = i;
     while (i < len && text[i] != '=' && !is_space(text[i])) i++;
     if (i >= len || text[i] != '=')
-      return leir__error(LEIR_ERR_PARSE, "step.syntax", leir__strategies[s].info.name, 0, (uint32_t)ks + 1,
+      return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_SYNTAX), leir__strategy_name(s), 0, (uint32_t)ks + 1,
                          "expected KEY=VALUE at column %zu", ks + 1);
     int k = key_of(text + ks, i - ks);
     if (k < 0 || !(allowed & LEIR__KEY(k)))
-      return leir__error(LEIR_ERR_PARSE, "step.key", leir__strategies[s].info.name, 0, (uint32_t)ks + 1,
-                         "%s takes no parameter '%.*s'", leir__strategies[s].info.name, (int)(i - ks),
+      return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_KEY), leir__strategy_name(s), 0, (uint32_t)ks + 1,
+                         "%s takes no parameter '%.*s'", leir__strategy_name(s), (int)(i - ks),
                          text + ks);
     if (seen & LEIR__KEY(k))
-      return leir__error(LEIR_ERR_PARSE, "step.key", leir__strategies[s].info.name, 0, (uint32_t)ks + 1,
+      return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_KEY), leir__strategy_name(s), 0, (uint32_t)ks + 1,
                          "parameter '%s' is given twice", keys[k].name);
     if (ps->nparams == LEIR__STEP_MAX_PARAMS)
-      return leir__error(LEIR_ERR_PARSE, "step.limit", NULL, 0, 0, "too many parameters");
+      return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_LIMIT), NULL, 0, 0, "too many parameters");
     seen |= LEIR__KEY(k);
     i++; /* '=' */
     size_t vs = i;
@@ -152,12 +114,12 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
     for (size_t j = vs; j <= i; j++) {
       if (j == i || text[j] == ',') {
         if (ps->ntoks == LEIR__STEP_MAX_TOKENS)
-          return leir__error(LEIR_ERR_PARSE, "step.limit", NULL, 0, 0, "too many values");
+          return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_LIMIT), NULL, 0, 0, "too many values");
         leir__tok *t = &ps->toks[ps->ntoks++];
         t->s = text + ts;
         t->len = (uint32_t)(j - ts);
         if (!valid_token((vtype)keys[k].type, t, keys[k].words))
-          return leir__error(LEIR_ERR_PARSE, "step.value", keys[k].name, 0, (uint32_t)ts + 1,
+          return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_VALUE), keys[k].name, 0, (uint32_t)ts + 1,
                              "invalid value '%.*s' for parameter '%s'", (int)t->len, t->s,
                              keys[k].name);
         ntok++;
@@ -165,7 +127,7 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
       }
     }
     if (ntok > 1 && !keys[k].list)
-      return leir__error(LEIR_ERR_PARSE, "step.value", keys[k].name, 0, (uint32_t)vs + 1,
+      return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_VALUE), keys[k].name, 0, (uint32_t)vs + 1,
                          "parameter '%s' takes one value", keys[k].name);
     /* keep the parameters sorted by key (canonical order) */
     uint32_t at = ps->nparams;
@@ -181,8 +143,8 @@ leir_status leir__step_parse_text(leir__pstep *ps, const char *text, size_t len)
   if (impl && (seen & impl->required) != impl->required) {
     for (int k = 0; k < LEIR__K_COUNT; k++)
       if ((impl->required & LEIR__KEY(k)) && !(seen & LEIR__KEY(k)))
-        return leir__error(LEIR_ERR_PARSE, "step.missing", leir__strategies[s].info.name, 0, 0,
-                           "%s needs parameter '%s'", leir__strategies[s].info.name, keys[k].name);
+        return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_MISSING), leir__strategy_name(s), 0, 0,
+                           "%s needs parameter '%s'", leir__strategy_name(s), keys[k].name);
   }
   return LEIR_OK;
 }
@@ -211,7 +173,7 @@ static void put_tok(leir__strbuf *b, vtype t, const leir__tok *tok) {
 }
 
 void leir__step_print(leir__strbuf *b, const leir__pstep *ps) {
-  leir__sb_puts(b, leir__strategies[ps->strategy].info.name);
+  leir__sb_puts(b, leir__strategy_name(ps->strategy));
   for (uint32_t i = 0; i < ps->nparams; i++) {
     int k = ps->params[i].key;
     leir__sb_putc(b, ' ');
@@ -236,7 +198,7 @@ static void jws(jp *j) {
 }
 
 static leir_status jerr(const jp *j, const char *what) {
-  return leir__error(LEIR_ERR_PARSE, "step.json", NULL, 1, (uint32_t)j->i + 1,
+  return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_JSON), NULL, 1, (uint32_t)j->i + 1,
                      "invalid JSON step: %s at column %zu", what, j->i + 1);
 }
 
@@ -367,7 +329,7 @@ leir_status leir_step_parse(leir_step **out, const char *text, size_t len) {
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
   *out = NULL;
   if (memchr(text, '\0', len))
-    return leir__error(LEIR_ERR_PARSE, "step.syntax", NULL, 0, 0, "NUL byte in a step");
+    return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_SYNTAX), NULL, 0, 0, "NUL byte in a step");
   size_t k = 0;
   while (k < len && is_space(text[k])) k++;
   leir__strbuf src = LEIR__STRBUF_INIT;
@@ -466,7 +428,7 @@ leir_status leir_step_to_json(const leir_step *step, char **out, size_t *out_len
   if (st != LEIR_OK) return st;
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_puts(&b, "{\"strategy\":\"");
-  leir__sb_puts(&b, leir__strategies[ps.strategy].info.name);
+  leir__sb_puts(&b, leir__strategy_name(ps.strategy));
   leir__sb_putc(&b, '"');
   for (uint32_t i = 0; i < ps.nparams; i++) {
     int k = ps.params[i].key;

@@ -567,6 +567,34 @@ START_TEST(test_help_lower_lists_what_lower_reads) {
 }
 END_TEST
 
+/* ---- strategies ------------------------------------------------------------ */
+
+/* A strategy the catalogue lists but this build does not implement is
+ * invalid input (exit 1, the rule in the message), not an internal error. */
+START_TEST(test_unimplemented_strategy_exits_1) {
+  run_result r = RUN(relu, "apply", "factorization nest=0", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_ptr_nonnull(strstr(r.err, "factorization is not implemented"));
+  ck_assert_ptr_nonnull(strstr(r.err, "[strategy.not-implemented]"));
+  ck_assert_str_eq(r.out, "");
+  done(&r);
+  r = RUN(relu, "apply", "--cot", "online_softmax nest=0", "-");
+  ck_assert_int_eq(r.status, 1);
+  done(&r);
+  r = RUN(relu, "explain", "factorization", "-");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_ptr_nonnull(strstr(r.out, "[strategy.not-implemented]"));
+  done(&r);
+  /* an implemented strategy that does not apply exits 1 too; one that applies, 0 */
+  r = RUN(relu, "apply", "loop_parallelization nest=0 loop=tx", "-");
+  ck_assert_int_eq(r.status, 1);
+  done(&r);
+  r = RUN(relu, "apply", "loop_parallelization nest=0 loop=a", "-");
+  ck_assert_int_eq(r.status, 0);
+  done(&r);
+}
+END_TEST
+
 START_TEST(test_directory_input_says_so) {
   static const char *const cmds[] = {"fmt", "check", "hash"};
   for (size_t i = 0; i < 3; i++) {
@@ -668,6 +696,7 @@ static Suite *tool_suite(void) {
   tcase_add_test(tc, test_directory_input_says_so);
   tcase_add_test(tc, test_json_doubles_read_back_exactly);
   tcase_add_test(tc, test_json_errors_in_run_commands);
+  tcase_add_test(tc, test_unimplemented_strategy_exits_1);
   suite_add_tcase(s, tc);
   return s;
 }

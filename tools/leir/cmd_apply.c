@@ -23,7 +23,9 @@ static int apply_one(const char *label, unsigned line_no, leir_program *p, void 
   if (st != LEIR_OK) {
     tool_print_error(label, base, leir_error_last());
     leir_free(text);
-    return tool_exit_for(st);
+    /* A strategy this build lists but does not implement: the step is
+     * invalid input for this build (1), not an internal error (3). */
+    return st == LEIR_ERR_UNSUPPORTED ? EXIT_INVALID : tool_exit_for(st);
   }
   if (o->b.json) {
     printf("{");

@@ -1,0 +1,89 @@
+/*
+ * Public API: listing the candidates of a program (leir_candidates_*), and
+ * running one strategy's enumeration in a context.
+ */
+#include <stdlib.h>
+
+#include "api.h"
+#include "error.h"
+
+void leir__sctx_run(leir__sctx *c, int s) {
+  const leir__strategy_impl *impl = leir__strategies[s].impl;
+  c->strategy = s;
+  c->strategy_name = leir__strategy_name(s);
+  if (impl && leir__more(c)) impl->enumerate(c);
+}
+
+leir_status leir__candidates_new(struct leir_candidates **out, leir__sctx *c) {
+  struct leir_candidates *l = calloc(1, sizeof *l);
+  if (!l) return leir__error_nomem();
+  l->ctx = c;
+  leir__arena_init(&l->l.text, 4096);
+  *out = l;
+  return LEIR_OK;
+}
+
+void leir_candidates_free(leir_candidates *l) {
+  if (!l) return;
+  leir__sctx_free(l->ctx);
+  free(l->l.steps.data);
+  leir__arena_release(&l->l.text);
+  free(l);
+}
+
+static leir_status run_list(leir__sctx *c, struct leir_candidates *l) {
+  c->mode = LEIR__MODE_LIST;
+  c->list = &l->l;
+  if (c->o.strategy >= 0) {
+    leir__sctx_run(c, c->o.strategy);
+  } else {
+    for (int s = 0; s < LEIR__NSTRATEGIES && c->status == LEIR_OK; s++) leir__sctx_run(c, s);
+  }
+  c->list = NULL;
+  if (c->status == LEIR_ERR_NOMEM) return leir__error_nomem();
+  return c->status;
+}
+
+leir_status leir_candidates_list(leir_candidates **out, const leir_program *program,
+                                 const leir_candidates_options *opts) {
+  if (!out || !program)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  leir__sctx *c;
+  leir_status st = leir__sctx_new(&c, program, opts);
+  if (st != LEIR_OK) return st;
+  struct leir_candidates *l = NULL;
+  st = leir__candidates_new(&l, c);
+  if (st != LEIR_OK) {
+    leir__sctx_free(c);
+    return st;
+  }
+  st = run_list(c, l);
+  if (st != LEIR_OK) {
+    leir_candidates_free(l);
+    return st;
+  }
+  *out = l;
+  return LEIR_OK;
+}
+
+size_t leir_candidates_count(const leir_candidates *l) { return l ? l->l.steps.len : 0; }
+
+const leir_step *leir_candidates_step(const leir_candidates *l, size_t i) {
+  return l && i < l->l.steps.len ? &l->l.steps.data[i] : NULL;
+}
+
+leir_exactness leir_candidates_exactness(const leir_candidates *l, size_t i) {
+  return l && i < l->l.steps.len ? (leir_exactness)l->l.steps.data[i].exactness : LEIR_EXACT;
+}
+
+leir_status leir_candidates_apply(leir_program **out, const leir_candidates *l, size_t i) {
+  if (!out || !l || i >= l->l.steps.len)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "no candidate %zu", i);
+  *out = NULL;
+  leir__pstep ps;
+  const leir_step *s = &l->l.steps.data[i];
+  leir_status st = leir__step_parse_text(&ps, s->text, s->len);
+  if (st != LEIR_OK) return st;
+  return leir__apply_parsed(l->ctx, &ps, out);
+}

@@ -1,0 +1,212 @@
+/*
+ * Public API: grounding (leir_ground): which candidates of `before` give
+ * `after` up to fresh names.
+ *
+ * Applying every candidate and hashing each whole result is quadratic in
+ * the number of nests (a candidate per nest, a clone and a hash of the
+ * whole program each). Instead each top-level nest gets a key that does
+ * not change under the renamings leir_program_hash_alpha ignores (its
+ * loops and its tensors numbered by first appearance inside the nest).
+ * A step changes only the top-level nests of its site (`nest=N`: nest N,
+ * possibly replaced by several; `tensor=X` alone: the nests that use X),
+ * so its result can only equal `after` when the nests before its site
+ * match `after`'s first nests key by key, and the nests after it match
+ * `after`'s last nests. Only those candidates are applied and hashed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "error.h"
+#include "visit.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* ---- per-nest keys ---------------------------------------------------------- */
+
+typedef struct keyer {
+  const leir_program *p;
+  const char **names; /* by symbol: its name in the current nest, or NULL */
+  char *store;        /* 12 bytes per symbol */
+  uint32_t *touched;
+  uint32_t ntouched, ntensors, nloops;
+  /* by symbol: first and last top-level nest using the tensor (optional) */
+  uint32_t *first, *last, nest;
+} keyer;
+
+static void name_sym(keyer *k, uint32_t sym, char prefix, uint32_t *counter) {
+  if (k->names[sym]) return;
+  snprintf(k->store + (size_t)sym * 12, 12, "%c%u", prefix, (*counter)++);
+  k->names[sym] = k->store + (size_t)sym * 12;
+  k->touched[k->ntouched++] = sym;
+}
+
+static int key_tensor(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  keyer *k = v->ud;
+  const leir_expr *e = *slot;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    name_sym(k, e->sym, '#', &k->ntensors);
+    if (k->first) {
+      if (k->first[e->sym] == UINT32_MAX) k->first[e->sym] = k->nest;
+      k->last[e->sym] = k->nest;
+    }
+  }
+  return LEIR__VISIT_NEXT;
+}
+
+static void key_loops(keyer *k, const leir_nest *n) {
+  for (uint32_t i = 0; i < n->nloops; i++) name_sym(k, n->loops[i].sym, '$', &k->nloops);
+  for (uint32_t i = 0; i < n->nitems; i++)
+    if (n->items[i].nest) key_loops(k, n->items[i].nest);
+}
+
+/* The key of every top-level nest of p (caller frees); with first/last,
+ * also where each tensor symbol is used. NULL when out of memory. */
+static uint64_t *nest_keys(const leir_program *p, uint32_t *first, uint32_t *last) {
+  uint32_t nsym = p->syms.count ? p->syms.count : 1;
+  keyer k = {p, calloc(nsym, sizeof(char *)), malloc((size_t)nsym * 12),
+             malloc((size_t)nsym * sizeof(uint32_t)), 0, 0, 0, first, last, 0};
+  uint64_t *keys = malloc((p->nnests ? p->nnests : 1) * sizeof *keys);
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  bool ok = k.names && k.store && k.touched && keys;
+  leir__visit v = LEIR__VISIT_INIT(key_tensor, &k);
+  leir__rename rn = {k.names, nsym};
+  for (uint32_t t = 0; t < p->nnests && ok; t++) {
+    k.nest = t;
+    k.ntensors = k.nloops = 0;
+    leir__visit_nest(&v, p->nests[t]);
+    key_loops(&k, p->nests[t]);
+    b.len = 0;
+    leir__print_nest(&b, p, p->nests[t], &rn);
+    ok = !b.failed;
+    if (ok) keys[t] = XXH3_64bits(b.data, b.len);
+    for (uint32_t i = 0; i < k.ntouched; i++) k.names[k.touched[i]] = NULL;
+    k.ntouched = 0;
+  }
+  leir__sb_release(&b);
+  free(k.names);
+  free(k.store);
+  free(k.touched);
+  if (!ok) {
+    free(keys);
+    return NULL;
+  }
+  return keys;
+}
+
+/* The top-level nests step `s` may change: [*t0, *t1). */
+static void step_region(const leir__pstep *ps, const leir_program *p, const uint32_t *first,
+                        const uint32_t *last, uint32_t *t0, uint32_t *t1) {
+  *t0 = 0;
+  *t1 = p->nnests;
+  const leir__tok *nest = leir__ps_get(ps, LEIR__K_NEST, NULL);
+  if (nest) {
+    uint32_t len = 0;
+    while (len < nest->len && nest->s[len] != '.') len++;
+    leir__tok top = {nest->s, len};
+    int64_t v;
+    if (leir__tok_int(&top, &v) && v < (int64_t)p->nnests) {
+      *t0 = (uint32_t)v;
+      *t1 = (uint32_t)v + 1;
+    }
+    return;
+  }
+  const leir__tok *tensor = leir__ps_get(ps, LEIR__K_TENSOR, NULL);
+  uint32_t sym = tensor ? leir__sym_find(p, tensor->s, tensor->len) : LEIR__NOSYM;
+  if (sym != LEIR__NOSYM && first[sym] != UINT32_MAX) {
+    *t0 = first[sym];
+    *t1 = last[sym] + 1;
+  }
+}
+
+/* ---- grounding ----------------------------------------------------------------- */
+
+/* `after` with `before`'s signature when it has none, and its alpha hash. */
+static leir_status target_of(const leir_program *before, const leir_program *after,
+                             leir_program **target, uint64_t *want) {
+  leir_status st = leir_program_clone(target, after);
+  if (st != LEIR_OK) return st;
+  if (!after->nsig && before->nsig) {
+    leir_tensor_decl decls[256];
+    size_t n = leir_program_signature_count(before);
+    if (n <= 256) {
+      for (size_t i = 0; i < n; i++) leir_program_signature_get(before, i, &decls[i]);
+      if (leir_program_set_signature(*target, decls, n) != LEIR_OK) leir_error_clear();
+    }
+  }
+  *want = leir_program_hash_alpha(*target);
+  return LEIR_OK;
+}
+
+leir_status leir_ground(leir_candidates **out, const leir_program *before,
+                        const leir_program *after, const leir_candidates_options *opts) {
+  if (!out || !before || !after)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  *out = NULL;
+  leir_program *target = NULL;
+  uint64_t want = 0;
+  leir_status st = target_of(before, after, &target, &want);
+  if (st != LEIR_OK) return st;
+  uint32_t nsym = before->syms.count ? before->syms.count : 1;
+  uint32_t *first = malloc((size_t)nsym * sizeof *first);
+  uint32_t *last = malloc((size_t)nsym * sizeof *last);
+  if (first) memset(first, 0xff, (size_t)nsym * sizeof *first);
+  uint64_t *kb = first && last ? nest_keys(before, first, last) : NULL;
+  uint64_t *ka = kb ? nest_keys(target, NULL, NULL) : NULL;
+  uint32_t n = before->nnests, m = target->nnests, P = 0, S = 0;
+  leir_program_free(target);
+  if (!ka) {
+    st = leir__error_nomem();
+    goto done;
+  }
+  while (P < n && P < m && kb[P] == ka[P]) P++;
+  while (S < n && S < m && kb[n - 1 - S] == ka[m - 1 - S]) S++;
+
+  leir_candidates *all = NULL;
+  st = leir_candidates_list(&all, before, opts);
+  if (st != LEIR_OK) goto done;
+  struct leir_candidates *hits = NULL;
+  st = leir__candidates_new(&hits, all->ctx);
+  if (st != LEIR_OK) {
+    leir_candidates_free(all);
+    goto done;
+  }
+  all->ctx = NULL; /* moved to `hits` */
+  leir__sctx *c = hits->ctx;
+  for (size_t i = 0; i < all->l.steps.len && st == LEIR_OK; i++) {
+    const leir_step *s = &all->l.steps.data[i];
+    leir__pstep ps;
+    st = leir__step_parse_text(&ps, s->text, s->len);
+    if (st != LEIR_OK) break;
+    uint32_t t0, t1;
+    step_region(&ps, before, first, last, &t0, &t1);
+    if (t0 > P || t1 + S < n) continue; /* a nest outside the site differs */
+    leir_program *q = NULL;
+    st = leir__apply_parsed(c, &ps, &q);
+    if (st != LEIR_OK) break;
+    if (leir_program_hash_alpha(q) == want) {
+      c->strategy = s->strategy;
+      c->sb.len = 0;
+      leir__sb_put(&c->sb, s->text, s->len);
+      c->list = &hits->l;
+      leir__steplist_push(c, (leir_exactness)s->exactness);
+      c->list = NULL;
+      if (c->status != LEIR_OK) st = leir__error_nomem();
+    }
+    leir_program_free(q);
+  }
+  leir_candidates_free(all);
+  if (st != LEIR_OK) {
+    leir_candidates_free(hits);
+    goto done;
+  }
+  *out = hits;
+done:
+  free(first);
+  free(last);
+  free(kb);
+  free(ka);
+  return st;
+}
