@@ -35,17 +35,21 @@ static bool valid_token(vtype t, const leir__tok *tok, const char *words) {
   if (n == 0) return false;
   switch (t) {
     case T_PATH: {
-      bool digit = false;
-      for (uint32_t i = 0; i < n; i++) {
-        if (is_digit(s[i])) {
-          digit = true;
-        } else if (s[i] == '.' && digit && i + 1 < n) {
-          digit = false;
-        } else {
-          return false;
-        }
+      /* components are decimal indices that fit in 32 bits: a longer one
+       * must not wrap around to name an existing nest (put_tok prints each
+       * component through leir__tok_int) */
+      uint32_t i = 0;
+      while (i < n) {
+        uint32_t j = i;
+        while (j < n && s[j] != '.') j++;
+        leir__tok part = {s + i, j - i};
+        int64_t v;
+        if (!leir__tok_int(&part, &v) || v > UINT32_MAX) return false;
+        if (j == n) return true;
+        i = j + 1;
+        if (i == n) return false; /* a trailing '.' */
       }
-      return digit;
+      return false;
     }
     case T_NAME: return leir__is_loop_var_name(s, n);
     case T_TNAME: return leir__is_tensor_name(s, n);

@@ -179,6 +179,13 @@ START_TEST(test_step_rejects_malformed_input) {
       {"loop_split nest=0 loop=a factor=2 axis=ty", LEIR_ERR_PARSE, "step.key"},
       {"loop_split nest=0 loop=a,c factor=2", LEIR_ERR_PARSE, "step.value"},
       {"loop_split nest=0. loop=a factor=2", LEIR_ERR_PARSE, "step.value"},
+      /* indices past 32 bits must not wrap around to an existing nest */
+      {"loop_split nest=99999999999999999999 loop=a factor=2", LEIR_ERR_PARSE, "step.value"},
+      {"loop_split nest=18446744073709551616 loop=a factor=2", LEIR_ERR_PARSE, "step.value"},
+      {"loop_split nest=4294967296 loop=a factor=2", LEIR_ERR_PARSE, "step.value"},
+      {"loop_split nest=0.99999999999999999999 loop=a factor=2", LEIR_ERR_PARSE, "step.value"},
+      {"{\"strategy\":\"loop_split\",\"nest\":99999999999999999999,\"loop\":\"a\",\"factor\":2}",
+       LEIR_ERR_PARSE, "step.value"},
       {"loop_split nest=0 loop=A factor=2", LEIR_ERR_PARSE, "step.value"},
       {"loop_binding nest=0 loop=a axis=tw", LEIR_ERR_PARSE, "step.value"},
       {"loop_split nest=0 loop", LEIR_ERR_PARSE, "step.syntax"},
