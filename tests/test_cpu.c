@@ -376,57 +376,108 @@ START_TEST(test_hostile_programs_become_verdicts) {
 }
 END_TEST
 
-static void crash(void *ctx, leir__sandbox *s) {
-  (void)ctx, (void)s;
-  raise(SIGSEGV);
+/* Compiles a tiny shared object with the system compiler into dir; returns
+ * its path (static buffer per call site: copy it). */
+static const char *build_object(const char *dir, const char *name, const char *source) {
+  static char so[600];
+  char src[600], cmd[1400];
+  snprintf(src, sizeof src, "%s/%s.c", dir, name);
+  snprintf(so, sizeof so, "%s/%s.so", dir, name);
+  FILE *f = fopen(src, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(source, f);
+  fclose(f);
+  const char *cc = getenv("CC");
+  snprintf(cmd, sizeof cmd, "%s -O1 -shared -fPIC -o '%s' '%s'", cc && *cc ? cc : "cc", so, src);
+  ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+  return so;
 }
 
-static void spin(void *ctx, leir__sandbox *s) {
-  (void)ctx, (void)s;
-  for (volatile unsigned long i = 0;; i++) {
-  }
+/* A request for one kernel with one 64-byte known buffer, nsets sets. */
+static void exec_request(leir__sandbox *s, const char *path, uint64_t nsets) {
+  size_t desc = 512;
+  ck_assert_int_eq(leir__sandbox_map(s, desc + 64 * nsets), LEIR_OK);
+  leir__runner_kernel *rk = (leir__runner_kernel *)(void *)s->data;
+  leir__runner_buffer *rb = (leir__runner_buffer *)(void *)(s->data + 64);
+  memset(rb, 0, sizeof *rb);
+  rb->known = 1;
+  rb->offset = desc;
+  rb->bytes = 64;
+  strcpy((char *)s->data + 128, path);
+  rk->path_off = 128;
+  rk->buffers_off = 64;
+  rk->nbuffers = 1;
+  s->shared->req.op = LEIR__REQ_EXEC;
+  s->shared->req.nkernels = 1;
+  s->shared->req.threads = 1;
+  s->shared->req.nsets = nsets;
+  s->shared->req.per_set = 64;
 }
 
-static void hog(void *ctx, leir__sandbox *s) {
-  (void)ctx;
-  size_t total = 0;
-  for (;;) {
-    char *p = malloc((size_t)64 << 20);
-    if (!p) {
-      leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "allocation failed after %zu MiB", total >> 20);
-      return;
-    }
-    memset(p, 1, (size_t)64 << 20);
-    total += (size_t)64 << 20;
-  }
-}
-
-static void work(void *ctx, leir__sandbox *s) {
-  (void)ctx;
-  for (int i = 0; i < 5; i++) {
-    usleep(40000); /* 5 x 40 ms, more than the 100 ms limit in total */
-    __atomic_add_fetch(&s->shared->progress, 1, __ATOMIC_SEQ_CST);
-  }
-  memcpy(s->data, "done", 5);
-}
+#define KERNEL_HEAD "#include <signal.h>\n#include <stdlib.h>\n#include <string.h>\n" \
+                    "#include <unistd.h>\nint leir_kernel_main(void *const *b, void *rt);\n" \
+                    "int leir_kernel_main(void *const *b, void *rt) { (void)rt; (void)b;\n"
 
 START_TEST(test_sandbox_survives_crashes_hangs_and_hogs) {
-  leir__sandbox s;
-  ck_assert_int_eq(leir__sandbox_map(&s, 4096), LEIR_OK);
+  char dir[] = "/tmp/leir-test-sandbox-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char crash[600], spin[600], hog[600], work[600];
+  strcpy(crash, build_object(dir, "crash", KERNEL_HEAD "raise(SIGSEGV); return 0; }\n"));
+  strcpy(spin, build_object(dir, "spin", KERNEL_HEAD "for (volatile unsigned long i = 0;; i++) {} }\n"));
+  strcpy(hog, build_object(dir, "hog", KERNEL_HEAD
+                           "for (;;) { char *p = malloc((size_t)64 << 20); if (!p) abort();"
+                           " memset(p, 1, (size_t)64 << 20); } }\n"));
+  strcpy(work, build_object(dir, "work", KERNEL_HEAD
+                            "usleep(40000); memcpy(b[0], \"done\", 5); return 0; }\n"));
+  leir__runner r;
+  ck_assert_int_eq(leir__runner_init(&r, NULL), LEIR_OK);
   leir__sandbox_limits lim = {0.1, (uint64_t)512 << 20, 2.0};
-  ck_assert_int_eq(leir__sandbox_run(&s, &lim, crash, NULL), LEIR_ERR_RUNTIME);
+  leir__sandbox s;
+
+  exec_request(&s, crash, 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_ERR_RUNTIME);
   ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "SIGSEGV"));
-  double t0 = leir__now();
-  ck_assert_int_eq(leir__sandbox_run(&s, &lim, spin, NULL), LEIR_ERR_TIMEOUT);
-  ck_assert(leir__now() - t0 < 2.0);
-  /* the hog either sees its malloc fail (address-space limit) or is killed;
-   * either way the caller gets a status */
-  leir_status st = leir__sandbox_run(&s, &lim, hog, NULL);
-  ck_assert(st == LEIR_ERR_RUNTIME || st == LEIR_ERR_TIMEOUT);
-  /* progress extends the deadline: 200 ms of work in 40 ms units passes */
-  ck_assert_int_eq(leir__sandbox_run(&s, &lim, work, NULL), LEIR_OK);
-  ck_assert_str_eq((char *)s.data, "done");
+  ck_assert_int_eq(r.pid, 0); /* the crashed runner is gone */
   leir__sandbox_unmap(&s);
+
+  exec_request(&s, spin, 1);
+  double t0 = leir__now();
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_ERR_TIMEOUT);
+  ck_assert(leir__now() - t0 < 2.0);
+  leir__sandbox_unmap(&s);
+
+  /* the hog either sees its malloc fail (address-space limit: abort) or is
+   * killed; either way the caller gets a status */
+  exec_request(&s, hog, 1);
+  leir_status st = leir__sandbox_run(&r, &s, &lim);
+  ck_assert(st == LEIR_ERR_RUNTIME || st == LEIR_ERR_TIMEOUT);
+  leir__sandbox_unmap(&s);
+
+  /* progress extends the deadline: 5 sets x 40 ms (200 ms) pass a 100 ms
+   * limit; and the runner stays up between requests */
+  exec_request(&s, work, 5);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_OK);
+  for (int set = 0; set < 5; set++) ck_assert_str_eq((char *)s.data + 512 + 64 * set, "done");
+  pid_t pid = r.pid;
+  ck_assert_int_gt(pid, 0);
+  leir__sandbox_unmap(&s);
+  exec_request(&s, work, 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_OK);
+  ck_assert_int_eq(r.pid, pid);
+  leir__sandbox_unmap(&s);
+
+  /* a missing object is a status from a live runner */
+  exec_request(&s, "/nonexistent/kernel.so", 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_ERR_RUNTIME);
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "cannot load the compiled kernel"));
+  ck_assert_int_eq(r.pid, pid);
+  leir__sandbox_unmap(&s);
+
+  leir__runner_free(&r);
+  ck_assert_int_eq(kill(pid, 0), -1); /* stopped and reaped */
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -434,17 +485,17 @@ END_TEST
 
 START_TEST(test_compiler_rejection_is_a_compile_error_with_its_log) {
   leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
-  bo.compiler_flags = "-O1 -fno-such-option-for-leir";
+  bo.compiler_flags = "-O1 -Werror=no-such-warning-for-leir";
   leir_backend *b = NULL;
   ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
   leir_verify_report *r = verify(b, SUM, SUM, 0);
   ck_assert_str_eq(leir_verdict_name(r->verdict), "COMPILE_ERROR");
-  ck_assert_ptr_nonnull(strstr(r->log, "fno-such-option-for-leir"));
+  ck_assert_ptr_nonnull(strstr(r->log, "no-such-warning-for-leir"));
   leir_verify_report_free(r);
   leir_program *p = test_parse(SUM);
   leir_kernel *k = NULL;
   ck_assert_int_eq(leir_kernel_new(&k, b, p), LEIR_ERR_COMPILE);
-  ck_assert_ptr_nonnull(strstr(leir_backend_compile_log(b), "fno-such-option-for-leir"));
+  ck_assert_ptr_nonnull(strstr(leir_backend_compile_log(b), "no-such-warning-for-leir"));
   leir_program_free(p);
   leir_backend_free(b);
   /* flags that would change floating-point results are refused */
@@ -568,8 +619,15 @@ START_TEST(test_crashing_hanging_and_hogging_kernels_become_verdicts) {
     leir_program_free(q);
     leir_backend_free(b);
     ck_assert_int_eq(count_objects(dir, obj, sizeof obj), 1);
-    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -DMODE=%d -o %s %s", mode, obj, src);
+    /* planted as a well-formed entry of the candidate's key (the cache
+     * checks keys and checksums, not intentions) */
+    char evil[600];
+    snprintf(evil, sizeof evil, "%s/evil.so", dir);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -DMODE=%d -o %s %s", mode, evil, src);
     ck_assert_int_eq(system(cmd), 0);
+    uint64_t key = strtoull(strrchr(obj, '/') + 1, NULL, 16);
+    leir__cache_store_file(dir, key, ".so", evil);
+    unlink(evil);
     /* a fresh backend loads the planted object for the candidate */
     ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
     leir_verify_report *r = verify(b, reference, candidate, 0);
