@@ -311,6 +311,12 @@ leir_status leir__sandbox_run(leir__runner *r, leir__sandbox *s, const leir__san
 
   /* a runner left dead by an earlier request is replaced */
   for (int attempt = 0;; attempt++) {
+    if (r->sock >= 0) {
+      /* an idle runner has nothing to say: readable or hung up means it
+       * ended since the last request (killed from outside): replace it */
+      struct pollfd idle = {r->sock, POLLIN, 0};
+      if (poll(&idle, 1, 0) > 0) leir__runner_stop(r);
+    }
     if (r->sock < 0) {
       leir_status st = start(r);
       if (st != LEIR_OK) return st;

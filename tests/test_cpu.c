@@ -481,6 +481,16 @@ START_TEST(test_sandbox_survives_crashes_hangs_and_hogs) {
   ck_assert_int_eq(r.pid, pid);
   leir__sandbox_unmap(&s);
 
+  /* a runner killed from outside while idle is replaced, not blamed on
+   * the next kernel */
+  kill(pid, SIGKILL);
+  usleep(100000);
+  exec_request(&s, work, 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_OK);
+  ck_assert_int_ne(r.pid, pid);
+  pid = r.pid;
+  leir__sandbox_unmap(&s);
+
   leir__runner_free(&r);
   ck_assert_int_eq(kill(pid, 0), -1); /* stopped and reaped */
   char cmd[700];
@@ -946,6 +956,25 @@ START_TEST(test_thread_counts_are_bounded) {
 }
 END_TEST
 
+START_TEST(test_runner_is_found_or_the_backend_says_why) {
+  setenv("LEIR_RUNNER", "/nonexistent/leir-runner", 1);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", NULL), LEIR_ERR_NO_DEVICE);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "LEIR_RUNNER"));
+  /* lowering needs no runner */
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.flags = LEIR_BACKEND_LOWER_ONLY;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_backend_free(b);
+  /* the build tree's runner (what meson test uses when LEIR_RUNNER is unset) */
+  unsetenv("LEIR_RUNNER");
+  b = open_backend("cpu");
+  expect(b, SUM, SUM, LEIR_VERDICT_EQUAL, 0);
+  leir_backend_free(b);
+}
+END_TEST
+
 START_TEST(test_only_flags_that_keep_results_are_accepted) {
   static const char *const refused[] = {
       "-mfpmath=387", "-mfpmath=sse,387", "-ffast-math", "-Ofast", "-funsafe-math-optimizations",
@@ -953,7 +982,8 @@ START_TEST(test_only_flags_that_keep_results_are_accepted) {
       "-mno-sse", "-mno-sse2", "-fno-signed-zeros", "-ffinite-math-only", "-fno-trapping-math",
       "-m32", "-mpc32", "-mrecip", "-mdaz-ftz", "-fexcess-precision=fast", "-ffloat-store",
       "-Dexp=expf", "-UNDEBUG", "-I/tmp", "-include", "-std=gnu11", "/tmp/extra.c",
-      "-fcx-limited-range", "-fno-honor-nans", "-flto-and-anything-unknown", NULL};
+      "-fcx-limited-range", "-fno-honor-nans", "-flto-and-anything-unknown", "-Wp,-Dexp=expf",
+      "-Wl,--wrap=exp", "-Wa,-mfoo", "-Xlinker", NULL};
   for (size_t i = 0; refused[i]; i++) {
     char flags[128];
     snprintf(flags, sizeof flags, "-O2 %s", refused[i]);
@@ -1179,6 +1209,7 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_compiler_timeout_kills_its_process_group_and_cleans_up);
   tcase_add_test(tc, test_nested_full_unrolls_are_bounded);
   tcase_add_test(tc, test_thread_counts_are_bounded);
+  tcase_add_test(tc, test_runner_is_found_or_the_backend_says_why);
   tcase_add_test(tc, test_only_flags_that_keep_results_are_accepted);
   tcase_add_test(tc, test_cache_entries_are_bound_to_their_keys);
   tcase_add_test(tc, test_leftovers_of_killed_runs_are_swept);

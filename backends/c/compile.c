@@ -76,7 +76,16 @@ static bool match(const char *pattern, const char *flag, size_t len) {
   return p == len && memcmp(pattern, flag, len) == 0;
 }
 
+/* Prefixes that pass options through to other tools (the preprocessor,
+ * assembler, linker: -Wp,-Dexp=expf or -Wl,--wrap=exp): refused even
+ * though "-W*" is allowed. */
+static const char *const passthrough[] = {"-Wp,", "-Wa,", "-Wl,", "-Xlinker", "-Xassembler",
+                                          "-Xpreprocessor", NULL};
+
 bool leir__cc_flag_allowed(const char *flag, size_t len) {
+  for (size_t i = 0; passthrough[i]; i++)
+    if (len >= strlen(passthrough[i]) && memcmp(flag, passthrough[i], strlen(passthrough[i])) == 0)
+      return false;
   for (size_t i = 0; fp_changing[i]; i++) {
     size_t p = strlen(fp_changing[i]);
     /* "-D", "-I", ... and the names ending in '=' or '-' are prefixes */
