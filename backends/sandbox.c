@@ -276,9 +276,12 @@ static void stderr_tail(leir__runner *r, char *out, size_t cap) {
   buf[n] = '\0';
   /* one line: newlines become "; ", control bytes "?" */
   while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) buf[--n] = '\0';
+  ssize_t first = 0;
+  while (first < n && (buf[first] == '\n' || buf[first] == ' ')) first++;
+  if (first == n) return;
   size_t o = 0;
   o += (size_t)snprintf(out, cap, " (it wrote: ");
-  for (ssize_t i = 0; i < n && o + 8 < cap; i++) {
+  for (ssize_t i = first; i < n && o + 8 < cap; i++) {
     unsigned char ch = (unsigned char)buf[i];
     if (ch == '\n') {
       out[o++] = ';';

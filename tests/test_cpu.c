@@ -953,6 +953,20 @@ START_TEST(test_thread_counts_are_bounded) {
   ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
   expect(b, SUM, SUM, LEIR_VERDICT_EQUAL, 0);
   leir_backend_free(b);
+#if !defined(__SANITIZE_ADDRESS__)
+  /* a thread pool that does not fit the memory limit: a RUNTIME_ERROR that
+   * quotes the OpenMP runtime (its stderr), not a mysterious crash */
+  const char *par = "P^{64}_{a=0}L^{1024}_{c=0}[C^{f64,g}_{a}=C^{f64,g}_{a}+A^{f64,g}_{a,c};];";
+  bo.memory_limit_bytes = (uint64_t)200 << 20;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_verify_report *r = verify(b, par, par, 0);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_RUNTIME_ERROR, "%s: %s", leir_verdict_name(r->verdict),
+                r->message);
+  ck_assert_msg(strstr(r->message, "(it wrote: ") && !strstr(r->message, "wrote: ;"), "%s",
+                r->message);
+  leir_verify_report_free(r);
+  leir_backend_free(b);
+#endif
 }
 END_TEST
 
