@@ -356,6 +356,11 @@ static int receive(int *fd) {
 }
 
 static int serve(void) {
+  /* default actions for faults, so that a crash ends the runner with its
+   * signal even when a sanitizer installed handlers (the library reads the
+   * signal from the wait status) */
+  static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGXCPU};
+  for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) signal(faults[i], SIG_DFL);
   /* writes past the stderr limit fail instead of killing the runner */
   signal(SIGXFSZ, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
