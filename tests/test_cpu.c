@@ -431,7 +431,8 @@ START_TEST(test_sandbox_survives_crashes_hangs_and_hogs) {
   ck_assert_ptr_nonnull(mkdtemp(dir));
   char crash[600], spin[600], hog[600], work[600];
   strcpy(crash, build_object(dir, "crash", KERNEL_HEAD "raise(SIGSEGV); return 0; }\n"));
-  strcpy(spin, build_object(dir, "spin", KERNEL_HEAD "for (volatile unsigned long i = 0;; i++) {} }\n"));
+  strcpy(spin,
+         build_object(dir, "spin", KERNEL_HEAD "for (volatile unsigned long i = 0;; i++) {} }\n"));
   strcpy(hog, build_object(dir, "hog", KERNEL_HEAD
                            "for (;;) { char *p = malloc((size_t)64 << 20); if (!p) abort();"
                            " memset(p, 1, (size_t)64 << 20); } }\n"));

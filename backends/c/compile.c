@@ -62,7 +62,8 @@ static const char *const allowed[] = {
     "-fno-stack-protector", "-fno-semantic-interposition", "-fno-common", "-fverbose-asm",
     "-mno-red-zone", "-mno-vzeroupper", "-mvzeroupper", "-mprefer-avx128",
     /* prefixes */
-    "-march=*", "-mtune=*", "-mcpu=*", "-mprefer-vector-width=*", "-msse*", "-mssse3*",
+    "-fopenmp=*", "-march=*", "-mtune=*", "-mcpu=*", "-mprefer-vector-width=*", "-msse*",
+    "-mssse3*",
     "-mavx*", "-mfma*", "-mf16c*", "-mbmi*", "-mpopcnt*", "-mlzcnt*", "-maes*", "-mpclmul*",
     "-msha*", "-mmovbe*", "-madx*", "-mrdrnd*", "-mrdseed*", "-mxsave*", "-mvpclmulqdq*",
     "-mgfni*", "-mvaes*", "-mamx*", "-mno-avx*", "-mno-fma*", "-g*", "-W*",

@@ -116,7 +116,8 @@ static void request_limits(const leir__runner_request *q) {
   if (q->cpu_seconds > 0) set_soft(RLIMIT_CPU, (rlim_t)(cpu_used() + q->cpu_seconds + 1.0));
 #ifndef NO_RLIMIT_AS
   uint64_t vm = current_vm_bytes();
-  if (q->memory_bytes && vm + q->memory_bytes > vm) set_soft(RLIMIT_AS, (rlim_t)(vm + q->memory_bytes));
+  if (q->memory_bytes && vm + q->memory_bytes > vm)
+    set_soft(RLIMIT_AS, (rlim_t)(vm + q->memory_bytes));
 #endif
 }
 
