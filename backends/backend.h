@@ -173,7 +173,12 @@ void leir__cache_store_file(const char *dir, uint64_t key, const char *ext, cons
 /* Stores bytes atomically (for backends that cache in-memory images). */
 void leir__cache_store_bytes(const char *dir, uint64_t key, const char *ext, const void *data,
                              size_t len);
-/* Reads a cached artifact; NULL when absent. Caller frees. */
+/* Reads a cached artifact; NULL when absent. Caller frees. Every entry is
+ * bound to its key (header with key, length, checksum); an entry that
+ * fails the check, or anything else at its path, is evicted. */
 void *leir__cache_load_bytes(const char *dir, uint64_t key, const char *ext, size_t *len);
+/* Copies a cached artifact (checked as above) into the new file `dst`
+ * (created with O_EXCL, mode 0700); false when absent or evicted. */
+bool leir__cache_load_file(const char *dir, uint64_t key, const char *ext, const char *dst);
 
 #endif

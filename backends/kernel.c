@@ -161,6 +161,10 @@ leir_status leir_kernel_new(leir_kernel **out, leir_backend *b, const leir_progr
       leir__error(st, "backend.compile", NULL, 0, 0,
                   "the %s compiler rejected the lowered code (see leir_backend_compile_log)",
                   b->ops->name);
+    else /* a compiler timeout, ...: its log says what happened */
+      leir__error(st, st == LEIR_ERR_TIMEOUT ? "backend.compile-timeout" : "backend.compile",
+                  NULL, 0, 0, "%s",
+                  k->log.len ? leir__sb_terminate(&k->log) : "the kernel could not be prepared");
   }
   if (st != LEIR_OK) {
     leir__kernel_destroy(k);

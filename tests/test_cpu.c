@@ -1,7 +1,15 @@
 /* The CPU backend against the reference evaluator, mutation verdicts,
  * hostile programs and the sandbox, compilation errors and caches, timing. */
+/* RTLD_NEXT (the fork interposer below) */
+#define _GNU_SOURCE 1
 #include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,57 +384,119 @@ START_TEST(test_hostile_programs_become_verdicts) {
 }
 END_TEST
 
-static void crash(void *ctx, leir__sandbox *s) {
-  (void)ctx, (void)s;
-  raise(SIGSEGV);
+/* Compiles a tiny shared object with the system compiler into dir; returns
+ * its path (static buffer per call site: copy it). */
+static const char *build_object(const char *dir, const char *name, const char *source) {
+  static char so[600];
+  char src[600], cmd[1400];
+  snprintf(src, sizeof src, "%s/%s.c", dir, name);
+  snprintf(so, sizeof so, "%s/%s.so", dir, name);
+  FILE *f = fopen(src, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(source, f);
+  fclose(f);
+  const char *cc = getenv("CC");
+  snprintf(cmd, sizeof cmd, "%s -O1 -shared -fPIC -o '%s' '%s'", cc && *cc ? cc : "cc", so, src);
+  ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+  return so;
 }
 
-static void spin(void *ctx, leir__sandbox *s) {
-  (void)ctx, (void)s;
-  for (volatile unsigned long i = 0;; i++) {
-  }
+/* A request for one kernel with one 64-byte known buffer, nsets sets. */
+static void exec_request(leir__sandbox *s, const char *path, uint64_t nsets) {
+  size_t desc = 512;
+  ck_assert_int_eq(leir__sandbox_map(s, desc + 64 * nsets), LEIR_OK);
+  leir__runner_kernel *rk = (leir__runner_kernel *)(void *)s->data;
+  leir__runner_buffer *rb = (leir__runner_buffer *)(void *)(s->data + 64);
+  memset(rb, 0, sizeof *rb);
+  rb->known = 1;
+  rb->offset = desc;
+  rb->bytes = 64;
+  strcpy((char *)s->data + 128, path);
+  rk->path_off = 128;
+  rk->buffers_off = 64;
+  rk->nbuffers = 1;
+  s->shared->req.op = LEIR__REQ_EXEC;
+  s->shared->req.nkernels = 1;
+  s->shared->req.threads = 1;
+  s->shared->req.nsets = nsets;
+  s->shared->req.per_set = 64;
 }
 
-static void hog(void *ctx, leir__sandbox *s) {
-  (void)ctx;
-  size_t total = 0;
-  for (;;) {
-    char *p = malloc((size_t)64 << 20);
-    if (!p) {
-      leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "allocation failed after %zu MiB", total >> 20);
-      return;
-    }
-    memset(p, 1, (size_t)64 << 20);
-    total += (size_t)64 << 20;
-  }
-}
-
-static void work(void *ctx, leir__sandbox *s) {
-  (void)ctx;
-  for (int i = 0; i < 5; i++) {
-    usleep(40000); /* 5 x 40 ms, more than the 100 ms limit in total */
-    __atomic_add_fetch(&s->shared->progress, 1, __ATOMIC_SEQ_CST);
-  }
-  memcpy(s->data, "done", 5);
-}
+#define KERNEL_HEAD "#include <signal.h>\n#include <stdlib.h>\n#include <string.h>\n" \
+                    "#include <unistd.h>\nint leir_kernel_main(void *const *b, void *rt);\n" \
+                    "int leir_kernel_main(void *const *b, void *rt) { (void)rt; (void)b;\n"
 
 START_TEST(test_sandbox_survives_crashes_hangs_and_hogs) {
-  leir__sandbox s;
-  ck_assert_int_eq(leir__sandbox_map(&s, 4096), LEIR_OK);
+  char dir[] = "/tmp/leir-test-sandbox-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char crash[600], spin[600], hog[600], work[600];
+  strcpy(crash, build_object(dir, "crash", KERNEL_HEAD "raise(SIGSEGV); return 0; }\n"));
+  strcpy(spin,
+         build_object(dir, "spin", KERNEL_HEAD "for (volatile unsigned long i = 0;; i++) {} }\n"));
+  strcpy(hog, build_object(dir, "hog", KERNEL_HEAD
+                           "for (;;) { char *p = malloc((size_t)64 << 20); if (!p) abort();"
+                           " memset(p, 1, (size_t)64 << 20); } }\n"));
+  strcpy(work, build_object(dir, "work", KERNEL_HEAD
+                            "usleep(40000); memcpy(b[0], \"done\", 5); return 0; }\n"));
+  leir__runner r;
+  ck_assert_int_eq(leir__runner_init(&r, NULL), LEIR_OK);
   leir__sandbox_limits lim = {0.1, (uint64_t)512 << 20, 2.0};
-  ck_assert_int_eq(leir__sandbox_run(&s, &lim, crash, NULL), LEIR_ERR_RUNTIME);
+  leir__sandbox s;
+
+  exec_request(&s, crash, 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_ERR_RUNTIME);
   ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "SIGSEGV"));
-  double t0 = leir__now();
-  ck_assert_int_eq(leir__sandbox_run(&s, &lim, spin, NULL), LEIR_ERR_TIMEOUT);
-  ck_assert(leir__now() - t0 < 2.0);
-  /* the hog either sees its malloc fail (address-space limit) or is killed;
-   * either way the caller gets a status */
-  leir_status st = leir__sandbox_run(&s, &lim, hog, NULL);
-  ck_assert(st == LEIR_ERR_RUNTIME || st == LEIR_ERR_TIMEOUT);
-  /* progress extends the deadline: 200 ms of work in 40 ms units passes */
-  ck_assert_int_eq(leir__sandbox_run(&s, &lim, work, NULL), LEIR_OK);
-  ck_assert_str_eq((char *)s.data, "done");
+  ck_assert_int_eq(r.pid, 0); /* the crashed runner is gone */
   leir__sandbox_unmap(&s);
+
+  exec_request(&s, spin, 1);
+  double t0 = leir__now();
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_ERR_TIMEOUT);
+  ck_assert(leir__now() - t0 < 2.0);
+  leir__sandbox_unmap(&s);
+
+  /* the hog either sees its malloc fail (address-space limit: abort) or is
+   * killed; either way the caller gets a status */
+  exec_request(&s, hog, 1);
+  leir_status st = leir__sandbox_run(&r, &s, &lim);
+  ck_assert(st == LEIR_ERR_RUNTIME || st == LEIR_ERR_TIMEOUT);
+  leir__sandbox_unmap(&s);
+
+  /* progress extends the deadline: 5 sets x 40 ms (200 ms) pass a 100 ms
+   * limit; and the runner stays up between requests */
+  exec_request(&s, work, 5);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_OK);
+  for (int set = 0; set < 5; set++) ck_assert_str_eq((char *)s.data + 512 + 64 * set, "done");
+  pid_t pid = r.pid;
+  ck_assert_int_gt(pid, 0);
+  leir__sandbox_unmap(&s);
+  exec_request(&s, work, 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_OK);
+  ck_assert_int_eq(r.pid, pid);
+  leir__sandbox_unmap(&s);
+
+  /* a missing object is a status from a live runner */
+  exec_request(&s, "/nonexistent/kernel.so", 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_ERR_RUNTIME);
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "cannot load the compiled kernel"));
+  ck_assert_int_eq(r.pid, pid);
+  leir__sandbox_unmap(&s);
+
+  /* a runner killed from outside while idle is replaced, not blamed on
+   * the next kernel */
+  kill(pid, SIGKILL);
+  usleep(100000);
+  exec_request(&s, work, 1);
+  ck_assert_int_eq(leir__sandbox_run(&r, &s, &lim), LEIR_OK);
+  ck_assert_int_ne(r.pid, pid);
+  pid = r.pid;
+  leir__sandbox_unmap(&s);
+
+  leir__runner_free(&r);
+  ck_assert_int_eq(kill(pid, 0), -1); /* stopped and reaped */
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -434,17 +504,17 @@ END_TEST
 
 START_TEST(test_compiler_rejection_is_a_compile_error_with_its_log) {
   leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
-  bo.compiler_flags = "-O1 -fno-such-option-for-leir";
+  bo.compiler_flags = "-O1 -Werror=no-such-warning-for-leir";
   leir_backend *b = NULL;
   ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
   leir_verify_report *r = verify(b, SUM, SUM, 0);
   ck_assert_str_eq(leir_verdict_name(r->verdict), "COMPILE_ERROR");
-  ck_assert_ptr_nonnull(strstr(r->log, "fno-such-option-for-leir"));
+  ck_assert_ptr_nonnull(strstr(r->log, "no-such-warning-for-leir"));
   leir_verify_report_free(r);
   leir_program *p = test_parse(SUM);
   leir_kernel *k = NULL;
   ck_assert_int_eq(leir_kernel_new(&k, b, p), LEIR_ERR_COMPILE);
-  ck_assert_ptr_nonnull(strstr(leir_backend_compile_log(b), "fno-such-option-for-leir"));
+  ck_assert_ptr_nonnull(strstr(leir_backend_compile_log(b), "no-such-warning-for-leir"));
   leir_program_free(p);
   leir_backend_free(b);
   /* flags that would change floating-point results are refused */
@@ -568,8 +638,15 @@ START_TEST(test_crashing_hanging_and_hogging_kernels_become_verdicts) {
     leir_program_free(q);
     leir_backend_free(b);
     ck_assert_int_eq(count_objects(dir, obj, sizeof obj), 1);
-    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -DMODE=%d -o %s %s", mode, obj, src);
+    /* planted as a well-formed entry of the candidate's key (the cache
+     * checks keys and checksums, not intentions) */
+    char evil[600];
+    snprintf(evil, sizeof evil, "%s/evil.so", dir);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -DMODE=%d -o %s %s", mode, evil, src);
     ck_assert_int_eq(system(cmd), 0);
+    uint64_t key = strtoull(strrchr(obj, '/') + 1, NULL, 16);
+    leir__cache_store_file(dir, key, ".so", evil);
+    unlink(evil);
     /* a fresh backend loads the planted object for the candidate */
     ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
     leir_verify_report *r = verify(b, reference, candidate, 0);
@@ -651,6 +728,473 @@ START_TEST(test_bench_times_programs_in_alternation) {
 }
 END_TEST
 
+/* ---- safety: a threaded host, the compiler, the cache (issues 9.5, 11.3, 11.5,
+ * 11.8) ------------------------------------------------------------------------ */
+
+/* fork() of this executable (the library is linked in statically, so its
+ * calls land here too): counted, then the C library's. */
+static volatile int forks_seen;
+pid_t fork(void) {
+  __atomic_add_fetch(&forks_seen, 1, __ATOMIC_SEQ_CST);
+  pid_t (*real)(void);
+  void *sym = dlsym(RTLD_NEXT, "fork");
+  memcpy(&real, &sym, sizeof real);
+  return real ? real() : -1;
+}
+
+static volatile int host_stop;
+
+/* What a busy host does on other threads: load and unload libraries (the
+ * dynamic loader's lock) and allocate (malloc's locks). */
+static void *host_thread(void *arg) {
+  static const char *const libs[] = {"libz.so.1",     "libbz2.so.1",  "liblzma.so.5",
+                                     "libexpat.so.1", "libffi.so.8",  "libcrypt.so.1",
+                                     "libcrypto.so.3", "libssl.so.3", "libm.so.6",
+                                     "libxxhash.so.0", NULL};
+  unsigned seed = (unsigned)(uintptr_t)arg;
+  long loads = 0;
+  while (!__atomic_load_n(&host_stop, __ATOMIC_SEQ_CST)) {
+    for (size_t i = 0; libs[i]; i++) {
+      void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+      if (h) {
+        loads++;
+        dlclose(h);
+      }
+      size_t n = 1 + (size_t)rand_r(&seed) % 65536;
+      char *p = malloc(n);
+      if (p) memset(p, 1, n);
+      free(p);
+    }
+  }
+  return (void *)(intptr_t)loads;
+}
+
+START_TEST(test_verification_is_safe_in_a_threaded_host) {
+  leir_backend *b = open_backend("cpu");
+  pthread_t th[2];
+  __atomic_store_n(&host_stop, 0, __ATOMIC_SEQ_CST);
+  for (int t = 0; t < 2; t++)
+    ck_assert_int_eq(pthread_create(&th[t], NULL, host_thread, (void *)(uintptr_t)(t + 1)), 0);
+  forks_seen = 0;
+  int counts[LEIR_VERDICT_COUNT] = {0};
+  char last[512] = "";
+  for (int i = 0; i < 100; i++) {
+    leir_verify_report *r = verify(b, SUM, SUM, 0);
+    counts[r->verdict]++;
+    if (r->verdict != LEIR_VERDICT_EQUAL)
+      snprintf(last, sizeof last, "%s: %s", leir_verdict_name(r->verdict), r->message);
+    leir_verify_report_free(r);
+  }
+  int forks = forks_seen;
+  __atomic_store_n(&host_stop, 1, __ATOMIC_SEQ_CST);
+  for (int t = 0; t < 2; t++) {
+    void *loads;
+    pthread_join(th[t], &loads);
+    ck_assert_msg((intptr_t)loads > 0, "host thread %d loaded no library", t);
+  }
+  ck_assert_msg(counts[LEIR_VERDICT_EQUAL] == 100, "%d of 100 EQUAL; last other: %s",
+                counts[LEIR_VERDICT_EQUAL], last);
+  ck_assert_int_eq(forks, 0); /* the library never forks */
+  leir_backend_free(b);
+}
+END_TEST
+
+static bool file_exists(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0;
+}
+
+static int dir_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(d);
+  return n;
+}
+
+/* A "compiler" that sleeps in a child pass, leaves a temporary in $TMPDIR
+ * like cc's cc*.s, and reports its limits and $TMPDIR. */
+static const char slow_cc[] =
+    "#!/bin/sh\n"
+    "case \"$1\" in --version) echo 'slowcc 1.0'; exit 0;; esac\n"
+    "out=$(dirname \"$0\")\n"
+    "echo \"$(ulimit -v) $(ulimit -t)\" > \"$out/limits.txt\"\n"
+    "echo \"$TMPDIR\" > \"$out/tmpdir.txt\"\n"
+    "echo 'temporary' > \"$TMPDIR/cc12345.s\"\n"
+    "sleep 60 &\n"
+    "echo $! > \"$out/child.pid\"\n"
+    "wait\n";
+
+/* State of a process from /proc ('?' when it is gone). */
+static char process_state(long pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return '?';
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *close_paren = strrchr(buf, ')');
+  return close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[4][512];
+  static int next;
+  char *b = buf[next++ % 4];
+  size_t n = fread(b, 1, 511, f);
+  fclose(f);
+  b[n] = '\0';
+  while (n && b[n - 1] == '\n') b[--n] = '\0';
+  return b;
+}
+
+START_TEST(test_compiler_timeout_kills_its_process_group_and_cleans_up) {
+  char tools[] = "/tmp/leir-test-slowcc-XXXXXX", tmp[] = "/tmp/leir-test-tmpdir-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(tools));
+  ck_assert_ptr_nonnull(mkdtemp(tmp));
+  setenv("TMPDIR", tmp, 1);
+  char cc[600], path[700];
+  snprintf(cc, sizeof cc, "%s/slowcc", tools);
+  FILE *f = fopen(cc, "w");
+  fputs(slow_cc, f);
+  fclose(f);
+  chmod(cc, 0755);
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.compiler = cc;
+  bo.compile_timeout_s = 1.0;
+  bo.memory_limit_bytes = (uint64_t)1 << 30;
+  bo.cache_dir = "";
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_program *p = test_parse(SUM);
+  leir_kernel *k = NULL;
+  double t0 = leir__now();
+  ck_assert_int_eq(leir_kernel_new(&k, b, p), LEIR_ERR_TIMEOUT);
+  ck_assert(leir__now() - t0 < 10.0);
+  /* a message that says what happened */
+  const leir_error *e = leir_error_last();
+  ck_assert_int_eq(e->status, LEIR_ERR_TIMEOUT);
+  ck_assert_msg(strstr(e->message, "time limit"), "message: '%s'", e->message);
+  /* the compiler ran under its limits from its first instruction */
+  snprintf(path, sizeof path, "%s/limits.txt", tools);
+  char *limits = slurp(path);
+  ck_assert_ptr_nonnull(limits);
+  ck_assert_str_eq(limits, "1048576 2");
+  /* with TMPDIR = its private directory inside ours */
+  snprintf(path, sizeof path, "%s/tmpdir.txt", tools);
+  char *seen = slurp(path);
+  ck_assert_ptr_nonnull(seen);
+  ck_assert_msg(strncmp(seen, tmp, strlen(tmp)) == 0 && strlen(seen) > strlen(tmp) + 1,
+                "compiler TMPDIR %s", seen);
+  /* the pass it started is gone (killed with its process group) */
+  snprintf(path, sizeof path, "%s/child.pid", tools);
+  char *child = slurp(path);
+  ck_assert_ptr_nonnull(child);
+  long pid = strtol(child, NULL, 10);
+  ck_assert_int_gt(pid, 0);
+  char state = process_state(pid);
+  ck_assert_msg(state == '?' || state == 'Z', "the compiler's child %ld is still running (%c)",
+                pid, state);
+  /* and nothing is left in $TMPDIR: not its directory, not its temporary */
+  ck_assert_msg(dir_entries(tmp) == 0, "%d entries left in %s", dir_entries(tmp), tmp);
+  leir_program_free(p);
+  leir_backend_free(b);
+  ck_assert_int_eq(dir_entries(tmp), 0);
+  snprintf(path, sizeof path, "rm -rf '%s' '%s'", tools, tmp);
+  ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+START_TEST(test_nested_full_unrolls_are_bounded) {
+  /* issue 11.3's trigger: 64 x 64 x 64 copies of the body would keep the
+   * compiler busy for minutes */
+  const char *u3 = "U^{64}_{a=0}U^{64}_{c=0}U^{64}_{d=0}[C^{f64,g}_{a,c,d}=A^{f64,g}_{a,c,d}*2;];";
+  const char *l3 = "L^{64}_{a=0}L^{64}_{c=0}L^{64}_{d=0}[C^{f64,g}_{a,c,d}=A^{f64,g}_{a,c,d}*2;];";
+  leir_backend *b = open_backend("cpu");
+  leir_program *p = test_parse(u3);
+  char *src = NULL;
+  ck_assert_int_eq(leir_backend_lower(b, p, &src, NULL), LEIR_OK);
+  /* the factors along the nest multiply to at most 1024 */
+  uint64_t product = 1;
+  for (const char *q = src; (q = strstr(q, "LEIR_UNROLL(")); q++) {
+    if (q[12] < '0' || q[12] > '9') continue; /* the macro's definition */
+    product *= strtoull(q + 12, NULL, 10);
+  }
+  ck_assert_uint_le(product, 1024);
+  ck_assert_uint_ge(product, 64);
+  leir_free(src);
+  leir_program_free(p);
+  double t0 = leir__now();
+  expect(b, l3, u3, LEIR_VERDICT_EQUAL, 0);
+  ck_assert_msg(leir__now() - t0 < 60.0, "%.1f s", leir__now() - t0);
+  leir_backend_free(b);
+}
+END_TEST
+
+START_TEST(test_thread_counts_are_bounded) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.threads = 4096;
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_ERR_ARGUMENT);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "at most 256"));
+  /* lowering only runs nothing: any count the registry accepts */
+  bo.flags = LEIR_BACKEND_LOWER_ONLY;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_backend_free(b);
+  /* 256 threads run */
+  bo.flags = 0;
+  bo.threads = 256;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  expect(b, SUM, SUM, LEIR_VERDICT_EQUAL, 0);
+  leir_backend_free(b);
+#if !defined(__SANITIZE_ADDRESS__)
+  /* a thread pool that does not fit the memory limit: a RUNTIME_ERROR that
+   * quotes the OpenMP runtime (its stderr), not a mysterious crash */
+  const char *par = "P^{64}_{a=0}L^{1024}_{c=0}[C^{f64,g}_{a}=C^{f64,g}_{a}+A^{f64,g}_{a,c};];";
+  bo.memory_limit_bytes = (uint64_t)200 << 20;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_verify_report *r = verify(b, par, par, 0);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_RUNTIME_ERROR, "%s: %s", leir_verdict_name(r->verdict),
+                r->message);
+  ck_assert_msg(strstr(r->message, "(it wrote: ") && !strstr(r->message, "wrote: ;"), "%s",
+                r->message);
+  leir_verify_report_free(r);
+  leir_backend_free(b);
+#endif
+}
+END_TEST
+
+START_TEST(test_runner_is_found_or_the_backend_says_why) {
+  setenv("LEIR_RUNNER", "/nonexistent/leir-runner", 1);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", NULL), LEIR_ERR_NO_DEVICE);
+  ck_assert_ptr_null(b);
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "LEIR_RUNNER"));
+  /* lowering needs no runner */
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.flags = LEIR_BACKEND_LOWER_ONLY;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_backend_free(b);
+  /* the build tree's runner (what meson test uses when LEIR_RUNNER is unset) */
+  unsetenv("LEIR_RUNNER");
+  b = open_backend("cpu");
+  expect(b, SUM, SUM, LEIR_VERDICT_EQUAL, 0);
+  leir_backend_free(b);
+}
+END_TEST
+
+START_TEST(test_only_flags_that_keep_results_are_accepted) {
+  static const char *const refused[] = {
+      "-mfpmath=387", "-mfpmath=sse,387", "-ffast-math", "-Ofast", "-funsafe-math-optimizations",
+      "-ffp-contract=fast", "-ffp-contract=on", "-freciprocal-math", "-fassociative-math",
+      "-mno-sse", "-mno-sse2", "-fno-signed-zeros", "-ffinite-math-only", "-fno-trapping-math",
+      "-m32", "-mpc32", "-mrecip", "-mdaz-ftz", "-fexcess-precision=fast", "-ffloat-store",
+      "-Dexp=expf", "-UNDEBUG", "-I/tmp", "-include", "-std=gnu11", "/tmp/extra.c",
+      "-fcx-limited-range", "-fno-honor-nans", "-flto-and-anything-unknown", "-Wp,-Dexp=expf",
+      "-Wl,--wrap=exp", "-Wa,-mfoo", "-Xlinker", NULL};
+  for (size_t i = 0; refused[i]; i++) {
+    char flags[128];
+    snprintf(flags, sizeof flags, "-O2 %s", refused[i]);
+    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+    bo.compiler_flags = flags;
+    leir_backend *b = NULL;
+    ck_assert_msg(leir_backend_open(&b, "cpu", &bo) == LEIR_ERR_ARGUMENT, "%s accepted",
+                  refused[i]);
+    ck_assert_ptr_null(b);
+    ck_assert_str_eq(leir_error_last()->rule, "backend.flags");
+    ck_assert_ptr_nonnull(strstr(leir_error_last()->message, refused[i]));
+  }
+  static const char *const accepted[] = {
+      "-O3 -march=native -fopenmp", "-O1", "-Os -mtune=generic", "-O2 -mavx2 -mfma -g",
+      "-O2 -fno-math-errno -funroll-loops -Wall", "-O3 -ffp-contract=off -fno-fast-math", NULL};
+  for (size_t i = 0; accepted[i]; i++) {
+    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+    bo.compiler_flags = accepted[i];
+    leir_backend *b = NULL;
+    ck_assert_msg(leir_backend_open(&b, "cpu", &bo) == LEIR_OK, "%s: %s", accepted[i],
+                  leir_error_last()->message);
+    leir_backend_free(b);
+  }
+}
+END_TEST
+
+/* ---- cache integrity ---- */
+
+/* Compiles `program` with the cache in dir; its entry's path (the entry
+ * that is not `exclude`) goes to path. */
+static void cache_entry(const char *dir, const char *program, const char *exclude, char *path,
+                        size_t cap) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.cache_dir = dir;
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_program *p = test_parse(program);
+  leir_kernel *k = NULL;
+  ck_assert_int_eq(leir_kernel_new(&k, b, p), LEIR_OK);
+  leir_kernel_free(k);
+  leir_program_free(p);
+  leir_backend_free(b);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  path[0] = '\0';
+  while ((e = readdir(d))) {
+    if (strlen(e->d_name) != 19 || strcmp(e->d_name + 16, ".so") != 0) continue;
+    char full[600];
+    snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+    if (!exclude || strcmp(full, exclude) != 0) snprintf(path, cap, "%s", full);
+  }
+  closedir(d);
+  ck_assert(path[0]);
+}
+
+static void copy_path(const char *from, const char *to) {
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static leir_verdict verdict_with_cache(const char *dir, const char *before, const char *after) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.cache_dir = dir;
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+  leir_verify_report *r = verify(b, before, after, 0);
+  leir_verdict v = r->verdict;
+  leir_verify_report_free(r);
+  leir_backend_free(b);
+  return v;
+}
+
+static bool is_regular(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+#define SUM2 "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,a}*2;];"
+
+START_TEST(test_cache_entries_are_bound_to_their_keys) {
+  char dir[] = "/tmp/leir-test-integrity-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char sum[600] = "", sum2[600] = "", spare[700], cmd[1400];
+  cache_entry(dir, SUM, NULL, sum, sizeof sum);
+  cache_entry(dir, SUM2, sum, sum2, sizeof sum2);
+  ck_assert_str_ne(sum, sum2);
+  snprintf(spare, sizeof spare, "%s/spare-sum", dir);
+  copy_path(sum, spare);
+  struct stat good;
+  ck_assert_int_eq(stat(sum, &good), 0);
+
+  /* an entry copied under another key is not loaded for the wrong program */
+  char keep2[700];
+  snprintf(keep2, sizeof keep2, "%s/spare-sum2", dir);
+  copy_path(sum2, keep2);
+  copy_path(sum, sum2);
+  ck_assert_int_eq(verdict_with_cache(dir, SUM, SUM2), LEIR_VERDICT_MISMATCH);
+  copy_path(keep2, sum2);
+
+  /* a truncated entry (its start intact) is evicted and rebuilt */
+  ck_assert_int_eq(truncate(sum, good.st_size / 2), 0);
+  ck_assert_int_eq(verdict_with_cache(dir, SUM, SUM), LEIR_VERDICT_EQUAL);
+  struct stat now;
+  ck_assert_int_eq(stat(sum, &now), 0);
+  ck_assert_int_eq(now.st_size, good.st_size);
+
+  /* held-back variants: whatever sits at the key's path, the verdict is
+   * right, nothing blocks, and a valid entry takes its place */
+  for (int variant = 0; variant < 6; variant++) {
+    unlink(sum);
+    switch (variant) {
+      case 0: ck_assert_int_eq(mkfifo(sum, 0600), 0); break;          /* FIFO */
+      case 1: ck_assert_int_eq(symlink(spare, sum), 0); break;        /* symlink */
+      case 2: close(open(sum, O_WRONLY | O_CREAT | O_TRUNC, 0600)); break; /* empty */
+      case 3: ck_assert_int_eq(mkdir(sum, 0700), 0); break;           /* directory */
+      case 4:                                                         /* unreadable */
+        copy_path(spare, sum);
+        {
+          int fd = open(sum, O_WRONLY);
+          ck_assert_int_ge(fd, 0);
+          ck_assert_int_eq(pwrite(fd, "garbage!", 8, 40), 8);
+          close(fd);
+        }
+        chmod(sum, 0);
+        break;
+      case 5: /* a wrong key in an otherwise valid header: sum2's entry */
+        copy_path(sum2, sum);
+        break;
+    }
+    ck_assert_msg(verdict_with_cache(dir, SUM, SUM) == LEIR_VERDICT_EQUAL, "variant %d", variant);
+    ck_assert_msg(is_regular(sum), "variant %d: no valid entry took its place", variant);
+    ck_assert_int_eq(stat(sum, &now), 0);
+    ck_assert_int_eq(now.st_size, good.st_size);
+  }
+  /* the symlink's target was left alone */
+  ck_assert(is_regular(spare));
+  /* a directory with contents at the key's path is left alone, and still
+   * no wrong verdict */
+  unlink(sum);
+  ck_assert_int_eq(mkdir(sum, 0700), 0);
+  snprintf(cmd, sizeof cmd, "%s/inside", sum);
+  close(open(cmd, O_WRONLY | O_CREAT, 0600));
+  ck_assert_int_eq(verdict_with_cache(dir, SUM, SUM), LEIR_VERDICT_EQUAL);
+  ck_assert(file_exists(cmd));
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(test_leftovers_of_killed_runs_are_swept) {
+  char tmp[] = "/tmp/leir-test-sweep-XXXXXX", cache[700], path[1000];
+  ck_assert_ptr_nonnull(mkdtemp(tmp));
+  setenv("TMPDIR", tmp, 1);
+  snprintf(cache, sizeof cache, "%s/cache", tmp);
+  ck_assert_int_eq(mkdir(cache, 0700), 0);
+  /* a temporary of a store killed mid-way (nobody holds its lock), and one
+   * being written right now (its lock held) */
+  char dead_tmp[800], live_tmp[800];
+  snprintf(dead_tmp, sizeof dead_tmp, "%s/.tmp-0123456789abcdef-AAAAAA", cache);
+  snprintf(live_tmp, sizeof live_tmp, "%s/.tmp-0123456789abcdef-BBBBBB", cache);
+  close(open(dead_tmp, O_WRONLY | O_CREAT, 0600));
+  int live_fd = open(live_tmp, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_eq(flock(live_fd, LOCK_EX), 0);
+  /* directories of a killed process in $TMPDIR (unlocked .lock) and of a
+   * live one (locked), and a foreign directory without a lock */
+  char dead_dir[800], live_dir[800], foreign[800];
+  snprintf(dead_dir, sizeof dead_dir, "%s/leir-objects-AAAAAA", tmp);
+  snprintf(live_dir, sizeof live_dir, "%s/leir-BBBBBB", tmp);
+  snprintf(foreign, sizeof foreign, "%s/leir-notes", tmp);
+  ck_assert_int_eq(mkdir(dead_dir, 0700), 0);
+  ck_assert_int_eq(mkdir(live_dir, 0700), 0);
+  ck_assert_int_eq(mkdir(foreign, 0700), 0);
+  snprintf(path, sizeof path, "%s/.lock", dead_dir);
+  close(open(path, O_WRONLY | O_CREAT, 0600));
+  snprintf(path, sizeof path, "%s/0123456789abcdef-1.so", dead_dir);
+  close(open(path, O_WRONLY | O_CREAT, 0600));
+  snprintf(path, sizeof path, "%s/.lock", live_dir);
+  int live_dir_fd = open(path, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_eq(flock(live_dir_fd, LOCK_EX), 0);
+
+  ck_assert_int_eq(verdict_with_cache(cache, SUM, SUM), LEIR_VERDICT_EQUAL);
+  ck_assert(!file_exists(dead_tmp));
+  ck_assert(file_exists(live_tmp));
+  ck_assert(!file_exists(dead_dir));
+  ck_assert(file_exists(live_dir));
+  ck_assert(file_exists(foreign));
+  /* and this run left nothing of its own in $TMPDIR */
+  ck_assert_int_eq(dir_entries(tmp), 3); /* cache, live_dir, foreign */
+  close(live_fd);
+  close(live_dir_fd);
+  snprintf(path, sizeof path, "rm -rf '%s'", tmp);
+  ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *cpu_suite(void) {
   Suite *s = suite_create("cpu");
   TCase *tc = tcase_create("corpus");
@@ -673,6 +1217,17 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_crashing_hanging_and_hogging_kernels_become_verdicts);
   tcase_add_test(tc, test_parallel_pragmas_only_on_independent_loops);
   tcase_add_test(tc, test_bench_times_programs_in_alternation);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("safety");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_verification_is_safe_in_a_threaded_host);
+  tcase_add_test(tc, test_compiler_timeout_kills_its_process_group_and_cleans_up);
+  tcase_add_test(tc, test_nested_full_unrolls_are_bounded);
+  tcase_add_test(tc, test_thread_counts_are_bounded);
+  tcase_add_test(tc, test_runner_is_found_or_the_backend_says_why);
+  tcase_add_test(tc, test_only_flags_that_keep_results_are_accepted);
+  tcase_add_test(tc, test_cache_entries_are_bound_to_their_keys);
+  tcase_add_test(tc, test_leftovers_of_killed_runs_are_swept);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,16 +1,17 @@
 /*
  * The CPU backend: LEIR lowered to C (lower_c.c), compiled by the system C
- * compiler into a shared object (compile.c), and run in a sandboxed child
- * process (sandbox.c) that loads the object with dlopen. Generated code is
- * never loaded into the caller's process: not even a library constructor of
- * a (possibly planted) cached object runs outside the sandbox.
+ * compiler into a shared object (compile.c), and run by the kernel runner
+ * (sandbox.h: a separate program started with posix_spawn, which loads the
+ * object with dlopen). Generated code is never loaded into the caller's
+ * process: not even a library constructor of a (possibly planted) cached
+ * object runs outside the runner; and the caller never forks.
  *
  * Compiled objects live in a private directory of the backend (mkdtemp,
  * removed by leir_backend_free) and are cached by leir__cache_key in memory
- * (per backend) and, when configured, in the cache directory.
+ * (per backend) and, when configured, in the cache directory (cache.c:
+ * every entry carries its key and a checksum, checked on load).
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,20 +20,20 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "bench.h"
 #include "compile.h"
 #include "error.h"
 #include "lower_c.h"
 #include "sandbox.h"
-#include "semantics.h"
 
 #define CPU_VERSION 1
 #define MEMORY_CACHE_MAX 1024
 /* Evaluations per entry of a parallel region below which a legal P/B loop
  * stays sequential (the region would cost more than it saves). */
 #define MIN_PARALLEL_WORK 32768
-
-typedef int (*entry_fn)(void *const *bufs, leir__c_rt *rt);
+/* OpenMP threads of a kernel, at most: every thread has a stack (8 MiB by
+ * default) inside the kernel's address-space limit, and a thread pool that
+ * cannot be created ends the kernel process (issue 11.8). */
+#define MAX_THREADS 256
 
 /* A compiled shared object in the backend's directory. Kernels point at
  * it; it is deleted when evicted (never while referenced). */
@@ -46,8 +47,10 @@ typedef struct object {
 
 typedef struct cpu {
   leir__cc cc;
+  leir__runner runner; /* started at the first execution */
   int threads;
   char dir[256];     /* private object directory ("" until first needed) */
+  int dir_lock;      /* holds dir/.lock (compile.h) */
   uint64_t serial;   /* unique object file names */
   object **objs;
   uint32_t nobjs, cap;
@@ -76,18 +79,29 @@ static leir__c_options lower_options(const leir_backend *b, const cpu *c) {
 /* ---- open / close / lower ------------------------------------------------ */
 
 static leir_status cpu_open(leir_backend *b) {
+  if (!(b->opts.flags & LEIR_BACKEND_LOWER_ONLY) && b->opts.threads > MAX_THREADS)
+    return leir__error(LEIR_ERR_ARGUMENT, "backend.threads", NULL, 0, 0,
+                       "threads: the cpu backend runs kernels with at most %d threads "
+                       "(%u requested)",
+                       MAX_THREADS, (unsigned)b->opts.threads);
   cpu *c = calloc(1, sizeof *c);
   if (!c) return leir__error_nomem();
+  c->runner.sock = c->runner.err_fd = -1;
   if (!(b->opts.flags & LEIR_BACKEND_LOWER_ONLY)) {
-    leir_status st =
-        leir__cc_init(&c->cc, b->compiler, b->compiler_flags, b->opts.compile_timeout_s);
+    leir__cc_sweep_tmp();
+    leir_status st = leir__runner_init(&c->runner, NULL);
+    if (st == LEIR_OK)
+      st = leir__cc_init(&c->cc, b->compiler, b->compiler_flags, b->opts.compile_timeout_s,
+                         c->runner.path);
     if (st != LEIR_OK) {
+      leir__runner_free(&c->runner);
       free(c);
       return st;
     }
   }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   c->threads = b->opts.threads ? (int)b->opts.threads : (n > 0 ? (int)n : 1);
+  if (c->threads > MAX_THREADS) c->threads = MAX_THREADS;
   b->impl = c;
   return LEIR_OK;
 }
@@ -95,9 +109,13 @@ static leir_status cpu_open(leir_backend *b) {
 static void cpu_close(leir_backend *b) {
   cpu *c = state(b);
   if (!c) return;
+  leir__runner_free(&c->runner);
   while (c->nobjs) drop_object(c, c->nobjs - 1);
   free(c->objs);
-  if (c->dir[0]) rmdir(c->dir);
+  if (c->dir[0]) {
+    leir__cc_remove_dir(c->dir);
+    close(c->dir_lock);
+  }
   leir__cc_free(&c->cc);
   free(c);
   b->impl = NULL;
@@ -162,26 +180,15 @@ static bool copy_file(const char *src, const char *dst) {
   return ok;
 }
 
-/* A shared object starts with the ELF magic: a cheap check that a cached
- * file is not garbage (the object itself is only ever opened in a child). */
-static bool looks_like_elf(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  unsigned char magic[4] = {0};
-  bool ok = read(fd, magic, 4) == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
-            magic[3] == 'F';
-  close(fd);
-  return ok;
-}
-
-/* Takes a compiled object into the backend's directory (moving `src` when
- * `move`, else copying it); NULL with the last error set. */
-static object *add_object(cpu *c, uint64_t key, bool cached, const char *src, bool move) {
+/* Takes a compiled object into the backend's directory: `src` moved there,
+ * or (src NULL) the entry of the cache directory `cache_dir`, which is
+ * only taken when it carries this key and its checksum holds (else it is
+ * evicted). NULL with the last error set (src) or on a cache miss. */
+static object *add_object(cpu *c, uint64_t key, bool cached, const char *src,
+                          const char *cache_dir) {
   if (!c->dir[0]) {
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp) tmp = "/tmp";
-    snprintf(c->dir, sizeof c->dir, "%s/leir-objects-XXXXXX", tmp);
-    if (!mkdtemp(c->dir)) {
+    /* locked, so that a later process can sweep it if this one is killed */
+    if ((c->dir_lock = leir__cc_private_dir(c->dir, sizeof c->dir, LEIR__CC_OBJECTS_PREFIX)) < 0) {
       c->dir[0] = '\0';
       leir__error(LEIR_ERR_IO, "backend.tmpdir", NULL, 0, 0,
                   "cannot create a directory for compiled kernels: %s", strerror(errno));
@@ -206,8 +213,12 @@ static object *add_object(cpu *c, uint64_t key, bool cached, const char *src, bo
   }
   snprintf(o->path, sizeof o->path, "%s/%016llx-%llu.so", c->dir, (unsigned long long)key,
            (unsigned long long)++c->serial);
-  bool ok = move ? rename(src, o->path) == 0 || copy_file(src, o->path) : copy_file(src, o->path);
-  if (!ok) {
+  if (!src) {
+    if (!leir__cache_load_file(cache_dir, key, ".so", o->path)) {
+      free(o);
+      return NULL;
+    }
+  } else if (!(rename(src, o->path) == 0 || copy_file(src, o->path))) {
     free(o);
     leir__error(LEIR_ERR_IO, "backend.object", NULL, 0, 0, "cannot keep the compiled kernel %s",
                 src);
@@ -269,12 +280,8 @@ static leir_status cpu_prepare(leir_backend *b, leir_kernel *const *ks, size_t n
     if (st != LEIR_OK) break;
     ck->key = leir__cache_key(b->ops, c->cc.identity, c->cc.flags_text, text, len);
     object *o = use_cache ? find_object(c, ck->key) : NULL;
-    if (!o && use_cache && b->cache_dir) {
-      char path[4096];
-      if (leir__cache_path(path, sizeof path, b->cache_dir, ck->key, ".so") &&
-          looks_like_elf(path))
-        o = add_object(c, ck->key, true, path, false); /* a bad file is simply recompiled */
-    }
+    if (!o && use_cache && b->cache_dir)
+      o = add_object(c, ck->key, true, NULL, b->cache_dir); /* a bad entry is recompiled */
     if (o) {
       attach(c, k, o);
       free(text);
@@ -313,7 +320,7 @@ static leir_status cpu_prepare(leir_backend *b, leir_kernel *const *ks, size_t n
     if (jobs[j].cc.status != LEIR_OK) continue;
     if (use_cache && b->cache_dir)
       leir__cache_store_file(b->cache_dir, jobs[j].key, ".so", jobs[j].cc.so);
-    jobs[j].obj = add_object(c, jobs[j].key, use_cache, jobs[j].cc.so, true);
+    jobs[j].obj = add_object(c, jobs[j].key, use_cache, jobs[j].cc.so, NULL);
     if (!jobs[j].obj) st = leir_error_last()->status;
   }
   /* 4: hand each kernel its object or its compiler's verdict */
@@ -362,51 +369,48 @@ static void cpu_release(leir_backend *b, leir_kernel *k) {
   k->impl = NULL;
 }
 
-/* ---- running in the sandbox ----------------------------------------------- */
+/* ---- running in the runner ------------------------------------------------ */
 
-static void child_trap(leir__c_rt *rt, int kind, int site, int64_t value, int64_t extent) {
-  leir__sandbox_trap(rt->host, kind, site, value, extent);
-}
+/* Requests (sandbox.h) describe kernels in the shared data: a table of
+ * leir__runner_kernel, then per kernel its buffer table and object path,
+ * then the buffers themselves. */
 
-/* In the child: loads a kernel's object and finds its entry point. */
-static entry_fn load_entry(leir__sandbox *s, const leir_kernel *k) {
+static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* Bytes of kernel k's buffer table and path. */
+static size_t describe_bytes(const leir_kernel *k) {
   const cpu_kernel *ck = k->impl;
-  void *h = dlopen(ck->obj->path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "cannot load the compiled kernel: %s", dlerror());
-    return NULL;
-  }
-  void *sym = dlsym(h, LEIR__C_ENTRY);
-  entry_fn fn;
-  memcpy(&fn, &sym, sizeof fn);
-  if (!fn)
-    leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "the compiled kernel has no %s", LEIR__C_ENTRY);
-  return fn;
+  return align_up((size_t)k->analysis->nbuffers * sizeof(leir__runner_buffer), 8) +
+         align_up(strlen(ck->obj->path) + 1, 8);
 }
 
-/* Intermediates of a kernel, allocated in the child. */
-static bool alloc_temps(leir__sandbox *s, const leir_kernel *k, void **bufs) {
+/* Writes kernel k's description at data + off (describe_bytes(k) bytes)
+ * into table entry *rk; known buffer i is at `base` + offsets[i]. */
+static void describe(unsigned char *data, size_t off, const leir_kernel *k, size_t base,
+                     const size_t *offsets, leir__runner_kernel *rk) {
+  const cpu_kernel *ck = k->impl;
   const leir__analysis *a = k->analysis;
-  for (uint32_t i = k->nknown; i < a->nbuffers; i++) {
-    uint64_t bytes = leir__buffer_bytes(&a->buffers[i]);
-    bufs[i] = malloc(bytes ? (size_t)bytes : 1);
-    if (!bufs[i]) {
-      leir__sandbox_fail(s, LEIR_ERR_RUNTIME,
-                         "cannot allocate %llu bytes for intermediate %s (memory limit)",
-                         (unsigned long long)bytes, leir__sym_name(k->program, a->buffers[i].sym));
-      return false;
+  leir__runner_buffer *rb = (leir__runner_buffer *)(void *)(data + off);
+  for (uint32_t i = 0; i < a->nbuffers; i++) {
+    memset(&rb[i], 0, sizeof rb[i]);
+    rb[i].bytes = leir__buffer_bytes(&a->buffers[i]);
+    rb[i].known = i < k->nknown;
+    if (rb[i].known) {
+      rb[i].offset = base + offsets[i];
+    } else {
+      rb[i].elements = a->buffers[i].elements;
+      rb[i].dtype = (int32_t)a->buffers[i].dtype;
     }
   }
-  return true;
+  size_t path_off = off + align_up((size_t)a->nbuffers * sizeof *rb, 8);
+  memcpy(data + path_off, ck->obj->path, strlen(ck->obj->path) + 1);
+  rk->path_off = path_off;
+  rk->buffers_off = off;
+  rk->nbuffers = a->nbuffers;
+  rk->reserved = 0;
 }
 
-static void fill_temps(const leir_kernel *k, void **bufs) {
-  const leir__analysis *a = k->analysis;
-  for (uint32_t i = k->nknown; i < a->nbuffers; i++)
-    leir__fill_sentinel(bufs[i], (leir_dtype)a->buffers[i].dtype, a->buffers[i].elements);
-}
-
-/* Layout of the known buffers of nsets sets in the shared data. */
+/* Layout of the known buffers of one set. */
 static size_t set_bytes(const leir_kernel *k, size_t *offsets) {
   size_t off = 0;
   for (uint32_t i = 0; i < k->nknown; i++) {
@@ -414,35 +418,6 @@ static size_t set_bytes(const leir_kernel *k, size_t *offsets) {
     off += ((size_t)leir__buffer_bytes(&k->analysis->buffers[i]) + 63) / 64 * 64;
   }
   return off ? off : 64;
-}
-
-typedef struct exec_ctx {
-  leir_kernel *k;
-  size_t nsets, per_set;
-  const size_t *offsets;
-  int threads;
-} exec_ctx;
-
-static void exec_child(void *vctx, leir__sandbox *s) {
-  exec_ctx *x = vctx;
-  leir_kernel *k = x->k;
-  entry_fn fn = load_entry(s, k);
-  if (!fn) return;
-  void **bufs = calloc(k->analysis->nbuffers ? k->analysis->nbuffers : 1, sizeof *bufs);
-  if (!bufs) {
-    leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "out of memory in the kernel process");
-    return;
-  }
-  if (!alloc_temps(s, k, bufs)) return;
-  leir__c_rt rt = {child_trap, x->threads, s};
-  for (size_t set = 0; set < x->nsets; set++) {
-    s->shared->unit = (int32_t)set;
-    for (uint32_t i = 0; i < k->nknown; i++)
-      bufs[i] = s->data + set * x->per_set + x->offsets[i];
-    fill_temps(k, bufs);
-    fn(bufs, &rt);
-    __atomic_add_fetch(&s->shared->progress, 1, __ATOMIC_SEQ_CST);
-  }
 }
 
 /* The message of a trap, from the site table. */
@@ -471,25 +446,35 @@ static leir_status cpu_execute(leir_backend *b, leir_kernel *k, void *const *con
   size_t *offsets = calloc(k->nknown ? k->nknown : 1, sizeof *offsets);
   if (!offsets) return leir__error_nomem();
   size_t per_set = set_bytes(k, offsets);
+  size_t desc = align_up(sizeof(leir__runner_kernel), 64) + align_up(describe_bytes(k), 64);
   leir__sandbox s;
-  leir_status st = leir__sandbox_map(&s, per_set * nsets);
+  leir_status st = leir__sandbox_map(&s, desc + per_set * nsets);
   if (st != LEIR_OK) {
     free(offsets);
     return st;
   }
+  leir__runner_kernel *rk = (leir__runner_kernel *)(void *)s.data;
+  describe(s.data, align_up(sizeof *rk, 64), k, desc, offsets, rk);
+  leir__runner_request *q = &s.shared->req;
+  q->op = LEIR__REQ_EXEC;
+  q->nkernels = 1;
+  q->kernels_off = 0;
+  q->threads = c->threads;
+  q->nsets = nsets;
+  q->per_set = per_set;
+  unsigned char *base = s.data + desc;
   for (size_t set = 0; set < nsets; set++)
     for (uint32_t i = 0; i < k->nknown; i++)
-      memcpy(s.data + set * per_set + offsets[i], sets[set][i],
+      memcpy(base + set * per_set + offsets[i], sets[set][i],
              (size_t)leir__buffer_bytes(&k->analysis->buffers[i]));
-  exec_ctx x = {k, nsets, per_set, offsets, c->threads};
   leir__sandbox_limits lim = {b->opts.timeout_s, b->opts.memory_limit_bytes,
                               b->opts.timeout_s * (double)nsets * c->threads};
-  st = leir__sandbox_run(&s, &lim, exec_child, &x);
+  st = leir__sandbox_run(&c->runner, &s, &lim);
   if (st == LEIR_OK) {
     for (size_t set = 0; set < nsets; set++)
       for (uint32_t i = 0; i < k->nknown; i++)
         if (k->analysis->buffers[i].role == LEIR__BUF_OUTPUT)
-          memcpy(sets[set][i], s.data + set * per_set + offsets[i],
+          memcpy(sets[set][i], base + set * per_set + offsets[i],
                  (size_t)leir__buffer_bytes(&k->analysis->buffers[i]));
   } else {
     res->set = s.shared->unit;
@@ -500,111 +485,68 @@ static leir_status cpu_execute(leir_backend *b, leir_kernel *k, void *const *con
   return st;
 }
 
-/* ---- timing in the sandbox ------------------------------------------------ */
-
-typedef struct time_ctx {
-  leir_kernel *const *ks;
-  size_t n;
-  const leir_bench_options *opts;
-  size_t *kernel_off;       /* per kernel: start of its known buffers */
-  size_t **offsets;         /* per kernel: per buffer */
-  size_t samples_off, runs_off;
-  uint32_t max_runs;
-  int threads;
-  /* in the child */
-  leir__sandbox *s;
-  void ***bufs;
-  entry_fn *fns;
-  leir__c_rt rt;
-} time_ctx;
-
-static leir_status run_kernel(void *vctx, leir_kernel *k, void *const *bufs) {
-  time_ctx *t = vctx;
-  size_t index = 0;
-  for (size_t i = 0; i < t->n; i++)
-    if (t->ks[i] == k) index = i;
-  t->s->shared->unit = (int32_t)index;
-  t->fns[index](bufs, &t->rt);
-  __atomic_add_fetch(&t->s->shared->progress, 1, __ATOMIC_SEQ_CST);
-  return LEIR_OK;
-}
-
-static void time_child(void *vctx, leir__sandbox *s) {
-  time_ctx *t = vctx;
-  t->s = s;
-  t->rt = (leir__c_rt){child_trap, t->threads, s};
-  t->bufs = calloc(t->n, sizeof *t->bufs);
-  t->fns = calloc(t->n, sizeof *t->fns);
-  if (!t->bufs || !t->fns) {
-    leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "out of memory in the kernel process");
-    return;
-  }
-  for (size_t k = 0; k < t->n; k++) {
-    leir_kernel *kern = t->ks[k];
-    s->shared->unit = (int32_t)k;
-    if (!(t->fns[k] = load_entry(s, kern))) return;
-    t->bufs[k] = calloc(kern->analysis->nbuffers ? kern->analysis->nbuffers : 1, sizeof **t->bufs);
-    if (!t->bufs[k]) {
-      leir__sandbox_fail(s, LEIR_ERR_RUNTIME, "out of memory in the kernel process");
-      return;
-    }
-    for (uint32_t i = 0; i < kern->nknown; i++)
-      t->bufs[k][i] = s->data + t->kernel_off[k] + t->offsets[k][i];
-    if (!alloc_temps(s, kern, t->bufs[k])) return;
-    fill_temps(kern, t->bufs[k]);
-  }
-  leir__samples out = {(double *)(s->data + t->samples_off), t->max_runs,
-                       (uint32_t *)(s->data + t->runs_off)};
-  leir__exec_result res = {-1};
-  leir_status st = leir__time_loop(t->ks, t->n, (void *const *const *)t->bufs, t->opts, run_kernel,
-                                   t, &out, &res);
-  if (st != LEIR_OK) leir__sandbox_fail(s, st, "%s", leir_error_last()->message);
-}
+/* ---- timing in the runner --------------------------------------------------- */
 
 static leir_status cpu_time(leir_backend *b, leir_kernel *const *ks, size_t n,
                             void *const *const *bufs, const leir_bench_options *opts,
                             leir__samples *out, leir__exec_result *res) {
   cpu *c = state(b);
-  time_ctx t;
-  memset(&t, 0, sizeof t);
-  t.ks = ks;
-  t.n = n;
-  t.opts = opts;
-  t.max_runs = out->max_runs;
-  t.threads = c->threads;
-  t.kernel_off = calloc(n, sizeof *t.kernel_off);
-  t.offsets = calloc(n, sizeof *t.offsets);
+  size_t *kernel_off = calloc(n ? n : 1, sizeof *kernel_off);
+  size_t *desc_off = calloc(n ? n : 1, sizeof *desc_off);
+  size_t **offsets = calloc(n ? n : 1, sizeof *offsets);
   leir_status st = LEIR_OK;
-  if (!t.kernel_off || !t.offsets) st = leir__error_nomem();
-  size_t total = 0;
+  if (!kernel_off || !desc_off || !offsets) st = leir__error_nomem();
+  /* layout: kernel table, descriptions, buffers of each kernel, samples, runs */
+  size_t total = align_up(n * sizeof(leir__runner_kernel), 64);
   for (size_t k = 0; k < n && st == LEIR_OK; k++) {
-    t.offsets[k] = calloc(ks[k]->nknown ? ks[k]->nknown : 1, sizeof **t.offsets);
-    if (!t.offsets[k]) {
+    desc_off[k] = total;
+    total += align_up(describe_bytes(ks[k]), 64);
+  }
+  for (size_t k = 0; k < n && st == LEIR_OK; k++) {
+    offsets[k] = calloc(ks[k]->nknown ? ks[k]->nknown : 1, sizeof **offsets);
+    if (!offsets[k]) {
       st = leir__error_nomem();
       break;
     }
-    t.kernel_off[k] = total;
-    total += set_bytes(ks[k], t.offsets[k]);
+    kernel_off[k] = total;
+    total += set_bytes(ks[k], offsets[k]);
   }
-  t.samples_off = total;
-  total += ((size_t)n * out->max_runs * sizeof(double) + 63) / 64 * 64;
-  t.runs_off = total;
+  size_t samples_off = total;
+  total += align_up((size_t)n * out->max_runs * sizeof(double), 64);
+  size_t runs_off = total;
   total += n * sizeof(uint32_t);
   leir__sandbox s;
   memset(&s, 0, sizeof s);
+  s.fd = -1;
   if (st == LEIR_OK) st = leir__sandbox_map(&s, total);
   if (st == LEIR_OK) {
-    for (size_t k = 0; k < n; k++)
+    leir__runner_kernel *rk = (leir__runner_kernel *)(void *)s.data;
+    for (size_t k = 0; k < n; k++) {
+      describe(s.data, desc_off[k], ks[k], kernel_off[k], offsets[k], &rk[k]);
       for (uint32_t i = 0; i < ks[k]->nknown; i++)
-        memcpy(s.data + t.kernel_off[k] + t.offsets[k][i], bufs[k][i],
+        memcpy(s.data + kernel_off[k] + offsets[k][i], bufs[k][i],
                (size_t)leir__buffer_bytes(&ks[k]->analysis->buffers[i]));
+    }
+    leir__runner_request *q = &s.shared->req;
+    q->op = LEIR__REQ_TIME;
+    q->nkernels = (uint32_t)n;
+    q->kernels_off = 0;
+    q->threads = c->threads;
+    q->warmup = opts->warmup;
+    q->bench_flags = opts->flags;
+    q->min_runs = opts->min_runs;
+    q->max_runs = out->max_runs;
+    q->min_seconds = opts->min_seconds;
+    q->max_seconds = opts->max_seconds;
+    q->samples_off = samples_off;
+    q->runs_off = runs_off;
     double cpu_s = (opts->max_seconds + b->opts.timeout_s * (opts->warmup + 2) * (double)n) *
                    c->threads;
     leir__sandbox_limits lim = {b->opts.timeout_s, b->opts.memory_limit_bytes, cpu_s};
-    st = leir__sandbox_run(&s, &lim, time_child, &t);
+    st = leir__sandbox_run(&c->runner, &s, &lim);
     if (st == LEIR_OK) {
-      memcpy(out->samples, s.data + t.samples_off, (size_t)n * out->max_runs * sizeof(double));
-      memcpy(out->runs, s.data + t.runs_off, n * sizeof(uint32_t));
+      memcpy(out->samples, s.data + samples_off, (size_t)n * out->max_runs * sizeof(double));
+      memcpy(out->runs, s.data + runs_off, n * sizeof(uint32_t));
     } else {
       res->set = s.shared->unit;
       if (s.shared->trapped && s.shared->unit >= 0 && (size_t)s.shared->unit < n)
@@ -612,10 +554,11 @@ static leir_status cpu_time(leir_backend *b, leir_kernel *const *ks, size_t n,
     }
   }
   leir__sandbox_unmap(&s);
-  if (t.offsets)
-    for (size_t k = 0; k < n; k++) free(t.offsets[k]);
-  free(t.offsets);
-  free(t.kernel_off);
+  if (offsets)
+    for (size_t k = 0; k < n; k++) free(offsets[k]);
+  free(offsets);
+  free(desc_off);
+  free(kernel_off);
   return st;
 }
 

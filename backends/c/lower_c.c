@@ -38,8 +38,14 @@ typedef struct lower {
   leir__c_site *sites;
   uint32_t nsites, cap_sites;
   bool failed;
+  uint64_t unroll; /* product of the unroll factors of the enclosing U loops */
   leir__env env; /* full loop ranges of the equation being emitted */
 } lower;
+
+/* Product of unroll factors along one loop path, at most: nested full
+ * unrolls multiply the compiler's work (U^{64}U^{64}U^{64} asks for 262144
+ * copies of the body), so inner U loops get what is left. */
+#define MAX_UNROLL_PRODUCT 1024
 
 static void put(lower *L, const char *s) { leir__sb_puts(L->out, s); }
 
@@ -546,15 +552,22 @@ static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
   } else if (simd) {
     indent(L, (int)depth);
     put(L, "#pragma omp simd\n");
-  } else if (loop->kind == LEIR_LOOP_UNROLLED) {
+  }
+  uint64_t outer_unroll = L->unroll;
+  if (!parallel && !simd && loop->kind == LEIR_LOOP_UNROLLED) {
+    uint64_t factor = loop->extent <= 64 ? (uint64_t)loop->extent : 8;
+    uint64_t room = MAX_UNROLL_PRODUCT / (L->unroll ? L->unroll : 1);
+    if (factor > room) factor = room ? room : 1;
+    L->unroll = (L->unroll ? L->unroll : 1) * factor;
     indent(L, (int)depth);
-    putf(L, "LEIR_UNROLL(%lld)\n", (long long)(loop->extent <= 64 ? loop->extent : 8));
+    putf(L, "LEIR_UNROLL(%llu)\n", (unsigned long long)factor);
   }
   indent(L, (int)depth);
   putf(L, "for (int64_t i%u = 0; i%u < ", depth, depth);
   put_i64(L, loop->extent);
   putf(L, "; i%u++) {\n", depth);
   emit_loops(L, n, k + 1, depth + 1, in_parallel || parallel, in_simd || simd);
+  L->unroll = outer_unroll;
   indent(L, (int)depth);
   put(L, "}\n");
 }
