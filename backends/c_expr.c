@@ -23,6 +23,7 @@ void leir__cx_init(leir__cx *x, const leir__cx_dialect *d, const leir__analysis 
   x->a = a;
   x->ctx = ctx;
   x->final = final;
+  x->max_bytes = LEIR__MAX_SOURCE_BYTES;
   x->st = LEIR_OK;
 }
 
@@ -46,9 +47,9 @@ static bool stopped(leir__cx *x) {
     x->st = leir__error_nomem();
     return true;
   }
-  if (x->stmt.len + x->final->len > LEIR__MAX_SOURCE_BYTES) {
+  if (x->stmt.len + x->final->len > x->max_bytes) {
     x->st = leir__error(LEIR_ERR_LIMIT, "lower.size", NULL, 0, 0,
-                        "the generated source exceeds %zu MiB", LEIR__MAX_SOURCE_BYTES >> 20);
+                        "the generated source exceeds %zu bytes", x->max_bytes);
     return true;
   }
   return false;

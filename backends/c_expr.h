@@ -66,6 +66,7 @@ struct leir__cx {
   void *ctx;             /* the backend's state, for the callbacks */
   const leir__env *env;  /* loop ranges of the statement (range_index) */
   leir__strbuf *final;   /* where finished statements go */
+  size_t max_bytes;      /* source size limit (leir__cx_init: LEIR__MAX_SOURCE_BYTES) */
   /* private */
   leir__strbuf stmt;     /* the statement being emitted */
   uint32_t ntemps, cap_temps;

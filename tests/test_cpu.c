@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "c/lower_c.h"
 #include "corpus.h"
 #include "nested_exprs.h"
 #include "sandbox.h"
@@ -309,6 +310,37 @@ START_TEST(test_wide_max_and_min_lower_to_a_shallow_tree) {
   }
   leir_backend_free(interp);
   leir_backend_free(cpu);
+}
+END_TEST
+
+
+/* Generated source has a size limit that ends in a status, and a failed
+ * write stops emission (issue 11.1: k=40 nested chains ran to 4.2 GB). */
+START_TEST(test_lowering_stops_at_the_size_limit_and_at_a_failed_write) {
+  char *src = wide_program("max", 2000);
+  leir_program *p = test_parse(src);
+  free(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir__analysis *a = NULL;
+  ck_assert_int_eq(leir__analyze_program(p, NULL, &a), LEIR_OK);
+  leir__c_options o = {false, false, 1};
+  leir__strbuf full = LEIR__STRBUF_INIT, cut = LEIR__STRBUF_INIT, bad = LEIR__STRBUF_INIT;
+  ck_assert_int_eq(leir__lower_c_max(a, &o, 0, &full, NULL, NULL), LEIR_OK);
+  ck_assert_uint_gt(full.len, 40000);
+  size_t limit = full.len - 20000; /* within the equation's statement */
+  ck_assert_int_eq(leir__lower_c_max(a, &o, limit, &cut, NULL, NULL), LEIR_ERR_LIMIT);
+  ck_assert_str_eq(leir_error_last()->rule, "lower.size");
+  /* the statement that crossed it is dropped, and nothing follows */
+  ck_assert_ptr_nonnull(strstr(full.data, "const double v = "));
+  ck_assert_ptr_null(strstr(cut.data, "const double v = "));
+  ck_assert_ptr_null(strstr(cut.data, "  return 0;\n}\n"));
+  bad.failed = 1;
+  ck_assert_int_eq(leir__lower_c(a, &o, &bad, NULL, NULL), LEIR_ERR_NOMEM);
+  ck_assert_uint_eq(bad.len, 0);
+  leir__sb_release(&full);
+  leir__sb_release(&cut);
+  leir__analysis_free(a);
+  leir_program_free(p);
 }
 END_TEST
 
@@ -783,6 +815,7 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_comparison_chains_lower_linearly_and_agree);
   tcase_add_test(tc, test_parenthesized_conditions_compile_and_agree);
   tcase_add_test(tc, test_wide_max_and_min_lower_to_a_shallow_tree);
+  tcase_add_test(tc, test_lowering_stops_at_the_size_limit_and_at_a_failed_write);
   suite_add_tcase(s, tc);
   tc = tcase_create("verdicts");
   tcase_set_timeout(tc, 300);

@@ -79,10 +79,9 @@ static int add_site(lower *L, uint8_t kind, uint32_t dim, uint32_t pos, const ch
 static bool stop(lower *L) {
   if (L->failed) leir__cx_fail(&L->x, leir__error_nomem());
   if (leir__cx_status(&L->x) == LEIR_OK && L->out->failed) leir__cx_fail(&L->x, leir__error_nomem());
-  if (leir__cx_status(&L->x) == LEIR_OK && L->out->len > LEIR__MAX_SOURCE_BYTES)
+  if (leir__cx_status(&L->x) == LEIR_OK && L->out->len > L->x.max_bytes)
     leir__cx_fail(&L->x, leir__error(LEIR_ERR_LIMIT, "lower.size", NULL, 0, 0,
-                                     "the generated source exceeds %zu MiB",
-                                     LEIR__MAX_SOURCE_BYTES >> 20));
+                                     "the generated source exceeds %zu bytes", L->x.max_bytes));
   return leir__cx_status(&L->x) != LEIR_OK;
 }
 
@@ -349,6 +348,11 @@ static void emit_header_comment(lower *L) {
 
 leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, leir__strbuf *out,
                           leir__c_site **sites, uint32_t *nsites) {
+  return leir__lower_c_max(a, o, 0, out, sites, nsites);
+}
+
+leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o, size_t max_bytes,
+                              leir__strbuf *out, leir__c_site **sites, uint32_t *nsites) {
   lower L;
   memset(&L, 0, sizeof L);
   L.a = a;
@@ -357,6 +361,11 @@ leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, lei
   L.out = out;
   leir__cx_init(&L.x, &c_dialect, a, &L, out);
   L.x.env = &L.env;
+  if (max_bytes) L.x.max_bytes = max_bytes;
+  if (stop(&L)) {
+    leir__cx_release(&L.x);
+    return leir__cx_status(&L.x);
+  }
   emit_header_comment(&L);
   put(&L, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n");
   put(&L, leir__prelude_text);
@@ -385,7 +394,7 @@ leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, lei
     emit_nest(&L, L.p->nests[t], 0, false, false);
     if (stop(&L)) break;
   }
-  put(&L, "  return 0;\n}\n");
+  if (!stop(&L)) put(&L, "  return 0;\n}\n");
   leir_status st = stop(&L) ? leir__cx_status(&L.x) : LEIR_OK;
   if (st == LEIR_OK && L.failed) st = leir__error_nomem();
   leir__cx_release(&L.x);
