@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "cost.h"
 #include "leir/run.h"
 #include "strbuf.h"
 
@@ -126,9 +127,6 @@ extern const leir__backend_ops leir__cuda_ops;
 
 /* ---- generic helpers for backends -------------------------------------- */
 
-/* Bytes of analysis buffer i (elements x dtype size). */
-uint64_t leir__buffer_bytes(const leir__buffer *buf);
-
 /* Builds a kernel for `program` without preparing it: clone, effective
  * signature (or `sig` when non-NULL: the declarations of another program,
  * by name), analysis, backend limits, cost, notes. On a check failure
@@ -147,8 +145,7 @@ void leir__kernel_publish_log(leir_kernel *k);
 leir_status leir__fill_inputs(leir__analysis *a, uint32_t nknown, uint64_t seed, uint32_t set,
                               void *const *buffers);
 
-/* FLOP/byte counts of an analyzed program (backends/cost.c). */
-leir_status leir__program_cost(const leir__analysis *a, leir_program_cost *out);
+/* leir__program_cost, leir__buffer_bytes: lib/cost.h. */
 
 /* Monotonic clock in seconds. */
 double leir__now(void);

@@ -13,13 +13,6 @@ double leir__now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t leir__buffer_bytes(const leir__buffer *buf) {
-  uint64_t n;
-  if (__builtin_mul_overflow(buf->elements, (uint64_t)leir_dtype_size((leir_dtype)buf->dtype), &n))
-    return UINT64_MAX;
-  return n;
-}
-
 /* Copies the signature of `from` (which has one) onto `to`, by name. */
 static leir_status copy_signature(leir_program *to, const leir_program *from) {
   size_t n = leir_program_signature_count(from);

@@ -50,11 +50,23 @@ bool leir__expr_is_integer(const leir_expr *e) {
           return e->n == 3 && leir__expr_is_integer(e->kids[1]) && leir__expr_is_integer(e->kids[2]);
         default: return false;
       }
+    case LEIR_EXPR_COMPARE:
+    case LEIR_EXPR_AND:
+    case LEIR_EXPR_OR: return true; /* a condition as a value: 0 or 1 */
     default: return false;
   }
 }
 
+const leir_expr *leir__cond_strip(const leir_expr *e) {
+  const leir_expr *in = e;
+  while (in->kind == LEIR_EXPR_PAREN) in = in->kids[0];
+  return in->kind == LEIR_EXPR_COMPARE || in->kind == LEIR_EXPR_AND || in->kind == LEIR_EXPR_OR
+             ? in
+             : e;
+}
+
 leir__ctype leir__cond_ctype(const leir_expr *e) {
+  e = leir__cond_strip(e);
   if (e->kind == LEIR_EXPR_COMPARE) {
     for (uint32_t k = 0; k < e->n; k++)
       if (!leir__expr_is_integer(e->kids[k])) return LEIR__CT_F64;

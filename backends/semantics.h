@@ -20,6 +20,11 @@
  *    is evaluated in int64 when every operand is integer-valued
  *    (leir__expr_is_integer), otherwise in double; a bare value is true when
  *    non-zero (NaN is true). Chains, & and | short-circuit left to right.
+ *    Parentheses around a condition do not change it, however many
+ *    (leir__cond_strip): `if_then_else(((a<2)),1,0)` tests a < 2.
+ *  - A condition in value position, which the grammar allows inside a
+ *    condition (`(a<2) < 3`, `(a<2) + 1 > 1`), is 1 when true and 0 when
+ *    false, converted to the computation type; it is integer-valued.
  *  - Index expressions are evaluated in int64 like integer values.
  *  - Stores round f16/bf16 to nearest even, wrap narrow integers, and store
  *    bool as value != 0.
@@ -41,6 +46,11 @@ bool leir__dtype_is_float(leir_dtype dt);
  * bool tensors, and + - * // % ** unary minus, abs, max, min, if_then_else
  * of integer-valued operands. */
 bool leir__expr_is_integer(const leir_expr *e);
+
+/* e without the parentheses around it when, inside them at any depth, is a
+ * comparison chain, & or |; otherwise e itself (a parenthesized value keeps
+ * its parentheses). Every backend evaluates conditions through it. */
+const leir_expr *leir__cond_strip(const leir_expr *e);
 
 /* Computation type of the operands of a comparison chain (or of a bare
  * value used as a condition). */

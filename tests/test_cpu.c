@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "c/lower_c.h"
 #include "corpus.h"
+#include "nested_exprs.h"
 #include "sandbox.h"
 #include "testutil.h"
 
@@ -197,6 +199,156 @@ START_TEST(test_interp_and_cpu_agree_on_every_dtype_and_operator) {
   }
   leir_backend_free(interp);
   leir_backend_free(cpu);
+}
+END_TEST
+
+
+/* ---- deep and wide expressions (issues 11.1, 11.4, 11.7) ------------------- */
+
+static char *lower_c(leir_backend *cpu, const char *src, size_t *len) {
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  char *out = NULL;
+  ck_assert_msg(leir_backend_lower(cpu, p, &out, len) == LEIR_OK, "%.80s: %s", src,
+                leir_error_last()->message);
+  leir_program_free(p);
+  return out;
+}
+
+static void agree(leir_backend *interp, leir_backend *cpu, const char *src, const char *id) {
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_kernel *ki = NULL, *kc = NULL;
+  ck_assert_msg(leir_kernel_new(&ki, interp, p) == LEIR_OK, "%s: %s", id,
+                leir_error_last()->message);
+  ck_assert_msg(leir_kernel_new(&kc, cpu, p) == LEIR_OK, "%s: %s\n%s", id,
+                leir_error_last()->message, leir_backend_compile_log(cpu));
+  for (uint32_t set = 0; set < 2; set++) require_agreement(id, p, ki, kc, set);
+  leir_kernel_free(ki);
+  leir_kernel_free(kc);
+  leir_program_free(p);
+}
+
+/* k nested `if_then_else(0<X<1,1,0)` wrote X twice per level: k=20 gave
+ * 45 MB of C, k=40 ran out of memory. Now every level adds a bounded number
+ * of bytes, and the compiled code computes what the interpreter computes. */
+START_TEST(test_comparison_chains_lower_linearly_and_agree) {
+  leir_backend *interp = open_backend("interp"), *cpu = open_backend("cpu");
+  for (int form = 0; form < NESTED_FORMS; form++) {
+    char *src0 = nested_program(form, 0);
+    size_t base;
+    free(lower_c(cpu, src0, &base));
+    free(src0);
+    /* 20, 40 and the deepest the parser admits (k=200 is nested deeper
+     * than its 200 levels: a parse error) */
+    int ks[3] = {20, 40, 0};
+    for (int k = 200; k > 40 && !ks[2]; k -= 5) {
+      char *src = nested_program(form, k);
+      leir_program *p = NULL;
+      if (leir_program_parse(&p, src, strlen(src), NULL) == LEIR_OK) ks[2] = k;
+      leir_program_free(p);
+      free(src);
+    }
+    ck_assert_int_gt(ks[2], 40);
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+      char *src = nested_program(form, ks[i]);
+      size_t len;
+      char *c = lower_c(cpu, src, &len);
+      ck_assert_msg(len <= base + (size_t)ks[i] * 512, "form %d, k=%d: %zu bytes of C (base %zu)",
+                    form, ks[i], len, base);
+      if (form == NESTED_CHAIN) ck_assert_ptr_nonnull(strstr(c, "(leir_c0 = "));
+      free(c);
+      if (ks[i] <= 40) {
+        char id[64];
+        snprintf(id, sizeof id, "nested form %d, k=%d", form, ks[i]);
+        agree(interp, cpu, src, id);
+      }
+      free(src);
+    }
+  }
+  leir_backend_free(interp);
+  leir_backend_free(cpu);
+}
+END_TEST
+
+/* `if_then_else(((a<2)),1,0)`, `((a<2))&a>0`, `((a<2)<3)` pass check; the C
+ * lowering refused them ("cannot translate": verify said exit 3). */
+START_TEST(test_parenthesized_conditions_compile_and_agree) {
+  leir_backend *interp = open_backend("interp"), *cpu = open_backend("cpu");
+  static const char *const conds[] = {
+      "((a<2))", "((a<2))&a>0", "((a<2)<3)", "(((a<2)|(a>2)))", "(a<2)+(a<1)+1>1.5",
+      "1<a<(a<3)+3",
+  };
+  for (size_t k = 0; k < sizeof conds / sizeof *conds; k++) {
+    char src[160];
+    snprintf(src, sizeof src, "L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else(%s,A^{f64,g}_{a},-1);];",
+             conds[k]);
+    agree(interp, cpu, src, src);
+  }
+  leir_backend_free(interp);
+  leir_backend_free(cpu);
+}
+END_TEST
+
+/* max/min of 50,000 arguments lowered to 50,000 nested calls, which crash
+ * cc1. Now a balanced tree: shallow, and linear in size. Compiling that at
+ * -O3 takes minutes, so the agreement check uses 2,000 arguments. */
+START_TEST(test_wide_max_and_min_lower_to_a_shallow_tree) {
+  leir_backend *interp = open_backend("interp"), *cpu = open_backend("cpu");
+  static const char *const fns[] = {"max", "min"};
+  for (int f = 0; f < 2; f++) {
+    char *src = wide_program(fns[f], 50000);
+    size_t len;
+    char *c = lower_c(cpu, src, &len);
+    ck_assert_msg(paren_depth(c) < 40, "%s: parentheses %d deep", fns[f], paren_depth(c));
+    ck_assert_uint_lt(len, strlen(src) * 4);
+    free(c);
+    free(src);
+    src = wide_program(fns[f], 2000);
+    agree(interp, cpu, src, fns[f]);
+    free(src);
+    /* short argument lists keep the left fold of the spec */
+    src = wide_program(fns[f], 3);
+    c = lower_c(cpu, src, &len);
+    char want[64];
+    snprintf(want, sizeof want, "leir_f%s_f64(leir_f%s_f64(", fns[f], fns[f]);
+    ck_assert_msg(strstr(c, want) != NULL, "%s", c);
+    free(c);
+    free(src);
+  }
+  leir_backend_free(interp);
+  leir_backend_free(cpu);
+}
+END_TEST
+
+
+/* Generated source has a size limit that ends in a status, and a failed
+ * write stops emission (issue 11.1: k=40 nested chains ran to 4.2 GB). */
+START_TEST(test_lowering_stops_at_the_size_limit_and_at_a_failed_write) {
+  char *src = wide_program("max", 2000);
+  leir_program *p = test_parse(src);
+  free(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir__analysis *a = NULL;
+  ck_assert_int_eq(leir__analyze_program(p, NULL, &a), LEIR_OK);
+  leir__c_options o = {false, false, 1};
+  leir__strbuf full = LEIR__STRBUF_INIT, cut = LEIR__STRBUF_INIT, bad = LEIR__STRBUF_INIT;
+  ck_assert_int_eq(leir__lower_c_max(a, &o, 0, &full, NULL, NULL), LEIR_OK);
+  ck_assert_uint_gt(full.len, 40000);
+  size_t limit = full.len - 20000; /* within the equation's statement */
+  ck_assert_int_eq(leir__lower_c_max(a, &o, limit, &cut, NULL, NULL), LEIR_ERR_LIMIT);
+  ck_assert_str_eq(leir_error_last()->rule, "lower.size");
+  /* the statement that crossed it is dropped, and nothing follows */
+  ck_assert_ptr_nonnull(strstr(full.data, "const double v = "));
+  ck_assert_ptr_null(strstr(cut.data, "const double v = "));
+  ck_assert_ptr_null(strstr(cut.data, "  return 0;\n}\n"));
+  bad.failed = 1;
+  ck_assert_int_eq(leir__lower_c(a, &o, &bad, NULL, NULL), LEIR_ERR_NOMEM);
+  ck_assert_uint_eq(bad.len, 0);
+  leir__sb_release(&full);
+  leir__sb_release(&cut);
+  leir__analysis_free(a);
+  leir_program_free(p);
 }
 END_TEST
 
@@ -1204,6 +1356,10 @@ static Suite *cpu_suite(void) {
   tc = tcase_create("dtypes");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_interp_and_cpu_agree_on_every_dtype_and_operator);
+  tcase_add_test(tc, test_comparison_chains_lower_linearly_and_agree);
+  tcase_add_test(tc, test_parenthesized_conditions_compile_and_agree);
+  tcase_add_test(tc, test_wide_max_and_min_lower_to_a_shallow_tree);
+  tcase_add_test(tc, test_lowering_stops_at_the_size_limit_and_at_a_failed_write);
   suite_add_tcase(s, tc);
   tc = tcase_create("verdicts");
   tcase_set_timeout(tc, 300);

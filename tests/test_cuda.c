@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nested_exprs.h"
 #include "testutil.h"
 
 #include <dlfcn.h>
@@ -436,7 +437,11 @@ START_TEST(test_softmax_is_three_kernels_with_inits) {
   ck_assert_ptr_nonnull(strstr(rep, "init: D = -inf"));
   ck_assert_int_eq(count(src, "for (int v_a = 0; v_a < 8; ++v_a)"), 3);
   ck_assert_ptr_null(strstr(src, "__syncthreads"));
-  ck_assert_ptr_null(strstr(src, "#include"));
+  /* no #include reaches NVRTC: the host headers only outside it (nvcc) */
+  ck_assert_int_eq(count(src, "#include"), 2);
+  ck_assert_int_gt(offset_of(src, "#include"), offset_of(src, "#else"));
+  ck_assert_int_gt(offset_of(src, "#else"), offset_of(src, "#if defined(__CUDACC_RTC__)"));
+  ck_assert_int_ge(offset_of(src, "#if defined(__CUDACC_RTC__)"), 0);
   compile_ok(src);
   leir_free(src);
   leir_free(rep);
@@ -923,12 +928,15 @@ END_TEST
  * interpreter's, so the result must be bitwise EQUAL to the interpreter's.
  * This checks the lowering itself: indexing, bound-variable decomposition,
  * stride loops, implicit initialization, dtypes and placement. */
+/* The host's headers come first, as under nvcc: the generated source must
+ * not redeclare their types (issue 18.4). */
+static const char emul_host_headers[] =
+    "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n";
+
+/* CUDA keywords and intrinsics defined away for a host C++ compiler. */
 static const char emul_shim[] =
-    "#include <math.h>\n#include <string.h>\n"
-    "#define int8_t leir_i8_t\n#define int16_t leir_i16_t\n#define int32_t leir_i32_t\n"
-    "#define int64_t leir_i64_t\n#define uint8_t leir_u8_t\n#define uint16_t leir_u16_t\n"
-    "#define uint32_t leir_u32_t\n#define uint64_t leir_u64_t\n"
-    "#undef INT64_MAX\n#undef INT64_MIN\n"
+    "typedef int8_t leir_i8_t; typedef int16_t leir_i16_t; typedef int32_t leir_i32_t;\n"
+    "typedef int64_t leir_i64_t; typedef uint8_t leir_u8_t; typedef uint16_t leir_u16_t;\n"
     "struct leir_dim3 { unsigned x, y, z; };\n"
     "static leir_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
     "#define __global__\n#define __device__\n#define __forceinline__ inline\n"
@@ -958,6 +966,7 @@ static void *emul_build(const leir__cuda_lowered *l, const char *dir, int serial
   snprintf(so_path, sizeof so_path, "%s/p%d.so", dir, serial);
   FILE *f = fopen(src_path, "w");
   ck_assert_ptr_nonnull(f);
+  fputs(emul_host_headers, f);
   fputs(emul_shim, f);
   fputs(l->source, f);
   fprintf(f, "\nextern \"C\" int leir_emulate(void **bufs, int *trap) {\n");
@@ -1168,6 +1177,146 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
 }
 END_TEST
 
+
+/* ---- deep and wide expressions (issues 11.1, 11.4, 11.7) ------------------- */
+
+/* Nested comparison chains grew the source exponentially (the middle operand
+ * of a < b < c written twice per level); max/min of 50,000 arguments nested
+ * 50,000 calls. Both are linear and shallow now, and NVRTC compiles them. */
+START_TEST(test_deep_and_wide_expressions_lower_linearly) {
+  for (int form = 0; form < NESTED_FORMS; form++) {
+    char *src0 = nested_program(form, 0);
+    char *c0 = lower_ok(src0, NULL, NULL);
+    size_t base = strlen(c0);
+    leir_free(c0);
+    free(src0);
+    static const int ks[] = {20, 40};
+    for (size_t i = 0; i < 2; i++) {
+      char *src = nested_program(form, ks[i]);
+      char *cu = lower_ok(src, NULL, NULL);
+      ck_assert_msg(strlen(cu) <= base + (size_t)ks[i] * 512, "form %d, k=%d: %zu bytes (base %zu)",
+                    form, ks[i], strlen(cu), base);
+      if (ks[i] == 40) compile_ok(cu);
+      leir_free(cu);
+      free(src);
+    }
+  }
+  static const char *const fns[] = {"max", "min"};
+  for (int f = 0; f < 2; f++) {
+    char *src = wide_program(fns[f], 50000);
+    char *cu = lower_ok(src, NULL, NULL);
+    ck_assert_msg(paren_depth(cu) < 40, "%s: parentheses %d deep", fns[f], paren_depth(cu));
+    leir_free(cu);
+    free(src);
+  }
+}
+END_TEST
+
+
+/* Nested chains, parenthesized conditions and wide max/min, emulated: the
+ * CUDA code computes what the interpreter computes. */
+START_TEST(test_emulated_nested_expressions_equal_the_interpreter) {
+  if (!have_cxx()) {
+    fprintf(stderr, "test_cuda: skipping the emulation: no C++ compiler (%s)\n", cxx());
+    return;
+  }
+  char dir[] = "/tmp/leir-cuda-emul-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  leir_backend *interp = NULL;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  int serial = 0;
+  char *srcs[NESTED_FORMS + 8];
+  size_t n = 0;
+  for (int form = 0; form < NESTED_FORMS; form++) srcs[n++] = nested_program(form, 20);
+  srcs[n++] = wide_program("max", 300);
+  srcs[n++] = wide_program("min", 300);
+  static const char *const conds[] = {"((a<2))", "((a<2))&a>0", "((a<2)<3)", "(a<2)+(a<1)+1>1.5"};
+  for (size_t k = 0; k < 4; k++) {
+    srcs[n] = malloc(160);
+    snprintf(srcs[n++], 160, "L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else(%s,A^{f64,g}_{a},-1);];",
+             conds[k]);
+  }
+  for (size_t k = 0; k < n; k++) {
+    leir_program *p = test_parse(srcs[k]);
+    ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+    emul_rejected = 0;
+    ck_assert_msg(emul_matches(p, interp, dir, serial++, srcs[k]), "%.120s differs", srcs[k]);
+    ck_assert_int_eq(emul_rejected, 0);
+    leir_program_free(p);
+    free(srcs[k]);
+  }
+  leir_backend_free(interp);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* `leir lower --to cuda` output is a standalone file (issue 18.4): nvcc,
+ * which includes the host's headers, compiles it (skipped without nvcc),
+ * and so does a host C++ compiler with those headers included first and the
+ * CUDA keywords defined away. Before, its own typedef of int64_t clashed
+ * with the host's ("invalid redeclaration of type name int64_t"). */
+static const char *nvcc(void) {
+  const char *e = getenv("NVCC");
+  if (e && *e) return e;
+  static const char *const paths[] = {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"};
+  for (size_t k = 0; k < 2; k++)
+    if (access(paths[k], X_OK) == 0) return paths[k];
+  return NULL;
+}
+
+START_TEST(test_lowered_source_compiles_standalone) {
+  static const char *const progs[] = {
+      "B^{2}_{tx=0}L^{8}_{a=0}[D^{f64,g}_{tx}=max(D^{f64,g}_{tx},A^{f64,g}_{tx,a});];"
+      "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a}-D^{f64,g}_{tx});];",
+      "B^{4}_{tx=0}[H^{f16,g}_{tx}=A^{f16,g}_{tx}*0.1;I^{bf16,g}_{tx}=H^{f16,g}_{tx}+1;J^{i32,g}_{"
+      "tx}=tx//3-tx%3;K^{bool,g}_{tx}=if_then_else(A^{f16,g}_{tx}>0,1,0);M^{i64,g}_{tx}=tx*7;];",
+  };
+  char dir[] = "/tmp/leir-cuda-standalone-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *nv = nvcc();
+  if (!nv) fprintf(stderr, "test_cuda: skipping the nvcc compile: no nvcc (set NVCC)\n");
+  if (!have_cxx()) fprintf(stderr, "test_cuda: skipping the host C++ compile: no %s\n", cxx());
+  char *nested = nested_program(NESTED_CHAIN, 20);
+  for (size_t k = 0; k < 3; k++) {
+    char *src = lower_ok(k < 2 ? progs[k] : nested, NULL, NULL);
+    char path[600], cmd[2048], out[4096];
+    snprintf(path, sizeof path, "%s/k%zu.cu", dir, k);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(src, f);
+    fclose(f);
+    if (nv) {
+      snprintf(cmd, sizeof cmd, "%s -c -o %s/k%zu.o %s 2>&1", nv, dir, k, path);
+      FILE *pp = popen(cmd, "r");
+      size_t m = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
+      out[m] = '\0';
+      ck_assert_msg(pp && pclose(pp) == 0, "nvcc failed on program %zu:\n%s", k, out);
+    }
+    if (have_cxx()) {
+      snprintf(path, sizeof path, "%s/h%zu.cpp", dir, k);
+      f = fopen(path, "w");
+      ck_assert_ptr_nonnull(f);
+      fputs(emul_host_headers, f);
+      fputs(emul_shim, f);
+      fputs(src, f);
+      fclose(f);
+      snprintf(cmd, sizeof cmd, "%s -fsyntax-only -x c++ %s 2>&1", cxx(), path);
+      FILE *pp = popen(cmd, "r");
+      size_t m = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
+      out[m] = '\0';
+      ck_assert_msg(pp && pclose(pp) == 0, "%s failed on program %zu:\n%s", cxx(), k, out);
+    }
+    leir_free(src);
+  }
+  free(nested);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *cuda_suite(void) {
   Suite *s = suite_create("cuda");
   TCase *corpus = tcase_create("corpus");
@@ -1185,6 +1334,7 @@ static Suite *cuda_suite(void) {
   tcase_add_test(gen, test_local_intermediate_becomes_per_thread_array);
   tcase_add_test(gen, test_indirect_index_gets_a_bounds_trap);
   tcase_add_test(gen, test_dtypes_compute_and_store_as_specified);
+  tcase_add_test(gen, test_deep_and_wide_expressions_lower_linearly);
   suite_add_tcase(s, gen);
   TCase *legal = tcase_create("legality");
   tcase_add_test(legal, test_reduction_across_bound_loop_is_invalid);
@@ -1196,10 +1346,12 @@ static Suite *cuda_suite(void) {
   tcase_set_timeout(comp, 300);
   tcase_add_test(comp, test_compile_error_returns_the_log);
   tcase_add_test(comp, test_ptx_cache_directory);
+  tcase_add_test(comp, test_lowered_source_compiles_standalone);
   suite_add_tcase(s, comp);
   TCase *emul = tcase_create("emulation");
   tcase_set_timeout(emul, 900);
   tcase_add_test(emul, test_emulated_kernels_equal_the_interpreter);
+  tcase_add_test(emul, test_emulated_nested_expressions_equal_the_interpreter);
   suite_add_tcase(s, emul);
   TCase *dev = tcase_create("device");
   tcase_set_timeout(dev, 300);

@@ -3,7 +3,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -247,6 +249,84 @@ START_TEST(test_interp_timeout_is_a_verdict) {
 }
 END_TEST
 
+
+/* Issue 11.4: what `check` accepts, the interpreter runs. Parentheses around a
+ * condition, at any depth, leave it unchanged; a parenthesized comparison
+ * used as a value inside a condition is 1 or 0. Expected values: a in 0..5. */
+START_TEST(test_conditions_in_any_parentheses_and_as_values) {
+  static const struct {
+    const char *cond;
+    double want[6];
+  } cases[] = {
+      {"((a<2))", {1, 1, 0, 0, 0, 0}},
+      {"(((a<2)))", {1, 1, 0, 0, 0, 0}},
+      {"((a<2))&a>0", {0, 1, 0, 0, 0, 0}},
+      {"((a<2)|((a>4)))", {1, 1, 0, 0, 0, 1}},
+      {"((a<2)<3)", {1, 1, 1, 1, 1, 1}},
+      {"((a<2)<1)", {0, 0, 1, 1, 1, 1}},
+      {"(a<2)+(a<1)+1>1.5", {1, 1, 0, 0, 0, 0}},
+      {"(a>1)*2==(a>3)+(a>1)", {1, 1, 0, 0, 1, 1}},
+      {"1<a<(a<3)+3", {0, 0, 1, 0, 0, 0}},
+      {"((1<a<4))", {0, 0, 1, 1, 0, 0}},
+  };
+  int64_t shape[1] = {6};
+  leir_tensor_decl d[1] = {{"C", LEIR_F64, LEIR_ROLE_OUTPUT, 1, shape}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char src[256];
+    snprintf(src, sizeof src, "L^{6}_{a=0}[C^{f64,g}_{a}=if_then_else(%s,1,0);];", cases[k].cond);
+    leir_program *p = test_parse(src);
+    ck_assert_msg(leir_program_check(p, NULL, NULL) == LEIR_OK, "%s: %s", src,
+                  leir_error_last()->message);
+    leir_program_free(p);
+    double c[6];
+    void *bufs[1] = {c};
+    ck_assert_msg(run_with(src, d, 1, bufs) == LEIR_OK, "%s: %s", src, leir_error_last()->message);
+    for (int i = 0; i < 6; i++)
+      ck_assert_msg(c[i] == cases[k].want[i], "%s: C[%d] = %g, want %g", src, i, c[i],
+                    cases[k].want[i]);
+  }
+  /* the same in an integer equation (conditions as int64 values) */
+  int64_t q[6];
+  leir_tensor_decl di[1] = {{"C", LEIR_I64, LEIR_ROLE_OUTPUT, 1, shape}};
+  void *bi[1] = {q};
+  ck_assert_int_eq(
+      run_with("L^{6}_{a=0}[C^{i64,g}_{a}=if_then_else(((a<2)<1)&(((a>3))),7,-7);];", di, 1, bi),
+      LEIR_OK);
+  for (int i = 0; i < 6; i++) ck_assert_int_eq(q[i], i > 3 ? 7 : -7);
+}
+END_TEST
+
+/* Issue 11.7: the deadline counts expression nodes, not equations. 3000
+ * evaluations of a 100,001-node max never reached the old check (every 4096
+ * equations) and ran ~3e8 nodes; now TIMEOUT comes within a few ms of the
+ * limit. */
+START_TEST(test_deadline_counts_expression_nodes) {
+  size_t nargs = 50000, cap = nargs * 20 + 128;
+  char *src = malloc(cap);
+  size_t n = (size_t)snprintf(src, cap, "L^{3000}_{a=0}[C^{f64,g}_{a}=max(A^{f64,g}_{0}");
+  for (size_t k = 1; k < nargs; k++) n += (size_t)snprintf(src + n, cap - n, ",A^{f64,g}_{%zu}", k % 3);
+  snprintf(src + n, cap - n, ");];");
+  leir_program *p = test_parse(src);
+  free(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.timeout_s = 0.2;
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", &bo), LEIR_OK);
+  double a[3] = {1, 2, 3}, c[3000];
+  void *bufs[2] = {a, c};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  leir_status st = leir_run(b, p, bufs, 2);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  ck_assert_msg(st == LEIR_ERR_TIMEOUT, "status %s", leir_status_name(st));
+  ck_assert_msg(s < 2.0, "TIMEOUT after %.3f s with a 0.2 s limit", s);
+  leir_backend_free(b);
+  leir_program_free(p);
+}
+END_TEST
+
 static Suite *interp_suite(void) {
   Suite *s = suite_create("interp");
   TCase *tc = tcase_create("semantics");
@@ -262,6 +342,8 @@ static Suite *interp_suite(void) {
   tcase_add_test(tc, test_verify_identical_programs_is_equal_on_every_seed);
   tcase_add_test(tc, test_unwritten_output_element_is_caught);
   tcase_add_test(tc, test_interp_timeout_is_a_verdict);
+  tcase_add_test(tc, test_conditions_in_any_parentheses_and_as_values);
+  tcase_add_test(tc, test_deadline_counts_expression_nodes);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_expr.h"
 #include "c_text.h"
 #include "error.h"
 #include "leir/run.h"
@@ -40,6 +41,7 @@ typedef struct lower {
   bool failed;
   uint64_t unroll; /* product of the unroll factors of the enclosing U loops */
   leir__env env; /* full loop ranges of the equation being emitted */
+  leir__cx x;    /* the shared expression emitter */
 } lower;
 
 /* Product of unroll factors along one loop path, at most: nested full
@@ -78,379 +80,94 @@ static int add_site(lower *L, uint8_t kind, uint32_t dim, uint32_t pos, const ch
   return (int)L->nsites++;
 }
 
-/* ---- constants ------------------------------------------------------------- */
+/* Emission ends at the first failure (a failed write, a source over the
+ * size limit, an untranslatable expression); the status says which. */
+static bool stop(lower *L) {
+  if (L->failed) leir__cx_fail(&L->x, leir__error_nomem());
+  if (leir__cx_status(&L->x) == LEIR_OK && L->out->failed) leir__cx_fail(&L->x, leir__error_nomem());
+  if (leir__cx_status(&L->x) == LEIR_OK && L->out->len > L->x.max_bytes)
+    leir__cx_fail(&L->x, leir__error(LEIR_ERR_LIMIT, "lower.size", NULL, 0, 0,
+                                     "the generated source exceeds %zu bytes", L->x.max_bytes));
+  return leir__cx_status(&L->x) != LEIR_OK;
+}
 
-static void put_i64(lower *L, int64_t v) {
+/* ---- the C dialect of the shared expression emitter (c_expr.h) ------------- */
+
+static void put_i64(leir__strbuf *b, int64_t v) {
   if (v == INT64_MIN)
-    put(L, "(-INT64_C(9223372036854775807)-1)");
+    leir__sb_puts(b, "(-INT64_C(9223372036854775807)-1)");
   else if (v < 0)
-    putf(L, "(-INT64_C(%" PRId64 "))", -v);
+    leir__sb_printf(b, "(-INT64_C(%" PRId64 "))", -v);
   else if (v <= INT32_MAX)
-    putf(L, "%" PRId64, v);
+    leir__sb_printf(b, "%" PRId64, v);
   else
-    putf(L, "INT64_C(%" PRId64 ")", v);
+    leir__sb_printf(b, "INT64_C(%" PRId64 ")", v);
 }
 
-/* A floating constant of the computation type, bit-exact (hex literal). */
-static void put_float_const(lower *L, double v, leir__ctype ct) {
-  if (ct == LEIR__CT_F32) {
-    float f = (float)v;
-    if (isnan(f))
-      put(L, "((float)NAN)");
-    else if (isinf(f))
-      put(L, f > 0 ? "((float)INFINITY)" : "(-(float)INFINITY)");
-    else
-      putf(L, "%s%af", f < 0 ? "-" : "", fabs((double)f));
-  } else {
-    if (isnan(v))
-      put(L, "((double)NAN)");
-    else if (isinf(v))
-      put(L, v > 0 ? "((double)INFINITY)" : "(-(double)INFINITY)");
-    else
-      putf(L, "%s%a", v < 0 ? "-" : "", fabs(v));
-  }
+/* Loop variables are named by depth: i0, i1, ... */
+static void put_var(leir__cx *x, const leir_expr *v) {
+  leir__sb_printf(leir__cx_out(x), "i%u", x->a->expr_loop[v->id]);
 }
 
-/* ---- expressions ----------------------------------------------------------- */
-
-static void emit_value(lower *L, const leir_expr *e, leir__ctype ct);
-static void emit_cond(lower *L, const leir_expr *e);
-
-static bool contains_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (contains_tensor(e->kids[k])) return true;
-  return false;
-}
-
-static void emit_var(lower *L, const leir_expr *e) {
-  uint32_t slot = L->a->expr_loop[e->id];
-  putf(L, "i%u", slot);
-}
-
-/* An index expression free of tensor reads whose range is known: plain C
- * int64 arithmetic cannot overflow, and // and % of non-negative operands
- * are C's / and %. */
-static void emit_plain_index(lower *L, const leir_expr *e) {
-  switch ((leir_expr_kind)e->kind) {
-    case LEIR_EXPR_NUMBER: put_i64(L, e->u.num->ival); return;
-    case LEIR_EXPR_VAR: emit_var(L, e); return;
-    case LEIR_EXPR_PAREN:
-      put(L, "(");
-      emit_plain_index(L, e->kids[0]);
-      put(L, ")");
-      return;
-    case LEIR_EXPR_NEG:
-      put(L, "(-");
-      emit_plain_index(L, e->kids[0]);
-      put(L, ")");
-      return;
-    case LEIR_EXPR_BINARY: {
-      const char *op = NULL;
-      switch ((leir_op)e->op) {
-        case LEIR_OP_ADD: op = " + "; break;
-        case LEIR_OP_SUB: op = " - "; break;
-        case LEIR_OP_MUL: op = " * "; break;
-        case LEIR_OP_FLOORDIV:
-        case LEIR_OP_MOD: {
-          leir__range l = leir__index_range(L->a, e->kids[0], &L->env);
-          leir__range r = leir__index_range(L->a, e->kids[1], &L->env);
-          if (l.known && r.known && l.lo >= 0 && r.lo > 0) {
-            op = e->op == LEIR_OP_MOD ? " % " : " / ";
-          } else {
-            putf(L, "%s(", e->op == LEIR_OP_MOD ? "leir_floormod_i64" : "leir_floordiv_i64");
-            emit_plain_index(L, e->kids[0]);
-            put(L, ", ");
-            emit_plain_index(L, e->kids[1]);
-            put(L, ")");
-            return;
-          }
-          break;
-        }
-        default: break;
-      }
-      if (op) {
-        put(L, "(");
-        emit_plain_index(L, e->kids[0]);
-        put(L, op);
-        emit_plain_index(L, e->kids[1]);
-        put(L, ")");
-        return;
-      }
-      break;
-    }
-    default: break;
-  }
-  emit_value(L, e, LEIR__CT_I64); /* anything else: the general form */
-}
-
-static void emit_index(lower *L, const leir_expr *e) {
-  if (!contains_tensor(e) && leir__index_range(L->a, e, &L->env).known &&
-      (e->kind != LEIR_EXPR_NUMBER || e->u.num->is_int))
-    emit_plain_index(L, e);
-  else
-    emit_value(L, e, LEIR__CT_I64);
+/* Trapping helpers take the run-time context first and a site number last. */
+static void trap_post(leir__cx *x, const leir_expr *at) {
+  lower *L = x->ctx;
+  leir__sb_printf(leir__cx_out(x), ", %d", add_site(L, LEIR__TRAP_DIVZERO, 0, at->pos, NULL));
 }
 
 /* bK[flat offset] of a tensor access, with run-time checks where needed. */
-static void emit_element(lower *L, const leir_expr *t) {
+static void element(leir__cx *x, const leir_expr *t) {
+  lower *L = x->ctx;
+  leir__strbuf *o = leir__cx_out(x);
   uint32_t b = L->a->expr_buffer[t->id];
   const leir__buffer *buf = &L->a->buffers[b];
-  putf(L, "b%u[", b);
-  if (t->n == 0) put(L, "0");
-  for (uint32_t k = 0; k < t->n; k++) put(L, "(");
+  leir__sb_printf(o, "b%u[", b);
+  if (t->n == 0) leir__sb_puts(o, "0");
+  for (uint32_t k = 0; k < t->n; k++) leir__sb_puts(o, "(");
   for (uint32_t k = 0; k < t->n; k++) {
     if (k) {
-      put(L, ") * ");
-      put_i64(L, buf->shape[k]);
-      put(L, " + ");
+      leir__sb_puts(o, ") * ");
+      put_i64(o, buf->shape[k]);
+      leir__sb_puts(o, " + ");
     }
     const leir_expr *ix = t->kids[k];
-    bool check = L->o->check_all_bounds || contains_tensor(ix);
+    bool check = L->o->check_all_bounds || leir__cx_contains_tensor(ix);
     if (check) {
       int site = add_site(L, LEIR__TRAP_BOUNDS, k, ix->pos, leir__sym_name(L->p, t->sym));
-      put(L, "leir_chk(rt, ");
-      emit_index(L, ix);
-      put(L, ", ");
-      put_i64(L, buf->shape[k]);
-      putf(L, ", %d)", site);
+      leir__sb_puts(o, "leir_chk(rt, ");
+      leir__cx_index(x, ix);
+      leir__sb_puts(o, ", ");
+      put_i64(o, buf->shape[k]);
+      leir__sb_printf(o, ", %d)", site);
     } else {
-      emit_index(L, ix);
+      leir__cx_index(x, ix);
     }
   }
-  if (t->n) put(L, ")");
-  put(L, "]");
+  if (t->n) leir__sb_puts(o, ")");
+  leir__sb_puts(o, "]");
 }
 
-/* A tensor read converted to the computation type. */
-static void emit_load(lower *L, const leir_expr *t, leir__ctype ct) {
-  uint32_t b = L->a->expr_buffer[t->id];
-  leir_dtype dt = (leir_dtype)L->a->buffers[b].dtype;
-  const char *pre = "", *post = "";
-  switch (dt) {
-    case LEIR_F64:
-      pre = ct == LEIR__CT_F32 ? "((float)" : ct == LEIR__CT_F64 ? "(" : "leir_f64_to_i64(";
-      post = ")";
-      break;
-    case LEIR_F32:
-      pre = ct == LEIR__CT_F32 ? "(" : ct == LEIR__CT_F64 ? "((double)" : "leir_f64_to_i64((double)";
-      post = ")";
-      break;
-    case LEIR_F16:
-    case LEIR_BF16: {
-      bool h = dt == LEIR_F16;
-      pre = ct == LEIR__CT_F32   ? (h ? "leir_f16_to_f32(" : "leir_bf16_to_f32(")
-            : ct == LEIR__CT_F64 ? (h ? "((double)leir_f16_to_f32(" : "((double)leir_bf16_to_f32(")
-                                 : (h ? "leir_f64_to_i64((double)leir_f16_to_f32("
-                                      : "leir_f64_to_i64((double)leir_bf16_to_f32(");
-      post = ct == LEIR__CT_F32 ? ")" : "))";
-      break;
-    }
-    case LEIR_BOOL:
-      pre = ct == LEIR__CT_F32   ? "((float)(int64_t)("
-            : ct == LEIR__CT_F64 ? "((double)(int64_t)("
-                                 : "((int64_t)(";
-      post = " != 0))";
-      break;
-    default: /* integers */
-      pre = ct == LEIR__CT_F32 ? "((float)(int64_t)" : ct == LEIR__CT_F64 ? "((double)(int64_t)" : "((int64_t)";
-      post = ")";
-      break;
-  }
-  put(L, pre);
-  emit_element(L, t);
-  put(L, post);
-}
-
-static void emit_call1(lower *L, const char *fn, const leir_expr *arg, leir__ctype ct) {
-  putf(L, "%s(", fn);
-  emit_value(L, arg, ct);
-  put(L, ")");
-}
-
-static void emit_value(lower *L, const leir_expr *e, leir__ctype ct) {
-  bool f32 = ct == LEIR__CT_F32, i64 = ct == LEIR__CT_I64;
-  switch ((leir_expr_kind)e->kind) {
-    case LEIR_EXPR_NUMBER:
-      if (i64)
-        put_i64(L, e->u.num->is_int ? e->u.num->ival : leir_f64_to_i64(e->u.num->value));
-      else
-        put_float_const(L, e->u.num->value, ct);
-      return;
-    case LEIR_EXPR_INF:
-      if (i64)
-        put_i64(L, leir_f64_to_i64(INFINITY));
-      else
-        put_float_const(L, INFINITY, ct);
-      return;
-    case LEIR_EXPR_VAR:
-      if (i64) {
-        emit_var(L, e);
-      } else {
-        putf(L, "((%s)", leir__ctext_ctype_name(ct));
-        emit_var(L, e);
-        put(L, ")");
-      }
-      return;
-    case LEIR_EXPR_TENSOR: emit_load(L, e, ct); return;
-    case LEIR_EXPR_PAREN:
-      put(L, "(");
-      emit_value(L, e->kids[0], ct);
-      put(L, ")");
-      return;
-    case LEIR_EXPR_NEG:
-      if (i64) {
-        emit_call1(L, "leir_neg_i64", e->kids[0], ct);
-      } else {
-        put(L, "(-");
-        emit_value(L, e->kids[0], ct);
-        put(L, ")");
-      }
-      return;
-    case LEIR_EXPR_BINARY: {
-      const char *fn = NULL, *op = NULL;
-      bool checked = false;
-      switch ((leir_op)e->op) {
-        case LEIR_OP_ADD: i64 ? (fn = "leir_add_i64") : (op = " + "); break;
-        case LEIR_OP_SUB: i64 ? (fn = "leir_sub_i64") : (op = " - "); break;
-        case LEIR_OP_MUL: i64 ? (fn = "leir_mul_i64") : (op = " * "); break;
-        case LEIR_OP_DIV:
-        case LEIR_OP_FLOORDIV:
-          if (i64)
-            fn = "leir_idiv", checked = true;
-          else if (e->op == LEIR_OP_DIV)
-            op = " / ";
-          else
-            fn = f32 ? "leir_floordiv_f32" : "leir_floordiv_f64";
-          break;
-        case LEIR_OP_MOD:
-          if (i64)
-            fn = "leir_imod", checked = true;
-          else
-            fn = f32 ? "leir_floormod_f32" : "leir_floormod_f64";
-          break;
-        case LEIR_OP_POW:
-          if (i64)
-            fn = "leir_ipow", checked = true;
-          else
-            fn = f32 ? "powf" : "pow";
-          break;
-        default: L->failed = true; return;
-      }
-      if (op) {
-        put(L, "(");
-        emit_value(L, e->kids[0], ct);
-        put(L, op);
-        emit_value(L, e->kids[1], ct);
-        put(L, ")");
-      } else {
-        putf(L, "%s(%s", fn, checked ? "rt, " : "");
-        emit_value(L, e->kids[0], ct);
-        put(L, ", ");
-        emit_value(L, e->kids[1], ct);
-        if (checked) putf(L, ", %d", add_site(L, LEIR__TRAP_DIVZERO, 0, e->pos, NULL));
-        put(L, ")");
-      }
-      return;
-    }
-    case LEIR_EXPR_CALL: {
-      const char *fn = NULL;
-      switch ((leir_op)e->op) {
-        case LEIR_OP_EXP: fn = f32 ? "expf" : "exp"; break;
-        case LEIR_OP_LOG: fn = f32 ? "logf" : "log"; break;
-        case LEIR_OP_SQRT: fn = f32 ? "sqrtf" : "sqrt"; break;
-        case LEIR_OP_ERF: fn = f32 ? "erff" : "erf"; break;
-        case LEIR_OP_ABS: fn = f32 ? "fabsf" : i64 ? "leir_abs_i64" : "fabs"; break;
-        case LEIR_OP_MAX:
-        case LEIR_OP_MIN: {
-          bool mx = e->op == LEIR_OP_MAX;
-          const char *f2 = i64 ? (mx ? "leir_max_i64" : "leir_min_i64")
-                               : f32 ? (mx ? "leir_fmax_f32" : "leir_fmin_f32")
-                                     : (mx ? "leir_fmax_f64" : "leir_fmin_f64");
-          for (uint32_t k = 1; k < e->n; k++) putf(L, "%s(", f2);
-          emit_value(L, e->kids[0], ct);
-          for (uint32_t k = 1; k < e->n; k++) {
-            put(L, ", ");
-            emit_value(L, e->kids[k], ct);
-            put(L, ")");
-          }
-          return;
-        }
-        case LEIR_OP_IF_THEN_ELSE:
-          put(L, "(");
-          emit_cond(L, e->kids[0]);
-          put(L, " ? ");
-          emit_value(L, e->kids[1], ct);
-          put(L, " : ");
-          emit_value(L, e->kids[2], ct);
-          put(L, ")");
-          return;
-        default: L->failed = true; return;
-      }
-      if (i64 && e->op != LEIR_OP_ABS) {
-        /* transcendental functions of integers: in double, converted back */
-        putf(L, "leir_f64_to_i64(%s((double)", fn);
-        emit_value(L, e->kids[0], ct);
-        put(L, "))");
-      } else {
-        emit_call1(L, fn, e->kids[0], ct);
-      }
-      return;
-    }
-    default: L->failed = true; return;
-  }
-}
-
-static void emit_cond(lower *L, const leir_expr *e) {
-  switch ((leir_expr_kind)e->kind) {
-    case LEIR_EXPR_AND:
-    case LEIR_EXPR_OR:
-      put(L, "(");
-      emit_cond(L, e->kids[0]);
-      put(L, e->kind == LEIR_EXPR_AND ? " && " : " || ");
-      emit_cond(L, e->kids[1]);
-      put(L, ")");
-      return;
-    case LEIR_EXPR_PAREN: {
-      const leir_expr *in = e->kids[0];
-      if (in->kind == LEIR_EXPR_COMPARE || in->kind == LEIR_EXPR_AND || in->kind == LEIR_EXPR_OR) {
-        emit_cond(L, in);
-        return;
-      }
-      break;
-    }
-    case LEIR_EXPR_COMPARE: {
-      /* a < b < c  ->  ((a < b) && (b < c)): b is pure, so evaluating it
-       * twice gives the same value; && keeps the left-to-right laziness */
-      leir__ctype ct = leir__cond_ctype(e);
-      put(L, "(");
-      for (uint32_t k = 0; k + 1 < e->n; k++) {
-        if (k) put(L, " && ");
-        put(L, "(");
-        emit_value(L, e->kids[k], ct);
-        put(L, leir__ctext_cmp_op((leir_op)e->u.cmp_ops[k]));
-        emit_value(L, e->kids[k + 1], ct);
-        put(L, ")");
-      }
-      put(L, ")");
-      return;
-    }
-    default: break;
-  }
-  leir__ctype ct = leir__cond_ctype(e);
-  put(L, "(");
-  emit_value(L, e, ct);
-  put(L, ct == LEIR__CT_I64 ? " != 0)" : " != 0.0)");
-}
+static const leir__cx_dialect c_dialect = {
+    .put_i64 = put_i64,
+    .nan = {"((float)NAN)", "((double)NAN)"},
+    .inf = {"((float)INFINITY)", "((double)INFINITY)"},
+    .neg_inf = {"(-(float)INFINITY)", "(-(double)INFINITY)"},
+    .put_var = put_var,
+    .cast_var = false,
+    .trap_pre = "rt, ",
+    .trap_post = trap_post,
+    .element = element,
+    .range_index = true,
+};
 
 /* ---- statements ------------------------------------------------------------- */
 
-/* b[off] = v converted to the buffer's dtype. */
+/* b[off] = v converted to the buffer's dtype (into the statement). */
 static void emit_store(lower *L, const leir_expr *lhs, const char *value) {
   uint32_t b = L->a->expr_buffer[lhs->id];
   leir_dtype dt = (leir_dtype)L->a->buffers[b].dtype;
-  emit_element(L, lhs);
-  leir__ctext_store(L->out, dt, value);
+  leir__cx_element(&L->x, lhs);
+  leir__ctext_store(leir__cx_out(&L->x), dt, value);
 }
 
 static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
@@ -458,10 +175,13 @@ static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
   const leir_expr *lhs = info->eq->lhs;
   leir__ctype ct = leir__ctype_of((leir_dtype)lhs->dtype);
   indent(L, depth);
-  putf(L, "{ const %s v = ", leir__ctext_ctype_name(ct));
-  emit_value(L, info->eq->rhs, ct);
-  put(L, "; ");
+  put(L, "{ ");
+  leir__cx_begin(&L->x);
+  leir__sb_printf(leir__cx_out(&L->x), "const %s v = ", leir__ctext_ctype_name(ct));
+  leir__cx_value(&L->x, info->eq->rhs, ct);
+  leir__sb_puts(leir__cx_out(&L->x), "; ");
   emit_store(L, lhs, "v");
+  leir__cx_end(&L->x, false);
   indent(L, depth);
   put(L, "}\n");
 }
@@ -489,17 +209,21 @@ static void emit_init(lower *L, const leir__eqinfo *info) {
     if (!used[d]) continue;
     indent(L, depth++);
     putf(L, "for (int64_t i%u = 0; i%u < ", d, d);
-    put_i64(L, info->loops[d]->extent);
+    put_i64(L->out, info->loops[d]->extent);
     putf(L, "; i%u++)\n", d);
   }
   indent(L, depth);
-  putf(L, "{ const %s v = ", leir__ctext_ctype_name(ct));
+  put(L, "{ ");
+  leir__cx_begin(&L->x);
+  leir__strbuf *o = leir__cx_out(&L->x);
+  leir__sb_printf(o, "const %s v = ", leir__ctext_ctype_name(ct));
   if (ct == LEIR__CT_I64)
-    put_i64(L, leir__init_value_i64(kind, dt));
+    put_i64(o, leir__init_value_i64(kind, dt));
   else
-    put_float_const(L, leir__init_value_f64(kind), ct);
-  put(L, "; ");
+    leir__cx_float_const(&L->x, o, leir__init_value_f64(kind), ct);
+  leir__sb_puts(o, "; ");
   emit_store(L, lhs, "v");
+  leir__cx_end(&L->x, false);
   indent(L, depth);
   put(L, "}\n");
 }
@@ -524,8 +248,9 @@ static void emit_nest(lower *L, const leir_nest *n, uint32_t depth, bool in_para
 
 static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth, bool in_parallel,
                        bool in_simd) {
+  if (stop(L)) return;
   if (k == n->nloops) {
-    for (uint32_t i = 0; i < n->nitems; i++) {
+    for (uint32_t i = 0; i < n->nitems && !stop(L); i++) {
       if (n->items[i].eq)
         emit_equation(L, &L->a->eqs[L->a->eq_index[n->items[i].eq->id]], (int)depth);
       else
@@ -564,7 +289,7 @@ static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
   }
   indent(L, (int)depth);
   putf(L, "for (int64_t i%u = 0; i%u < ", depth, depth);
-  put_i64(L, loop->extent);
+  put_i64(L->out, loop->extent);
   putf(L, "; i%u++) {\n", depth);
   emit_loops(L, n, k + 1, depth + 1, in_parallel || parallel, in_simd || simd);
   L->unroll = outer_unroll;
@@ -636,12 +361,24 @@ static void emit_header_comment(lower *L) {
 
 leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, leir__strbuf *out,
                           leir__c_site **sites, uint32_t *nsites) {
+  return leir__lower_c_max(a, o, 0, out, sites, nsites);
+}
+
+leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o, size_t max_bytes,
+                              leir__strbuf *out, leir__c_site **sites, uint32_t *nsites) {
   lower L;
   memset(&L, 0, sizeof L);
   L.a = a;
   L.p = a->p;
   L.o = o;
   L.out = out;
+  leir__cx_init(&L.x, &c_dialect, a, &L, out);
+  L.x.env = &L.env;
+  if (max_bytes) L.x.max_bytes = max_bytes;
+  if (stop(&L)) {
+    leir__cx_release(&L.x);
+    return leir__cx_status(&L.x);
+  }
   emit_header_comment(&L);
   put(&L, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n");
   put(&L, leir__prelude_text);
@@ -668,13 +405,15 @@ leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, lei
     for (uint32_t i = 0; i < a->neqs; i++)
       if (a->eqs[i].top == t && a->eqs[i].init != LEIR__INIT_NONE) emit_init(&L, &a->eqs[i]);
     emit_nest(&L, L.p->nests[t], 0, false, false);
+    if (stop(&L)) break;
   }
-  put(&L, "  return 0;\n}\n");
-  if (L.failed || out->failed) {
+  if (!stop(&L)) put(&L, "  return 0;\n}\n");
+  leir_status st = stop(&L) ? leir__cx_status(&L.x) : LEIR_OK;
+  if (st == LEIR_OK && L.failed) st = leir__error_nomem();
+  leir__cx_release(&L.x);
+  if (st != LEIR_OK) {
     free(L.sites);
-    if (out->failed) return leir__error_nomem();
-    return leir__error(LEIR_ERR_INTERNAL, "lower.c", NULL, 0, 0,
-                       "the C lowering met an expression it cannot translate");
+    return st;
   }
   if (sites) {
     *sites = L.sites;

@@ -42,6 +42,12 @@ typedef struct leir__c_options {
 leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, leir__strbuf *out,
                           leir__c_site **sites, uint32_t *nsites);
 
+/* The same with a limit on the generated source (0: LEIR__MAX_SOURCE_BYTES
+ * of c_expr.h); past it, LEIR_ERR_LIMIT (rule "lower.size"). Emission stops
+ * at the first failed write of `out` (LEIR_ERR_NOMEM). */
+leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o, size_t max_bytes,
+                              leir__strbuf *out, leir__c_site **sites, uint32_t *nsites);
+
 /* The text of backends/prelude.h (generated at build time). */
 extern const char leir__prelude_text[];
 

@@ -7,7 +7,11 @@
  * No #include reaches NVRTC: prelude.h's standard headers are replaced by
  * the few types and macros it needs (NVRTC provides the math functions and
  * memcpy as builtins). Heavy headers such as cuda_fp16.h would cost more
- * than the kernels (target: <= 100 ms per compile).
+ * than the kernels (target: <= 100 ms per compile). Under any other
+ * compiler (nvcc, which includes the host's headers; a C++ compiler
+ * emulating the kernels) the same file takes the fixed-width types from
+ * <stdint.h> instead, so that `leir lower --to cuda` output is a standalone
+ * .cu file (__CUDACC_RTC__ is defined by NVRTC only).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,11 +24,23 @@ extern const char leir__prelude_text[];
 
 static const char head[] =
     "#define LEIR_RT static __device__ __forceinline__\n"
+    "#if defined(__CUDACC_RTC__)\n"
     "typedef signed char int8_t; typedef short int16_t; typedef int int32_t;\n"
     "typedef long long int64_t; typedef unsigned char uint8_t; typedef unsigned short uint16_t;\n"
     "typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
+    "#else\n"
+    "#include <stdint.h>\n"
+    "#include <string.h>\n"
+    "#endif\n"
+    "#if defined(__NVCC__)\n"
+    "#pragma nv_diag_suppress 177\n" /* helpers a kernel does not use */
+    "#endif\n"
+    "#ifndef INT64_MAX\n"
     "#define INT64_MAX 0x7fffffffffffffffLL\n"
+    "#endif\n"
+    "#ifndef INT64_MIN\n"
     "#define INT64_MIN (-INT64_MAX - 1)\n"
+    "#endif\n"
     "#define LEIR_INFF __int_as_float(0x7f800000)\n"
     "#define LEIR_NANF __int_as_float(0x7fc00000)\n"
     "#define LEIR_INF __longlong_as_double(0x7ff0000000000000LL)\n"

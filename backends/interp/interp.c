@@ -17,7 +17,9 @@
  * integer division by zero traps: both end the run with LEIR_ERR_RUNTIME
  * and a message naming the tensor and position. Intermediates start filled
  * with the output sentinel, like in every backend. A wall-clock deadline is
- * checked every few thousand evaluations (LEIR_ERR_TIMEOUT).
+ * checked every TICK_WORK units of work (LEIR_ERR_TIMEOUT): one unit per
+ * expression node evaluated and per element stored, so one huge expression
+ * (a max of a million arguments) cannot run far past it.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -37,7 +39,7 @@ typedef struct interp {
   const leir_program *p;
   unsigned char **data;            /* by analysis buffer */
   int64_t vals[LEIR__MAX_LOOPS];   /* value of the loop at each depth */
-  uint32_t budget;                 /* evaluations until the next clock check */
+  uint32_t budget;                 /* units of work until the next clock check */
   double deadline;
   jmp_buf on_fail;
 } interp;
@@ -57,6 +59,20 @@ fail(interp *it, leir_status st, const leir_expr *at, const char *fmt, ...) {
   leir__error(st, st == LEIR_ERR_TIMEOUT ? "run.timeout" : "run.trap", NULL, line, col, "%s",
               msg);
   longjmp(it->on_fail, 1);
+}
+
+/* Work between two reads of the clock: about a millisecond of evaluation. */
+#define TICK_WORK 65536u
+
+static _Noreturn void timed_out(interp *it) {
+  fail(it, LEIR_ERR_TIMEOUT, NULL, "the interpreter exceeded its time limit");
+}
+
+/* One unit of work (an expression node, a store). */
+static inline void tick(interp *it) {
+  if (--it->budget) return;
+  it->budget = TICK_WORK;
+  if (leir__now() > it->deadline) timed_out(it);
 }
 
 static int64_t loop_value(const interp *it, const leir_expr *var) {
@@ -182,6 +198,7 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 
 /* Integer equations and index expressions: int64, wrapping. */
 static int64_t eval_i64(interp *it, const leir_expr *e) {
+  tick(it);
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_NUMBER:
       return e->u.num->is_int ? e->u.num->ival : leir_f64_to_i64(e->u.num->value);
@@ -230,7 +247,9 @@ static int64_t eval_i64(interp *it, const leir_expr *e) {
         default: break;
       }
       break;
-    default: break;
+    case LEIR_EXPR_COMPARE:
+    case LEIR_EXPR_AND:
+    case LEIR_EXPR_OR: return eval_cond(it, e) ? 1 : 0; /* a condition as a value */
   }
   fail(it, LEIR_ERR_INTERNAL, e, "cannot evaluate this expression as an integer");
 }
@@ -260,16 +279,11 @@ static bool compare_f64(leir_op op, double x, double y) {
 }
 
 static bool eval_cond(interp *it, const leir_expr *e) {
+  tick(it);
+  e = leir__cond_strip(e); /* ((a < 2)) is a < 2, at any depth */
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_AND: return eval_cond(it, e->kids[0]) && eval_cond(it, e->kids[1]);
     case LEIR_EXPR_OR: return eval_cond(it, e->kids[0]) || eval_cond(it, e->kids[1]);
-    case LEIR_EXPR_PAREN: {
-      const leir_expr *inner = e->kids[0];
-      if (inner->kind == LEIR_EXPR_COMPARE || inner->kind == LEIR_EXPR_AND ||
-          inner->kind == LEIR_EXPR_OR)
-        return eval_cond(it, inner);
-      break;
-    }
     case LEIR_EXPR_COMPARE: {
       /* a op1 b op2 c: each operand evaluated once, left to right, stopping
        * at the first false comparison */
@@ -320,13 +334,6 @@ static void store_i64(void *p, leir_dtype dt, int64_t v) {
 }
 
 /* ---- running ------------------------------------------------------------- */
-
-static void tick(interp *it) {
-  if (--it->budget) return;
-  it->budget = 4096;
-  if (leir__now() > it->deadline)
-    fail(it, LEIR_ERR_TIMEOUT, NULL, "the interpreter exceeded its time limit");
-}
 
 static void run_equation(interp *it, const leir__eqinfo *info) {
   tick(it);
@@ -463,7 +470,7 @@ static leir_status run_once(leir_kernel *k, void *const *known, double timeout_s
   it.a = k->analysis;
   it.p = k->program;
   it.data = s.data;
-  it.budget = 4096;
+  it.budget = TICK_WORK;
   it.deadline = leir__now() + timeout_s;
   st = LEIR_OK;
   if (setjmp(it.on_fail) == 0)

@@ -1,8 +1,17 @@
-/* FLOP and byte counts of a program (verification.md §4). */
+/* Buffer sizes, and the FLOP and byte counts of a program (verification.md
+ * §4); see cost.h. */
+#include "cost.h"
+
 #include <string.h>
 
-#include "backend.h"
 #include "error.h"
+
+uint64_t leir__buffer_bytes(const leir__buffer *buf) {
+  uint64_t n;
+  if (__builtin_mul_overflow(buf->elements, (uint64_t)leir_dtype_size((leir_dtype)buf->dtype), &n))
+    return UINT64_MAX;
+  return n;
+}
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
