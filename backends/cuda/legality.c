@@ -193,18 +193,13 @@ static bool uses_loop(const leir__analysis *a, const leir__eqinfo *info, const l
   return false;
 }
 
-static leir_status check_loop(const leir__analysis *a, uint32_t top, const leir__loop *loop) {
+/* Why loop `loop` of top-level nest `top` may not run its iterations on
+ * parallel threads (the "what" of the diagnostic); false when it may. */
+bool leir__cuda_loop_conflict(const leir__analysis *a, uint32_t top, const leir__loop *loop,
+                              const char **tensor, char *what, size_t cap) {
   const leir_program *p = a->p;
   const char *var = leir__sym_name(p, loop->sym);
-  uint32_t line, col;
-  leir__position(p, loop->pos, &line, &col);
-  size_t vlen = strlen(var);
-  if (vlen < 2 || (var[0] != 't' && var[0] != 'b') || var[1] < 'x' || var[1] > 'z')
-    return leir__error(LEIR_ERR_INVALID, "cuda.bound-name", var, line, col,
-                       "bound loop '%s' must be named t[xyz]... or b[xyz]... to select a "
-                       "thread or block axis",
-                       var);
-  if (loop->extent <= 1) return LEIR_OK;
+  if (loop->extent <= 1) return false;
   for (uint32_t i = 0; i < a->neqs; i++) {
     const leir__eqinfo *wi = &a->eqs[i];
     if (wi->top != top || wi->lhs_buffer == LEIR__NONE || slot_of(wi, loop) == LEIR__NONE)
@@ -216,30 +211,47 @@ static leir_status check_loop(const leir__analysis *a, uint32_t top, const leir_
       if (!find_in(a, wi, ri, ri->eq->lhs, loop, &c) && !find_in(a, wi, ri, ri->eq->rhs, loop, &c))
         continue;
       const char *t = leir__sym_name(p, c.w->sym);
+      if (tensor) *tensor = t;
       bool write = c.r == c.ri->eq->lhs;
       bool reduction = write && c.wi == c.ri && !uses_loop(a, wi, c.w, loop);
-      char what[512];
       if (reduction)
-        snprintf(what, sizeof what,
+        snprintf(what, cap,
                  "iterations with different values of %s write the same element of %s (a "
                  "reduction across %s)",
                  var, t, var);
       else if (write)
-        snprintf(what, sizeof what,
+        snprintf(what, cap,
                  "iterations with different values of %s may write the same element of %s", var,
                  t);
       else
-        snprintf(what, sizeof what,
+        snprintf(what, cap,
                  "an iteration may read an element of %s that an iteration with a different "
                  "value of %s writes",
                  t, var);
-      return leir__error(LEIR_ERR_INVALID, "cuda.bound-dependence", var, line, col,
-                         "bound loop '%s' carries a dependence through %s: %s; the CUDA backend "
-                         "does not race it (bind another loop, or make the loop L)",
-                         var, t, what);
+      return true;
     }
   }
-  return LEIR_OK;
+  return false;
+}
+
+static leir_status check_loop(const leir__analysis *a, uint32_t top, const leir__loop *loop) {
+  const leir_program *p = a->p;
+  const char *var = leir__sym_name(p, loop->sym);
+  uint32_t line, col;
+  leir__position(p, loop->pos, &line, &col);
+  size_t vlen = strlen(var);
+  if (vlen < 2 || (var[0] != 't' && var[0] != 'b') || var[1] < 'x' || var[1] > 'z')
+    return leir__error(LEIR_ERR_INVALID, "cuda.bound-name", var, line, col,
+                       "bound loop '%s' must be named t[xyz]... or b[xyz]... to select a "
+                       "thread or block axis",
+                       var);
+  char what[512];
+  const char *t = NULL;
+  if (!leir__cuda_loop_conflict(a, top, loop, &t, what, sizeof what)) return LEIR_OK;
+  return leir__error(LEIR_ERR_INVALID, "cuda.bound-dependence", var, line, col,
+                     "bound loop '%s' carries a dependence through %s: %s; the CUDA backend "
+                     "does not race it (bind another loop, or make the loop L)",
+                     var, t, what);
 }
 
 static leir_status walk(const leir__analysis *a, uint32_t top, const leir_nest *n) {
