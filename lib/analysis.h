@@ -169,6 +169,13 @@ bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, le
 /* Affine form of an integer expression; false if it is not affine. */
 bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *f);
 
+/* The same, reading through index tables: a read D_{i..} of an integer
+ * intermediate defined once as a tensor-free affine function of its
+ * subscript's loops (a->value_def; what precompute_indices builds) is that
+ * function of the read's indices. Two subscripts with equal forms here name
+ * the same element at every iteration, however they are spelled. */
+bool leir__affine_subst_of(const leir__analysis *a, const leir_expr *e, leir__affine *f);
+
 leir__range leir__range_union(leir__range a, leir__range b);
 
 /* Which variables of sum(coef[i] * v[i]), v[i] in [0, ext[i]-1], the value

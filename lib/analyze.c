@@ -357,6 +357,53 @@ static const leir_expr *same_element_read(const leir__analysis *a, const leir_ex
   return NULL;
 }
 
+/* Every subscript entry of x and y names the same value at every iteration
+ * (equal affine forms, index tables read through; leir__affine_subst_of). */
+static bool same_element_spelled(const leir__analysis *a, const leir_expr *x,
+                                 const leir_expr *y) {
+  if (x->n != y->n) return false;
+  for (uint32_t k = 0; k < x->n; k++) {
+    if (leir__expr_equal(a->p, x->kids[k], a->p, y->kids[k])) continue;
+    leir__affine fx, fy;
+    if (!leir__affine_subst_of(a, x->kids[k], &fx) || !leir__affine_subst_of(a, y->kids[k], &fy))
+      return false;
+    if (fx.nterms != fy.nterms || fx.c != fy.c) return false;
+    for (uint32_t t = 0; t < fx.nterms; t++)
+      if (fx.slot[t] != fy.slot[t] || fx.coef[t] != fy.coef[t]) return false;
+  }
+  return true;
+}
+
+/* A self-read of the element being defined whose subscript is spelled
+ * differently (C_{D_{bya,tx}} for C_{bya*2+tx}, where D_{bya,tx}=bya*2+tx):
+ * §3.4 rule 2 compares subscripts as written, so such a read gets no
+ * implicit initial value. Found iteratively: right sides may be deep. */
+static const leir_expr *respelled_read(const leir__analysis *a, const leir_expr *rhs,
+                                       const leir_expr *lhs, uint32_t b) {
+  const leir_expr *small[64], **stack = small;
+  size_t n = 0, cap = 64;
+  const leir_expr *hit = NULL;
+  stack[n++] = rhs;
+  while (n && !hit) {
+    const leir_expr *e = stack[--n];
+    if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids && a->expr_buffer[e->id] == b &&
+        same_element_spelled(a, e, lhs))
+      hit = e;
+    if (n + e->n > cap) {
+      size_t nc = (n + e->n) * 2;
+      const leir_expr **ns = malloc(nc * sizeof *ns);
+      if (!ns) break; /* no finding: the check is an extra */
+      memcpy(ns, stack, n * sizeof *ns);
+      if (stack != small) free(stack);
+      stack = ns;
+      cap = nc;
+    }
+    for (uint32_t k = e->n; k-- > 0;) stack[n++] = e->kids[k];
+  }
+  if (stack != small) free(stack);
+  return hit;
+}
+
 static bool contains_tensor(const leir_expr *e) {
   if (e->kind == LEIR_EXPR_TENSOR) return true;
   for (uint32_t k = 0; k < e->n; k++)
@@ -480,6 +527,12 @@ static void define(ctx *c, uint32_t eqi) {
         finding(c, LEIR_ERR_INVALID, bad->pos, "check.uninitialized", name,
                 "%s is read before it is written: only X+..., X-..., X*..., .../X, "
                 "max(X,...) and min(X,...) start from an implicit initial value",
+                name);
+      else if ((bad = respelled_read(a, rhs, lhs, b)))
+        finding(c, LEIR_ERR_INVALID, bad->pos, "check.self-read-spelling", name,
+                "%s is read at the element this equation writes, but its subscript is spelled "
+                "differently from the left-hand side's, so no implicit initial value applies "
+                "and the read sees a never-written element; spell both subscripts the same",
                 name);
     }
   }
