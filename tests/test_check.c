@@ -675,6 +675,62 @@ START_TEST(test_precompute_indices_keeps_self_reads) {
 }
 END_TEST
 
+/* Every candidate of every strategy on accumulator programs (the issue's
+ * and variants: other nestings, max and * forms, nested nests, a partial
+ * accumulator E_{tx,a%2}) checks and computes what its source computes:
+ * no strategy may respell an accumulator's self-read (layout_transformation,
+ * set_storage_layout and cache_read_write rewrite both sides alike). */
+START_TEST(test_accumulators_under_every_strategy) {
+  static const char *const programs[][2] = {
+      {"B^{2}_{bya=0}B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{bya*2+tx}+"
+       "A^{f64,g}_{bya*2+tx,a};];",
+       "A:f64:4x8 -> C:f64:4"},
+      {"L^{2}_{b=0}L^{2}_{c=0}L^{8}_{a=0}[C^{f64,g}_{b*2+c}=C^{f64,g}_{b*2+c}+"
+       "A^{f64,g}_{b*2+c,a};];",
+       "A:f64:4x8 -> C:f64:4"},
+      {"B^{4}_{tx=0}L^{8}_{a=0}[E^{f64,g}_{tx,a%2}=max(E^{f64,g}_{tx,a%2},A^{f64,g}_{tx,a});];"
+       "B^{4}_{tx=0}L^{2}_{c=0}[C^{f64,g}_{tx,c}=E^{f64,g}_{tx,c}*2;];",
+       "A:f64:4x8 -> C:f64:4x2"},
+      {"B^{2}_{tx=0}L^{3}_{c=0}L^{8}_{a=0}[E^{f64,g}_{tx,c}=E^{f64,g}_{tx,c}+"
+       "A^{f64,g}_{tx,a}*A^{f64,g}_{tx,c};];B^{2}_{tx=0}L^{3}_{c=0}[C^{f64,g}_{tx,c}="
+       "E^{f64,g}_{tx,c};];",
+       "A:f64:2x8 -> C:f64:2x3"},
+      {"B^{2}_{tx=0}[L^{8}_{a=0}[E^{f64,g}_{tx}=E^{f64,g}_{tx}*A^{f64,g}_{tx,a};];"
+       "C^{f64,g}_{tx}=E^{f64,g}_{tx};];",
+       "A:f64:2x8 -> C:f64:2"},
+  };
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  size_t total = 0;
+  for (size_t i = 0; i < sizeof programs / sizeof *programs; i++) {
+    leir_program *p = test_parse(programs[i][0]);
+    test_set_signature(p, programs[i][1]);
+    leir_candidates *c = NULL;
+    ck_assert_int_eq(leir_candidates_list(&c, p, NULL), LEIR_OK);
+    for (size_t k = 0; k < leir_candidates_count(c); k++, total++) {
+      const char *step = leir_step_text(leir_candidates_step(c, k));
+      leir_program *q = NULL;
+      ck_assert_int_eq(leir_candidates_apply(&q, c, k), LEIR_OK);
+      leir_diagnostics *d = NULL;
+      leir_status st = leir_program_check(q, NULL, &d);
+      ck_assert_msg(st == LEIR_OK, "%s on %s: %s", step, programs[i][0],
+                    leir_diagnostics_count(d) ? leir_diagnostics_get(d, 0)->message : "");
+      leir_diagnostics_free(d);
+      leir_verify_report *r = NULL;
+      ck_assert_int_eq(leir_verify(b, p, q, NULL, &r), LEIR_OK);
+      ck_assert_msg(leir_verdict_passes(r->verdict), "%s on %s: %s (%s)", step, programs[i][0],
+                    leir_verdict_name(r->verdict), r->message);
+      leir_verify_report_free(r);
+      leir_program_free(q);
+    }
+    leir_candidates_free(c);
+    leir_program_free(p);
+  }
+  ck_assert_uint_gt(total, 100);
+  leir_backend_free(b);
+}
+END_TEST
+
 static Suite *check_suite(void) {
   Suite *s = suite_create("check");
   TCase *tc = tcase_create("rules");
@@ -700,6 +756,7 @@ static Suite *check_suite(void) {
   tcase_add_test(tc, test_buffers_and_shapes);
   tcase_add_test(tc, test_self_read_spelling);
   tcase_add_test(tc, test_precompute_indices_keeps_self_reads);
+  tcase_add_test(tc, test_accumulators_under_every_strategy);
   suite_add_tcase(s, tc);
   tc = tcase_create("corpus");
   tcase_add_test(tc, test_sources_small_pass_with_their_signatures);
