@@ -359,7 +359,7 @@ END_TEST
  * affine forms of deep subscripts and the index-table substitution keep
  * their large scratch off the stack. Sanitizers put redzones around every
  * frame and need about eight times more (measured: the deepest shape here
- * needs under 2 MiB with ASan), so an instrumented build runs the same
+ * runs with 2 MiB under ASan), so an instrumented build runs the same
  * programs with 2 MiB. */
 #if defined(__SANITIZE_ADDRESS__)
 #define PARSE_STACK ((size_t)2 << 20)

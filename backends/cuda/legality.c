@@ -30,11 +30,12 @@
 /* The nest (at any level under n) that owns `loop`, and its index. */
 static bool find_nest(const leir_nest *n, const leir__loop *loop, const leir_nest **out,
                       uint32_t *k) {
-  if (loop >= n->loops && loop < n->loops + n->nloops) {
-    *out = n;
-    *k = (uint32_t)(loop - n->loops);
-    return true;
-  }
+  for (uint32_t i = 0; i < n->nloops; i++)
+    if (&n->loops[i] == loop) {
+      *out = n;
+      *k = i;
+      return true;
+    }
   for (uint32_t i = 0; i < n->nitems; i++)
     if (n->items[i].nest && find_nest(n->items[i].nest, loop, out, k)) return true;
   return false;
