@@ -71,6 +71,12 @@ typedef struct leir__analysis {
                             * intermediate as a tensor-free expression of the
                             * loop variables of its subscript (so reads can be
                             * bounded by substitution), else LEIR__NONE */
+  struct leir__affine *value_form; /* by buffer: the values of an index table (an
+                             * integer intermediate defined once, over plain
+                             * loop variables) as an affine form of the loop
+                             * slots of that definition, tables it reads
+                             * substituted (leir__affine_subst_of) ... */
+  uint32_t *value_form_def; /* ... when this is that equation, else LEIR__NONE */
   uint64_t total_evaluations;
 } leir__analysis;
 

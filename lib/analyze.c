@@ -202,7 +202,8 @@ static bool grow_buffers(ctx *c, uint32_t cap) {
 #define GROW(ar, field) \
   (field = grow_copy(ar, field, n * sizeof *field, (size_t)cap * sizeof *field)) != NULL
   bool ok = GROW(&a->arena, a->buffers) && GROW(&a->arena, a->values) &&
-            GROW(&a->arena, a->value_def) && GROW(&c->scratch, c->prev) &&
+            GROW(&a->arena, a->value_def) && GROW(&a->arena, a->value_form) &&
+            GROW(&a->arena, a->value_form_def) && GROW(&c->scratch, c->prev) &&
             GROW(&c->scratch, c->written) && GROW(&c->scratch, c->last_write_top) &&
             GROW(&c->scratch, c->last_read_top) && GROW(&c->scratch, c->value_seen);
 #undef GROW
@@ -233,6 +234,7 @@ static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
   a->values[b].lo = a->values[b].hi = 0;
   c->value_seen[b] = false;
   a->value_def[b] = LEIR__NONE;
+  a->value_form_def[b] = LEIR__NONE;
   c->prev[b] = c->latest[t->sym];
   c->latest[t->sym] = b;
   return b;
@@ -511,6 +513,19 @@ static void define(ctx *c, uint32_t eqi) {
         substitutable = lhs->kids[j]->sym != ix->sym;
     }
     a->value_def[b] = !c->value_seen[b] && substitutable ? eqi : LEIR__NONE;
+    /* the affine value form: plain variables on the left (as above), an
+     * affine right side through the tables it reads (stored flattened, so
+     * that reading a chain of copied tables never recurses along it) */
+    bool plain = true;
+    for (uint32_t k = 0; k < lhs->n && plain; k++) {
+      const leir_expr *ix = lhs->kids[k];
+      plain = ix->kind == LEIR_EXPR_VAR && a->expr_loop[ix->id] != LEIR__NONE;
+      for (uint32_t j = 0; j < k && plain; j++) plain = lhs->kids[j]->sym != ix->sym;
+    }
+    a->value_form_def[b] = LEIR__NONE;
+    if (!c->value_seen[b] && plain && r.known &&
+        leir__affine_subst_of(a, info->eq->rhs, &a->value_form[b]))
+      a->value_form_def[b] = eqi;
     a->values[b] = c->value_seen[b] ? leir__range_union(a->values[b], r) : r;
     c->value_seen[b] = true;
   }

@@ -189,14 +189,16 @@ bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *
 static NOINLINE bool table_affine(const leir__analysis *a, const leir_expr *e, leir__affine *f) {
   uint32_t b = e->id < a->nids ? a->expr_buffer[e->id] : LEIR__NONE;
   /* values[b] is known only when every value fits the table's dtype */
-  if (b == LEIR__NONE || !a->value_def || a->value_def[b] >= a->neqs || !a->values[b].known)
+  if (b == LEIR__NONE || !a->value_form_def || a->value_form_def[b] >= a->neqs ||
+      !a->values[b].known)
     return false;
-  const leir__eqinfo *def = &a->eqs[a->value_def[b]];
+  const leir__eqinfo *def = &a->eqs[a->value_form_def[b]];
   const leir_expr *lhs = def->eq->lhs;
   if (lhs->n != e->n) return false;
   /* g, out, term: off the stack (tables nest as deep as trees go) */
   leir__affine *w = malloc(3 * sizeof *w), *g = w, *out = w + 1, *term = w + 2;
-  bool ok = w && leir__affine_of(a, def->eq->rhs, g);
+  bool ok = w != NULL;
+  if (ok) *g = a->value_form[b];
   if (ok) aff_const(out, g->c);
   for (uint32_t t = 0; ok && t < g->nterms; t++) {
     uint32_t k = 0;
@@ -344,9 +346,11 @@ static NOINLINE leir__range table_range(const leir__analysis *a, const leir_expr
     leir__range r = affine_range(f, env);
     free(f);
     if (r.known) return r;
-    return substituted_range(a, e, b, env);
+  } else {
+    free(f);
   }
-  free(f);
+  uint32_t d = a->value_def[b];
+  if (d == LEIR__NONE || d >= a->neqs) return a->values[b];
   return substituted_range(a, e, b, env);
 }
 
@@ -384,8 +388,6 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const
     case LEIR_EXPR_TENSOR: {
       uint32_t b = e->id < a->nids ? a->expr_buffer[e->id] : LEIR__NONE;
       if (b == LEIR__NONE || !a->values) return UNKNOWN;
-      uint32_t d = a->value_def[b];
-      if (d == LEIR__NONE || d >= a->neqs) return a->values[b];
       return table_range(a, e, b, env);
     }
     case LEIR_EXPR_PAREN: return leir__index_range(a, e->kids[0], env);

@@ -229,6 +229,22 @@ START_TEST(test_bounds_indirect_indices) {
         "E:f64:4x4 -> D:f64:4");
   INVALID("B^{4}_{tx=0}[F^{i64,g}_{tx}=4-tx;];B^{4}_{tx=0}[D^{f64,g}_{tx}=E^{f64,g}_{tx,F^{i64,g}_{tx}};];",
           "E:f64:4x4 -> D:f64:4", "check.bounds", 0, "ranges over [1, 4]");
+  /* a table's affine value is narrowed by the guard around its read
+   * (precompute_indices on padding: E_{c}=c-2 read under 2<=c<26) ... */
+  const char *pad = "B^{28}_{tx=0}[F^{i64,g}_{tx}=tx-2;];%sB^{2}_{tx=0}L^{28}_{c=0}"
+                    "[D^{f64,g}_{tx,c}=if_then_else(2<=c<26,A^{f64,g}_{tx,%s_{c}},0);];";
+  char text[512];
+  snprintf(text, sizeof text, pad, "", "F^{i64,g}");
+  VALID(text, "A:f64:2x24 -> D:f64:2x28");
+  /* ... also through a copy of the table (cache_read_write on it) */
+  snprintf(text, sizeof text, pad, "B^{28}_{tx=0}[E^{i64,s}_{tx}=F^{i64,g}_{tx};];", "E^{i64,s}");
+  VALID(text, "A:f64:2x24 -> D:f64:2x28");
+  /* ... and only there */
+  snprintf(text, sizeof text,
+           "B^{28}_{tx=0}[F^{i64,g}_{tx}=tx-2;];B^{28}_{tx=0}[E^{i64,s}_{tx}=F^{i64,g}_{tx};];"
+           "B^{2}_{tx=0}L^{28}_{c=0}[D^{f64,g}_{tx,c}=if_then_else(1<=c<26,"
+           "A^{f64,g}_{tx,E^{i64,s}_{c}},0);];");
+  INVALID(text, "A:f64:2x24 -> D:f64:2x28", "check.bounds", 0, "ranges over [-1, 23]");
   /* an intermediate cannot take its shape from unknown index values */
   INVALID("B^{4}_{tx=0}[D^{f64,g}_{C^{i64,g}_{tx}}=1;];B^{1}_{tx=0}[G^{f64,g}=D^{f64,g}_{0};];",
           "C:i64:4 -> G:f64:", "check.shape", 0,
