@@ -18,6 +18,10 @@ for f in "$libdir/libleir.so" "$libdir/libleir.a" "$libdir/pkgconfig/leir.pc" \
          "$prefix/bin/leir"; do
   [ -e "$dest$f" ] || { echo "not installed: $f" >&2; exit 1; }
 done
+# the kernel runner the cpu backend spawns (backends/runner), wherever
+# libexecdir points
+[ -n "$(find "$dest$prefix" -name leir-runner -type f -perm -u+x)" ] ||
+  { echo "not installed: leir-runner (libexecdir)" >&2; exit 1; }
 soname=$(readelf -d "$dest$libdir/libleir.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libleir.so.0 ] || { echo "SONAME is '$soname', expected libleir.so.0" >&2; exit 1; }
 
