@@ -7,6 +7,10 @@
  *     A: {dtype: f64, shape: [2, 8]}   # or a sequence of {name, dtype, shape}
  *   outputs:
  *     C: {dtype: f64, shape: [2, 8]}
+ *
+ * An input may add `domain:` (docs/verification.md, "Input domains"):
+ *   positive | {value: V} | {range: [LO, HI]}
+ *   | {distribution: normal, mean: M, std: S} | {distribution: uniform, low: L, high: H}
  *   leir: B^{2}_{tx=0}...         # parsed in lenient mode
  */
 #include <errno.h>
@@ -17,6 +21,7 @@
 
 #include "error.h"
 #include "ir.h"
+#include "signature.h"
 
 /* Declarations grow as read; names point into the YAML document, which
  * lives until leir_program_set_signature has copied them. `shape` pointers
@@ -26,6 +31,7 @@
 typedef struct yctx {
   yaml_document_t doc;
   leir_tensor_decl *decls;
+  leir_domain *domains;
   int64_t (*shapes)[LEIR_MAX_RANK];
   size_t ndecls, cap;
 } yctx;
@@ -68,6 +74,117 @@ static leir_status read_shape(yctx *y, yaml_node_t *node, int64_t *shape, uint32
   return LEIR_OK;
 }
 
+static leir_status derr(const yaml_node_t *node, const char *fmt, const char *arg) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+  uint32_t line = node ? (uint32_t)node->start_mark.line + 1 : 0;
+  uint32_t col = node ? (uint32_t)node->start_mark.column + 1 : 0;
+  return leir__error_set(LEIR_ERR_PARSE, "yaml.domain", NULL, line, col, msg);
+}
+
+/* A number: a YAML plain or quoted scalar that strtod reads entirely. */
+static bool read_number(const yaml_node_t *n, double *out) {
+  const char *s = scalar(n);
+  if (!s || !*s || n->data.scalar.length != strlen(s)) return false;
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (*end || errno == ERANGE) return false;
+  *out = x;
+  return true;
+}
+
+static const char domain_forms[] =
+    "positive, {value: V}, {range: [LO, HI]}, {distribution: normal, mean: M, std: S} or "
+    "{distribution: uniform, low: L, high: H}";
+
+/* `domain:` of input `name` (see the header comment). Validated here, so
+ * the error carries the position. */
+static leir_status read_domain(yctx *y, yaml_node_t *node, leir_dtype dt, leir_domain *out,
+                               const char *name) {
+  leir_domain d = LEIR_DOMAIN_INIT;
+  char msg[600];
+  if (node->type == YAML_SCALAR_NODE) {
+    if (strcmp(scalar(node), "positive") != 0) {
+      snprintf(msg, sizeof msg, "the domain of %s must be one of: %s", name, domain_forms);
+      return derr(node, "%s", msg);
+    }
+    d.kind = LEIR_DOMAIN_POSITIVE;
+  } else if (node->type == YAML_MAPPING_NODE) {
+    yaml_node_t *value = NULL, *range = NULL, *dist = NULL, *mean = NULL, *std = NULL,
+                *low = NULL, *high = NULL;
+    for (yaml_node_pair_t *pr = node->data.mapping.pairs.start;
+         pr < node->data.mapping.pairs.top; pr++) {
+      yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
+      yaml_node_t *v = yaml_document_get_node(&y->doc, pr->value);
+      const char *ks = scalar(k);
+      yaml_node_t **slot = !ks                             ? NULL
+                           : strcmp(ks, "value") == 0        ? &value
+                           : strcmp(ks, "range") == 0        ? &range
+                           : strcmp(ks, "distribution") == 0 ? &dist
+                           : strcmp(ks, "mean") == 0         ? &mean
+                           : strcmp(ks, "std") == 0          ? &std
+                           : strcmp(ks, "low") == 0          ? &low
+                           : strcmp(ks, "high") == 0         ? &high
+                                                             : NULL;
+      if (!slot) {
+        snprintf(msg, sizeof msg,
+                 "unknown domain field '%s' (expected value, range, distribution, mean, std, "
+                 "low, high)",
+                 ks ? ks : "?");
+        return derr(k, "%s", msg);
+      }
+      if (*slot) return derr(k, "domain field '%s' is given twice", ks);
+      *slot = v;
+    }
+    int forms = (value != NULL) + (range != NULL) + (dist != NULL);
+    if (forms != 1) {
+      snprintf(msg, sizeof msg, "the domain of %s must be one of: %s", name, domain_forms);
+      return derr(node, "%s", msg);
+    }
+    if (value) {
+      if (mean || std || low || high) return derr(node, "a {value: V} domain has no other field%s", "");
+      d.kind = LEIR_DOMAIN_VALUE;
+      if (!read_number(value, &d.value)) return derr(value, "the value of %s must be a number", name);
+    } else if (range) {
+      if (mean || std || low || high)
+        return derr(node, "a {range: [LO, HI]} domain has no other field%s", "");
+      d.kind = LEIR_DOMAIN_RANGE;
+      yaml_node_item_t *it = range->type == YAML_SEQUENCE_NODE ? range->data.sequence.items.start : NULL;
+      if (!it || range->data.sequence.items.top - it != 2 ||
+          !read_number(yaml_document_get_node(&y->doc, it[0]), &d.low) ||
+          !read_number(yaml_document_get_node(&y->doc, it[1]), &d.high))
+        return derr(range, "the range of %s must be a list of two numbers [LO, HI]", name);
+    } else {
+      const char *ds = scalar(dist);
+      if (ds && strcmp(ds, "normal") == 0) {
+        if (low || high) return derr(node, "a normal distribution has mean and std, not low/high%s", "");
+        d.kind = LEIR_DOMAIN_NORMAL;
+        if (mean && !read_number(mean, &d.mean)) return derr(mean, "the mean of %s must be a number", name);
+        if (std && !read_number(std, &d.std)) return derr(std, "the std of %s must be a number", name);
+      } else if (ds && strcmp(ds, "uniform") == 0) {
+        if (mean || std) return derr(node, "a uniform distribution has low and high, not mean/std%s", "");
+        if (!low || !high) return derr(node, "a uniform distribution needs low and high%s", "");
+        d.kind = LEIR_DOMAIN_UNIFORM;
+        if (!read_number(low, &d.low)) return derr(low, "low of %s must be a number", name);
+        if (!read_number(high, &d.high)) return derr(high, "high of %s must be a number", name);
+      } else {
+        return derr(dist, "unknown distribution '%s' (expected normal or uniform)", ds ? ds : "?");
+      }
+    }
+  } else {
+    snprintf(msg, sizeof msg, "the domain of %s must be one of: %s", name, domain_forms);
+    return derr(node, "%s", msg);
+  }
+  char why[200];
+  if (!leir__domain_validate(dt, &d, why, sizeof why)) {
+    snprintf(msg, sizeof msg, "domain of %s: %s", name, why);
+    return derr(node, "%s", msg);
+  }
+  *out = d;
+  return LEIR_OK;
+}
+
 static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_node_t *at,
                              leir_role role) {
   if (y->ndecls == MAX_DECLS) return yerr(at, "more than 4096 declarations%s", "");
@@ -85,8 +202,10 @@ static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_
     leir_tensor_decl *decls = realloc(y->decls, cap * sizeof *decls);
     if (decls) y->decls = decls;
     int64_t(*shapes)[LEIR_MAX_RANK] = decls ? realloc(y->shapes, cap * sizeof *shapes) : NULL;
-    if (!shapes) return leir__error_nomem();
-    y->shapes = shapes;
+    if (shapes) y->shapes = shapes;
+    leir_domain *domains = shapes ? realloc(y->domains, cap * sizeof *domains) : NULL;
+    if (!domains) return leir__error_nomem();
+    y->domains = domains;
     y->cap = cap;
   }
   size_t i = y->ndecls;
@@ -94,6 +213,9 @@ static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_
   memset(d, 0, sizeof *d);
   d->name = name;
   d->role = role;
+  leir_domain none = LEIR_DOMAIN_INIT;
+  y->domains[i] = none;
+  yaml_node_t *domain_node = NULL, *domain_key = NULL;
   bool have_dtype = false, have_shape = false;
   for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start; pr < spec->data.mapping.pairs.top;
        pr++) {
@@ -110,14 +232,23 @@ static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_
       have_shape = true;
     } else if (key_is(&y->doc, pr, "name")) {
       /* sequence form: handled by the caller */
+    } else if (key_is(&y->doc, pr, "domain")) {
+      domain_node = v;
+      domain_key = yaml_document_get_node(&y->doc, pr->key);
     } else {
       const char *k = scalar(yaml_document_get_node(&y->doc, pr->key));
-      return yerr(yaml_document_get_node(&y->doc, pr->key), "unknown field '%s' (expected dtype, shape)",
-                  k ? k : "?");
+      return yerr(yaml_document_get_node(&y->doc, pr->key),
+                  "unknown field '%s' (expected dtype, shape, domain)", k ? k : "?");
     }
   }
   if (!have_dtype) return yerr(spec, "%s has no dtype", name);
   if (!have_shape) return yerr(spec, "%s has no shape (use [] for a scalar)", name);
+  if (domain_node) {
+    if (role != LEIR_ROLE_INPUT)
+      return derr(domain_key, "%s is an output; only inputs have a domain", name);
+    leir_status st = read_domain(y, domain_node, d->dtype, &y->domains[i], name);
+    if (st != LEIR_OK) return st;
+  }
   y->ndecls++;
   return LEIR_OK;
 }
@@ -291,6 +422,9 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   }
   for (size_t i = 0; i < y->ndecls; i++) y->decls[i].shape = y->shapes[i];
   st = leir_program_set_signature(p, y->decls, y->ndecls);
+  for (size_t i = 0; st == LEIR_OK && i < y->ndecls; i++)
+    if (y->domains[i].kind != LEIR_DOMAIN_DEFAULT)
+      st = leir_program_domain_set(p, i, &y->domains[i]);
   if (st == LEIR_OK && name) st = leir_program_set_name(p, name);
   if (st != LEIR_OK) {
     leir_program_free(p);
@@ -302,8 +436,52 @@ done:
   yaml_parser_delete(&parser);
   free(y->decls);
   free(y->shapes);
+  free(y->domains);
   free(y);
   return st;
+}
+
+/* Shortest text that strtod reads back as exactly x. */
+static void put_number(leir__strbuf *b, double x) {
+  char buf[40];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  leir__sb_puts(b, buf);
+}
+
+static void put_domain(leir__strbuf *b, const leir__decl *d) {
+  switch ((leir_domain_kind)d->domain) {
+    case LEIR_DOMAIN_POSITIVE: leir__sb_puts(b, ", domain: positive"); break;
+    case LEIR_DOMAIN_VALUE:
+      leir__sb_puts(b, ", domain: {value: ");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, "}");
+      break;
+    case LEIR_DOMAIN_RANGE:
+      leir__sb_puts(b, ", domain: {range: [");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, ", ");
+      put_number(b, d->dom_b);
+      leir__sb_puts(b, "]}");
+      break;
+    case LEIR_DOMAIN_NORMAL:
+      leir__sb_puts(b, ", domain: {distribution: normal, mean: ");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, ", std: ");
+      put_number(b, d->dom_b);
+      leir__sb_puts(b, "}");
+      break;
+    case LEIR_DOMAIN_UNIFORM:
+      leir__sb_puts(b, ", domain: {distribution: uniform, low: ");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, ", high: ");
+      put_number(b, d->dom_b);
+      leir__sb_puts(b, "}");
+      break;
+    default: break;
+  }
 }
 
 static void put_decls(leir__strbuf *b, const leir_program *p, leir_role role) {
@@ -316,7 +494,9 @@ static void put_decls(leir__strbuf *b, const leir_program *p, leir_role role) {
       if (k) leir__sb_puts(b, ", ");
       leir__sb_put_i64(b, d->shape[k]);
     }
-    leir__sb_puts(b, "]}\n");
+    leir__sb_puts(b, "]");
+    put_domain(b, d);
+    leir__sb_puts(b, "}\n");
   }
 }
 
