@@ -177,7 +177,8 @@ LEIR_API leir_status leir_program_fill_inputs(const leir_program *program, uint6
   X(INVALID, "a static check failed")                                                 \
   X(COMPILE_ERROR, "the backend compiler rejected the lowered code")                  \
   X(RUNTIME_ERROR, "crash, signal or run-time trap while running")                    \
-  X(TIMEOUT, "exceeded the time limit")
+  X(TIMEOUT, "exceeded the time limit")                                               \
+  X(INCONCLUSIVE, "the reference's outputs are mostly not finite on every input set")
 
 typedef enum leir_verdict {
 #define LEIR__VERDICT_ENUM(name, msg) LEIR_VERDICT_##name,
@@ -201,6 +202,12 @@ LEIR_API leir_status leir_verdict_from_name(const char *name, leir_verdict *out)
  * (rule "check.parallel-dependence") instead of running it sequentially. */
 #define LEIR_VERIFY_STRICT_PARALLEL 0x2u
 
+/* The candidate's class (verification.md §2; docs/verification.md,
+ * "Candidate classes"). A strategy's leir_exactness e maps to class e + 1. */
+#define LEIR_VERIFY_CLASS_ANY 0u            /* judged by the per-element tolerance */
+#define LEIR_VERIFY_CLASS_EXACT 1u          /* must be bitwise EQUAL */
+#define LEIR_VERIFY_CLASS_REASSOCIATING 2u  /* judged against a higher-precision truth */
+
 typedef struct leir_verify_options {
   uint32_t size;        /* sizeof(leir_verify_options) */
   uint32_t flags;       /* LEIR_VERIFY_* */
@@ -208,10 +215,17 @@ typedef struct leir_verify_options {
   uint32_t input_sets;  /* default 3 (1..64) */
   double rtol;          /* < 0: by output dtype (f64 1e-9, f32 1e-4, f16/bf16 1e-2) */
   double atol;          /* < 0: by output dtype (f64 1e-12, f32 1e-6, f16/bf16 1e-3) */
+  /* Added in 0.2 (a smaller `size` gets the defaults): */
+  uint32_t candidate_class;   /* LEIR_VERIFY_CLASS_* (default ANY) */
+  double reassoc_factor;      /* REASSOCIATING: allowed factor over the reference's own
+                               * error against the truth (default 8; >= 1) */
+  double min_finite_fraction; /* INCONCLUSIVE below this finite fraction of a reference
+                               * output on every input set (default 0.5; 0 disables) */
 } leir_verify_options;
 
-#define LEIR_VERIFY_OPTIONS_INIT \
-  { (uint32_t)sizeof(leir_verify_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0 }
+#define LEIR_VERIFY_OPTIONS_INIT                                                      \
+  { (uint32_t)sizeof(leir_verify_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0,    \
+    LEIR_VERIFY_CLASS_ANY, 8.0, 0.5 }
 
 /* Comparison of one output over all input sets. */
 typedef struct leir_output_report {
@@ -225,6 +239,14 @@ typedef struct leir_output_report {
   uint64_t max_ulp;      /* float outputs: ULP distance in the output dtype */
   double mse;            /* mean over all compared elements and sets */
   double rtol, atol;     /* tolerance applied */
+  /* Added in 0.2: finite (not NaN, not inf) fraction of the reference's
+   * output, lowest and highest over the input sets, and per set
+   * (`finite_fraction` has input_sets entries; borrowed from the report). */
+  double finite_min, finite_max;
+  const double *finite_fraction;
+  /* REASSOCIATING candidates: max |x - truth| of the reference and of the
+   * candidate over all sets (0 otherwise). */
+  double reference_err, candidate_err;
 } leir_output_report;
 
 /* A verification result. Strings are borrowed from the report and never
@@ -262,6 +284,11 @@ typedef struct leir_verify_report {
   double seconds;      /* wall time of the whole verification */
   size_t noutputs;
   const leir_output_report *outputs;
+  /* Added in 0.2: the candidate class judged (LEIR_VERIFY_CLASS_*), and
+   * the lowest finite fraction of any reference output on any set (1 when
+   * there are no float outputs or no run). */
+  uint32_t candidate_class;
+  double finite_min;
 } leir_verify_report;
 
 /* Runs `reference` and `candidate` on the same backend with the same seeded
@@ -282,8 +309,76 @@ LEIR_API void leir_verify_report_free(leir_verify_report *report);
 LEIR_API leir_status leir_verify_report_json(const leir_verify_report *report, char **out,
                                              size_t *out_len);
 
-/* True for EQUAL and CLOSE. */
+/* True for EQUAL and CLOSE (never for INCONCLUSIVE). */
 LEIR_API int leir_verdict_passes(leir_verdict verdict);
+
+/* "any", "exact", "reassociating"; static; NULL for other values. */
+LEIR_API const char *leir_verify_class_name(uint32_t candidate_class);
+/* Parses a class name; LEIR_ERR_ARGUMENT if unknown. */
+LEIR_API leir_status leir_verify_class_from_name(const char *name, uint32_t *out);
+
+/* ======================================================================
+ * Verifiers: many candidates against one reference (verification.md §2)
+ *
+ * A verifier runs the reference once on every input set and keeps its
+ * inputs and outputs (and, when a REASSOCIATING candidate first needs it,
+ * the higher-precision truth); each judgement then checks, compiles and
+ * runs only the candidate. leir_verifier_judge(v, c, class) reaches the same
+ * verdict, figures and messages as leir_verify(backend, reference, c,
+ * options with that class) (timing aside). Memory held: the reference's
+ * input and output buffers of every input set (plus one set of candidate
+ * outputs while judging, plus an f64 copy of the outputs once a
+ * reassociating candidate was judged).
+ * ====================================================================== */
+
+typedef struct leir_verifier leir_verifier;
+
+typedef struct leir_verifier_options {
+  uint32_t size;              /* sizeof(leir_verifier_options) */
+  uint32_t flags;             /* LEIR_VERIFY_* */
+  uint64_t seed;              /* default LEIR_SEED_DEFAULT */
+  uint32_t input_sets;        /* default 3 (1..64) */
+  double rtol, atol;          /* < 0: by output dtype */
+  double reassoc_factor;      /* default 8 */
+  double min_finite_fraction; /* default 0.5 */
+} leir_verifier_options;
+
+#define LEIR_VERIFIER_OPTIONS_INIT                                                      \
+  { (uint32_t)sizeof(leir_verifier_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0,    \
+    8.0, 0.5 }
+
+/* Sets *opts to the defaults (same as LEIR_VERIFIER_OPTIONS_INIT). */
+LEIR_API void leir_verifier_options_init(leir_verifier_options *opts);
+
+/* Checks, compiles and runs `reference` on every input set. A reference
+ * that fails (INVALID, COMPILE_ERROR, ...) still gives a verifier: every
+ * judgement then reports that failure (program 0), as leir_verify would.
+ * The reference is copied; the backend must outlive the verifier, which is
+ * used by one thread at a time. `opts` may be NULL. Caller frees *out with
+ * leir_verifier_free. Errors (no verifier): LEIR_ERR_ARGUMENT,
+ * LEIR_ERR_NOMEM, LEIR_ERR_NO_DEVICE, LEIR_ERR_INTERNAL. */
+LEIR_API leir_status leir_verifier_new(leir_verifier **out, leir_backend *backend,
+                                       const leir_program *reference,
+                                       const leir_verifier_options *opts);
+
+/* Judges one candidate of class `candidate_class` (LEIR_VERIFY_CLASS_*).
+ * Returns LEIR_OK with a new report (free with leir_verify_report_free)
+ * whenever a verdict was reached; other statuses as leir_verify. */
+LEIR_API leir_status leir_verifier_judge(leir_verifier *verifier, const leir_program *candidate,
+                                         uint32_t candidate_class, leir_verify_report **out);
+
+/* Judges n candidates (classes[i] for candidates[i]; classes may be NULL
+ * for all ANY); compiles them together where the backend can. out[i]
+ * receives each report (NULL for a candidate whose judgement failed). Returns
+ * LEIR_OK when every candidate got a report, else the first failure's
+ * status (the other reports are still filled in). */
+LEIR_API leir_status leir_verifier_judge_batch(leir_verifier *verifier,
+                                               const leir_program *const *candidates,
+                                               const uint32_t *classes, size_t n,
+                                               leir_verify_report **out);
+
+/* NULL is a no-op. */
+LEIR_API void leir_verifier_free(leir_verifier *verifier);
 
 /* ======================================================================
  * Program costs (verification.md §4)
