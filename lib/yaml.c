@@ -280,6 +280,89 @@ static leir_status read_decls(yctx *y, yaml_node_t *node, leir_role role, const 
   return yerr(node, "'%s' must be a mapping (name: {dtype, shape}) or a list", section);
 }
 
+/* ---- hostile documents ---------------------------------------------------- */
+
+/* Deepest nesting of collections a program file may have (the format
+ * needs 4: root, inputs, a declaration, its shape or domain). */
+#define MAX_YAML_DEPTH 64
+/* libyaml's scanner slows down quadratically with open flow collections
+ * before a single event comes out, so the bytes are checked first: the
+ * running balance of [ and { against ] and } (anywhere, quotes and
+ * comments included, so it only overestimates) must stay below this. */
+#define MAX_BRACKET_BALANCE 1000
+
+static leir_status prescan_depth(const char *text, size_t len) {
+  long depth = 0;
+  uint32_t line = 1, col = 1;
+  for (size_t i = 0; i < len; i++, col++) {
+    char c = text[i];
+    if (c == '\n') {
+      line++;
+      col = 0;
+    } else if (c == '[' || c == '{') {
+      if (++depth > MAX_BRACKET_BALANCE)
+        return leir__error(LEIR_ERR_LIMIT, "limit.depth", NULL, line, col,
+                           "more than %d nested '[' and '{' in a program file",
+                           MAX_BRACKET_BALANCE);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return LEIR_OK;
+}
+
+static leir_status parser_error(const yaml_parser_t *parser) {
+  if (parser->error == YAML_MEMORY_ERROR) return leir__error_nomem();
+  return leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, (uint32_t)parser->problem_mark.line + 1,
+                     (uint32_t)parser->problem_mark.column + 1, "YAML: %s%s%s",
+                     parser->problem ? parser->problem : "syntax error",
+                     parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/* Walks the events once: syntax errors, out of memory and collections
+ * nested deeper than MAX_YAML_DEPTH stop it before a document is built. */
+static leir_status check_events(const char *text, size_t len) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return leir__error_nomem();
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  leir_status st = LEIR_OK;
+  int depth = 0;
+  for (;;) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) {
+      st = parser_error(&parser);
+      break;
+    }
+    yaml_event_type_t type = ev.type;
+    if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+      if (++depth > MAX_YAML_DEPTH)
+        st = leir__error(LEIR_ERR_LIMIT, "limit.depth", NULL, (uint32_t)ev.start_mark.line + 1,
+                         (uint32_t)ev.start_mark.column + 1,
+                         "collections nested more than %d deep in a program file",
+                         MAX_YAML_DEPTH);
+    } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+      depth--;
+    }
+    yaml_event_delete(&ev);
+    if (st != LEIR_OK || type == YAML_STREAM_END_EVENT) break;
+  }
+  yaml_parser_delete(&parser);
+  return st;
+}
+
+/* A scalar holding a NUL (a "\u0000" escape) would be cut short by every
+ * C string use: refused wherever it is. */
+static leir_status check_nul_scalars(yaml_document_t *doc) {
+  for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++)
+    if (n->type == YAML_SCALAR_NODE &&
+        memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL)
+      return leir__error(LEIR_ERR_PARSE, "yaml.structure", NULL, (uint32_t)n->start_mark.line + 1,
+                         (uint32_t)n->start_mark.column + 1,
+                         "a string holds a NUL character (\\u0000), which no name or field "
+                         "may contain");
+  return LEIR_OK;
+}
+
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 /* Maps the position of a LEIR error inside the `leir` scalar back to the
@@ -345,6 +428,9 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   if (memchr(text, '\0', len))
     return leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, 0, 0,
                        "a program file cannot contain NUL bytes");
+  leir_status pre = prescan_depth(text, len);
+  if (pre == LEIR_OK) pre = check_events(text, len);
+  if (pre != LEIR_OK) return pre;
   yctx *y = calloc(1, sizeof *y);
   if (!y) return leir__error_nomem();
   yaml_parser_t parser;
@@ -356,13 +442,11 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   leir_status st = LEIR_OK;
   bool have_doc = false;
   if (!yaml_parser_load(&parser, &y->doc)) {
-    st = leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, (uint32_t)parser.problem_mark.line + 1,
-                     (uint32_t)parser.problem_mark.column + 1, "YAML: %s%s%s",
-                     parser.problem ? parser.problem : "syntax error",
-                     parser.context ? " " : "", parser.context ? parser.context : "");
+    st = parser_error(&parser);
     goto done;
   }
   have_doc = true;
+  if ((st = check_nul_scalars(&y->doc)) != LEIR_OK) goto done;
   yaml_node_t *root = yaml_document_get_root_node(&y->doc);
   if (!root || root->type != YAML_MAPPING_NODE) {
     st = yerr(root, "a program file is a mapping with inputs, outputs and leir%s", "");

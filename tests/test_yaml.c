@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -519,6 +522,112 @@ START_TEST(test_domain_errors) {
 }
 END_TEST
 
+
+/* ---- hostile documents (issue 11.6) ----------------------------------- */
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+START_TEST(test_deep_nesting_is_refused_quickly) {
+  /* 200k nested flow sequences (400 KB): libyaml's scanner alone took
+   * 200 s on them */
+  size_t n = 200000;
+  char *text = malloc(2 * n + 16);
+  memcpy(text, "inputs: ", 8);
+  memset(text + 8, '[', n);
+  memset(text + 8 + n, ']', n);
+  text[8 + 2 * n] = '\0';
+  double t0 = seconds_now();
+  leir_program *p = (leir_program *)1;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, text, strlen(text), NULL), LEIR_ERR_LIMIT);
+  ck_assert_ptr_null(p);
+  ck_assert_str_eq(leir_error_last()->rule, "limit.depth");
+  ck_assert_uint_eq(leir_error_last()->line, 1);
+  ck_assert_uint_eq(leir_error_last()->column, 1009);
+  /* the same with mappings */
+  for (size_t i = 0; i < n; i++) text[8 + i] = '{', text[8 + n + i] = '}';
+  ck_assert_int_eq(leir_program_parse_yaml(&p, text, strlen(text), NULL), LEIR_ERR_LIMIT);
+  ck_assert_msg(seconds_now() - t0 < 2.0, "took %.1f s", seconds_now() - t0);
+  free(text);
+  /* block collections (no brackets) stop at 64 levels, found by the events */
+  char block[20000];
+  size_t k = (size_t)snprintf(block, sizeof block, "inputs:\n");
+  for (int d = 0; d < 80; d++) k += (size_t)snprintf(block + k, sizeof block - k, "%*s-\n", d, "");
+  snprintf(block + k, sizeof block - k, "outputs: {}\nleir: x\n");
+  expect_yaml_error(block, LEIR_ERR_LIMIT, 65, 64, "limit.depth", "nested more than 64 deep");
+  /* 64 levels of brackets inside the text are fine */
+  char ok[4096];
+  k = (size_t)snprintf(ok, sizeof ok, "name: ");
+  for (int d = 0; d < 60; d++) ok[k++] = '[';
+  for (int d = 0; d < 60; d++) ok[k++] = ']';
+  snprintf(ok + k, sizeof ok - k,
+           "\ninputs: {A: {dtype: f64, shape: [2]}}\noutputs: {C: {dtype: f64, shape: [2]}}\n"
+           "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n");
+  expect_yaml_error(ok, LEIR_ERR_PARSE, 1, 7, "yaml.structure", "name must be a string");
+}
+END_TEST
+
+START_TEST(test_nul_in_a_name_is_refused) {
+  expect_yaml_error("name: \"soft\\u0000max\"\n"
+                    "inputs: {A: {dtype: f64, shape: [2]}}\noutputs: {C: {dtype: f64, shape: [2]}}\n"
+                    "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 1, 7, "yaml.structure", "NUL character");
+  expect_yaml_error("inputs: {\"A\\0x\": {dtype: f64, shape: [2]}}\n"
+                    "outputs: {C: {dtype: f64, shape: [2]}}\n"
+                    "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 1, 10, "yaml.structure", "NUL character");
+  expect_yaml_error("inputs: {A: {dtype: \"f64\\u0000junk\", shape: [2]}}\n"
+                    "outputs: {C: {dtype: f64, shape: [2]}}\n"
+                    "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 1, 21, "yaml.structure", "NUL character");
+}
+END_TEST
+
+START_TEST(test_out_of_memory_is_reported_as_such) {
+#if defined(__SANITIZE_ADDRESS__)
+  return; /* ASan reserves terabytes of address space: no RLIMIT_AS */
+#else
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
+  /* 4 million scalars in one flow sequence: libyaml's document needs far
+   * more than the 300 MiB this child may add */
+  size_t n = 4000000;
+  char *text = malloc(2 * n + 64);
+  size_t k = (size_t)snprintf(text, 64, "inputs: {A: {dtype: f64, shape: [");
+  for (size_t i = 0; i < n; i++) {
+    text[k++] = '1';
+    text[k++] = ',';
+  }
+  snprintf(text + k - 1, 64, "]}}\n");
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    struct rlimit rl;
+    getrlimit(RLIMIT_AS, &rl);
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (!f || fscanf(f, "%lu", &pages) != 1) _exit(10);
+    fclose(f);
+    rl.rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (300ul << 20);
+    if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(11);
+    leir_program *p = NULL;
+    leir_status st = leir_program_parse_yaml(&p, text, strlen(text), NULL);
+    _exit(st == LEIR_ERR_NOMEM ? 0 : 20 + (st < 0 ? -st : st));
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  free(text);
+#endif
+}
+END_TEST
+
 static Suite *yaml_suite(void) {
   Suite *s = suite_create("yaml");
   TCase *tc = tcase_create("files");
@@ -536,6 +645,9 @@ static Suite *yaml_suite(void) {
   tcase_add_test(tc, test_declaration_errors);
   tcase_add_test(tc, test_leir_errors_point_into_the_file);
   tcase_add_test(tc, test_domain_errors);
+  tcase_add_test(tc, test_deep_nesting_is_refused_quickly);
+  tcase_add_test(tc, test_nul_in_a_name_is_refused);
+  tcase_add_test(tc, test_out_of_memory_is_reported_as_such);
   suite_add_tcase(s, tc);
   return s;
 }
