@@ -15,6 +15,7 @@
  *    one and in batches.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,6 +530,94 @@ START_TEST(test_verifier_reports_reference_failures) {
 }
 END_TEST
 
+
+/* ---- timing under load ----------------------------------------------------- */
+
+static volatile int spinning;
+
+static void *spin(void *arg) {
+  (void)arg;
+  volatile double x = 1;
+  while (__atomic_load_n(&spinning, __ATOMIC_RELAXED)) x = x * 1.0000001 + 1e-9;
+  return NULL;
+}
+
+static leir_kernel *kernel_of(leir_backend *b, int rows) {
+  char text[256];
+  snprintf(text, sizeof text,
+           "L^{%d}_{a=0}L^{1000}_{c=0}[C^{f64,g}_{a}=C^{f64,g}_{a}+exp(A^{f64,g}_{a,c});];", rows);
+  leir_program *p = test_parse(text);
+  leir_kernel *k = NULL;
+  ck_assert_int_eq(leir_kernel_new(&k, b, p), LEIR_OK);
+  leir_program_free(p);
+  return k;
+}
+
+/* Programs doing 4x the work of others, compared while busy threads load
+ * the machine: the order is right or undecided, never wrong. */
+START_TEST(test_compare_under_load) {
+  const char *name = _i == 0 ? "interp" : "cpu";
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.threads = 1;
+  leir_backend *b = NULL;
+  if (leir_backend_open(&b, name, &bo) != LEIR_OK) return;
+  int small_rows = _i == 0 ? 40 : 400;
+  leir_kernel *small = kernel_of(b, small_rows), *big = kernel_of(b, 4 * small_rows);
+  pthread_t th[3];
+  __atomic_store_n(&spinning, 1, __ATOMIC_RELAXED);
+  for (int t = 0; t < 3; t++) ck_assert_int_eq(pthread_create(&th[t], NULL, spin, NULL), 0);
+  int decided = 0;
+  for (int rep = 0; rep < 2; rep++) {
+    leir_comparison c;
+    ck_assert_int_eq(leir_kernels_compare(small, big, NULL, &c), LEIR_OK);
+    ck_assert_msg(c.order != LEIR_ORDER_SLOWER && c.order != LEIR_ORDER_SAME,
+                  "%s: 1x vs 4x said %s (ratio %g in [%g, %g])", name, leir_order_name(c.order),
+                  c.ratio, c.ratio_lo, c.ratio_hi);
+    decided += c.order == LEIR_ORDER_FASTER;
+    ck_assert_uint_eq(c.threads, 1);
+    ck_assert_uint_ge(c.rounds, 10);
+    ck_assert(c.a.q1_s <= c.a.median_s && c.a.median_s <= c.a.q3_s);
+    ck_assert_uint_eq(c.a.noisy, c.a.spread > LEIR_TIMING_NOISY);
+    ck_assert_msg(c.confidence >= 0.99 || c.order == LEIR_ORDER_UNDECIDED, "coverage %g",
+                  c.confidence);
+    ck_assert_int_eq(leir_kernels_compare(big, small, NULL, &c), LEIR_OK);
+    ck_assert_msg(c.order != LEIR_ORDER_FASTER && c.order != LEIR_ORDER_SAME,
+                  "%s: 4x vs 1x said %s (ratio %g in [%g, %g])", name, leir_order_name(c.order),
+                  c.ratio, c.ratio_lo, c.ratio_hi);
+    decided += c.order == LEIR_ORDER_SLOWER;
+    /* the same kernel twice: never faster or slower by more than 25% */
+    leir_compare_options o = LEIR_COMPARE_OPTIONS_INIT;
+    o.min_effect = 0.25;
+    o.max_rounds = 20;
+    ck_assert_int_eq(leir_kernels_compare(small, small, &o, &c), LEIR_OK);
+    ck_assert_msg(c.order == LEIR_ORDER_SAME || c.order == LEIR_ORDER_UNDECIDED,
+                  "%s: a kernel against itself said %s (ratio %g in [%g, %g])", name,
+                  leir_order_name(c.order), c.ratio, c.ratio_lo, c.ratio_hi);
+  }
+  __atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
+  for (int t = 0; t < 3; t++) pthread_join(th[t], NULL);
+  fprintf(stderr, "%s under load: %d of 4 comparisons decided (the rest undecided)\n", name,
+          decided);
+  ck_assert_int_ge(decided, 2);
+  /* leir_kernels_time reports the spread and the threads */
+  leir_timing t[2];
+  leir_kernel *ks[2] = {small, big};
+  ck_assert_int_eq(leir_kernels_time(ks, 2, NULL, t), LEIR_OK);
+  ck_assert_uint_eq(t[0].threads, 1);
+  ck_assert(t[1].spread >= 0 && t[1].q3_s >= t[1].q1_s);
+  /* options are checked */
+  leir_compare_options o;
+  leir_compare_options_init(&o);
+  o.confidence = 1.5;
+  leir_comparison c;
+  ck_assert_int_eq(leir_kernels_compare(small, big, &o, &c), LEIR_ERR_ARGUMENT);
+  ck_assert_str_eq(leir_order_name(LEIR_ORDER_UNDECIDED), "undecided");
+  leir_kernel_free(small);
+  leir_kernel_free(big);
+  leir_backend_free(b);
+}
+END_TEST
+
 static Suite *verify_suite(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("reassociating");
@@ -543,6 +632,9 @@ static Suite *verify_suite(void) {
   tc = tcase_create("verifier");
   tcase_add_loop_test(tc, test_verifier_matches_verify_on_the_corpus, 0, 2);
   tcase_add_test(tc, test_verifier_reports_reference_failures);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("timing");
+  tcase_add_loop_test(tc, test_compare_under_load, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -426,8 +426,17 @@ typedef struct leir_timing {
   double gflops;        /* flops / median / 1e9 */
   double gbytes_per_s;  /* bytes / median / 1e9 */
   double speedup;       /* median of kernel 0 / this median (1 for kernel 0) */
-  double reserved[6];
+  /* Added in 0.2 (in place of reserved space): the spread. */
+  double q1_s, q3_s;    /* first and third quartiles of the runs */
+  double spread;        /* (q3 - q1) / median: the relative interquartile range */
+  uint32_t threads;     /* threads a kernel may use (cpu: the backend's `threads`,
+                         * resolved; interp: 1) */
+  uint32_t noisy;       /* 1 when spread > LEIR_TIMING_NOISY (0.1): the median is
+                         * not to be trusted alone; compare with leir_kernels_compare */
+  double reserved[2];
 } leir_timing;
+
+#define LEIR_TIMING_NOISY 0.1
 
 /* Times n kernels of one backend in alternation in the same process (one
  * timed run of each per round, caches flushed between runs), each on its
@@ -438,6 +447,64 @@ typedef struct leir_timing {
  * entries. Errors: as leir_kernel_run. */
 LEIR_API leir_status leir_kernels_time(leir_kernel *const *kernels, size_t n,
                                        const leir_bench_options *opts, leir_timing *out);
+
+/* ---- comparing two kernels with a stated confidence ---------------------- */
+
+typedef struct leir_compare_options {
+  uint32_t size;        /* sizeof(leir_compare_options) */
+  uint32_t flags;       /* LEIR_BENCH_NO_FLUSH */
+  uint32_t warmup;      /* untimed runs of each kernel first (default 3) */
+  uint32_t min_rounds;  /* rounds (one run of A, one of B) before deciding (default 10) */
+  uint32_t max_rounds;  /* give up (UNDECIDED) after this many rounds (default 400) */
+  double max_seconds;   /* ... or this much wall time (default 20) */
+  double confidence;    /* of the decision, in (0.5, 1) (default 0.99) */
+  double min_effect;    /* relative difference below which A and B count as
+                         * equally fast (default 0.02: a 2% difference) */
+  uint64_t seed;        /* input seed (set 0) */
+} leir_compare_options;
+
+#define LEIR_COMPARE_OPTIONS_INIT                                                     \
+  { (uint32_t)sizeof(leir_compare_options), 0u, 3u, 10u, 400u, 20.0, 0.99, 0.02,      \
+    LEIR_SEED_DEFAULT }
+
+/* Sets *opts to the defaults (same as LEIR_COMPARE_OPTIONS_INIT). */
+LEIR_API void leir_compare_options_init(leir_compare_options *opts);
+
+typedef enum leir_order {
+  LEIR_ORDER_UNDECIDED = 0, /* no decision at the requested confidence */
+  LEIR_ORDER_FASTER = 1,    /* A is faster than B */
+  LEIR_ORDER_SLOWER = 2,    /* A is slower than B */
+  LEIR_ORDER_SAME = 3       /* within min_effect of each other */
+} leir_order;
+
+/* "undecided", "faster", "slower", "same"; static. */
+LEIR_API const char *leir_order_name(leir_order order);
+
+typedef struct leir_comparison {
+  uint32_t size;        /* set by the library */
+  leir_order order;
+  double ratio;         /* median over rounds of time(B) / time(A): > 1 when A is faster */
+  double ratio_lo, ratio_hi; /* distribution-free confidence interval of that median */
+  double confidence;    /* the interval's coverage (>= the requested confidence) */
+  uint32_t rounds;      /* rounds measured */
+  uint32_t threads;     /* as leir_timing.threads */
+  leir_timing a, b;     /* each kernel's runs (their spread says how noisy) */
+} leir_comparison;
+
+/* Is kernel A faster than kernel B? Runs them in alternation in the same
+ * process (one run of A, one of B per round, caches flushed before each
+ * unless LEIR_BENCH_NO_FLUSH), pairs the two runs of each round (both see
+ * the same load) and puts a distribution-free confidence interval (binomial
+ * order statistics) on the median of time(B)/time(A). FASTER when the
+ * interval lies above 1 + min_effect, SLOWER when below 1/(1 + min_effect),
+ * SAME when inside [1/(1 + min_effect), 1 + min_effect]; otherwise more
+ * rounds are run (in batches of min_rounds) until max_rounds or
+ * max_seconds, then UNDECIDED. Sequential looks cost a little of the stated
+ * confidence; docs/verification.md gives the measured error rates.
+ * Errors: as leir_kernels_time. */
+LEIR_API leir_status leir_kernels_compare(leir_kernel *a, leir_kernel *b,
+                                          const leir_compare_options *opts,
+                                          leir_comparison *out);
 
 /* Convenience: builds the kernels, times them, frees them. */
 LEIR_API leir_status leir_bench(leir_backend *backend, const leir_program *const *programs,
