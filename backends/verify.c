@@ -164,6 +164,10 @@ struct leir_verifier {
   int truth_state;       /* 0 not yet, 1 ready, -1 unavailable (truth_why) */
   double **truth;
   bool truth_is_orig;    /* f64 program: the truth is the original itself */
+  /* inputs of all sets above ALL_SETS_BYTES: one set of input buffers
+   * (every set's slots point at it), refilled before each set runs */
+  bool stream;
+  uint32_t filled;       /* the set the shared inputs hold (stream) */
   char truth_why[400];
   double nred;           /* longest reduction: max evaluations per element written */
 };
@@ -245,7 +249,11 @@ static void free_slots(void **slots, uint32_t n) {
 void leir_verifier_free(leir_verifier *v) {
   if (!v) return;
   uint32_t n = v->nsets * v->nknown;
-  free_slots(v->in, n);
+  if (v->stream && v->in) {
+    free_slots(v->in, v->nknown); /* set 0's buffers, shared by every set */
+  } else {
+    free_slots(v->in, n);
+  }
   free_slots(v->out, n);
   if (v->truth)
     for (uint32_t i = 0; i < n; i++) free(v->truth[i]);
@@ -282,6 +290,35 @@ static leir_status run_sets(leir_verifier *v, leir_kernel *k, uint32_t first, ui
   if (res->set >= 0) res->set += (int32_t)first;
   free(ptrs);
   free((void *)set_ptrs);
+  return st;
+}
+
+/* Streaming verifiers: puts the inputs of `set` into the shared input
+ * buffers (outputs of the fill go to `outs`, a set of output buffers that
+ * receive the sentinel). */
+static leir_status refill(leir_verifier *v, uint32_t set, void *const *outs) {
+  if (!v->stream || v->filled == set) return LEIR_OK;
+  const leir__analysis *a = v->k0->analysis;
+  void **fill = malloc(v->nknown * sizeof *fill + 1);
+  if (!fill) return leir__error_nomem();
+  void *scratch = NULL;
+  if (!outs) { /* the outputs' sentinel goes to a scratch buffer */
+    uint64_t most = 1;
+    for (uint32_t i = 0; i < v->nknown; i++)
+      if (a->buffers[i].role == LEIR__BUF_OUTPUT && leir__buffer_bytes(&a->buffers[i]) > most)
+        most = leir__buffer_bytes(&a->buffers[i]);
+    scratch = malloc((size_t)most);
+    if (!scratch) {
+      free(fill);
+      return leir__error_nomem();
+    }
+  }
+  for (uint32_t i = 0; i < v->nknown; i++)
+    fill[i] = a->buffers[i].role == LEIR__BUF_INPUT ? v->in[i] : outs ? outs[i] : scratch;
+  leir_status st = leir__fill_inputs(v->k0->analysis, v->nknown, v->o.seed, set, fill);
+  free(fill);
+  free(scratch);
+  if (st == LEIR_OK) v->filled = set;
   return st;
 }
 
@@ -376,6 +413,10 @@ leir_status leir_verifier_new(leir_verifier **out, leir_backend *b, const leir_p
     st = leir__error_nomem();
     goto fail;
   }
+  uint64_t in_bytes = 0;
+  for (uint32_t i = 0; i < v->nknown; i++)
+    if (a->buffers[i].role == LEIR__BUF_INPUT) in_bytes += leir__buffer_bytes(&a->buffers[i]);
+  v->stream = v->nsets > 1 && in_bytes * v->nsets > ALL_SETS_BYTES;
   void **fill = malloc(v->nknown * sizeof *fill + 1);
   if (!fill) {
     st = leir__error_nomem();
@@ -385,21 +426,31 @@ leir_status leir_verifier_new(leir_verifier **out, leir_backend *b, const leir_p
     for (uint32_t i = 0; i < v->nknown; i++) {
       const leir__buffer *buf = &a->buffers[i];
       size_t bytes = (size_t)leir__buffer_bytes(buf);
-      void **slot = buf->role == LEIR__BUF_INPUT ? &v->in[set * v->nknown + i]
-                                                 : &v->out[set * v->nknown + i];
-      *slot = malloc(bytes ? bytes : 1);
+      bool input = buf->role == LEIR__BUF_INPUT;
+      void **slot = input ? &v->in[set * v->nknown + i] : &v->out[set * v->nknown + i];
+      if (input && v->stream && set > 0)
+        *slot = v->in[i]; /* shared, refilled per set */
+      else
+        *slot = malloc(bytes ? bytes : 1);
       if (!*slot) {
         st = leir__error_nomem();
         break;
       }
       fill[i] = *slot;
     }
-    if (st == LEIR_OK) st = leir__fill_inputs(k->analysis, v->nknown, o.seed, set, fill);
+    if (st == LEIR_OK && !v->stream)
+      st = leir__fill_inputs(k->analysis, v->nknown, o.seed, set, fill);
+  }
+  leir__exec_result res = {-1};
+  if (st == LEIR_OK && !v->stream) st = run_sets(v, k, 0, v->nsets, v->out, &res);
+  for (uint32_t set = 0; st == LEIR_OK && v->stream && set < v->nsets; set++) {
+    for (uint32_t i = 0; i < v->nknown; i++)
+      fill[i] = a->buffers[i].role == LEIR__BUF_INPUT ? v->in[i] : v->out[set * v->nknown + i];
+    st = leir__fill_inputs(k->analysis, v->nknown, o.seed, set, fill);
+    v->filled = set;
+    if (st == LEIR_OK) st = run_sets(v, k, set, 1, &v->out[set * v->nknown], &res);
   }
   free(fill);
-  if (st != LEIR_OK) goto fail;
-  leir__exec_result res = {-1};
-  st = run_sets(v, k, 0, v->nsets, v->out, &res);
   if (st != LEIR_OK) {
     if (!is_program_status(st)) goto fail;
     st = remember_failure(v, STAGE_RUN, verdict_of_status(st), leir_error_last(), "", res.set);
@@ -494,6 +545,7 @@ static leir_status compute_truth(leir_verifier *v) {
     if (!bufs) st = leir__error_nomem();
   }
   for (uint32_t set = 0; set < v->nsets && st == LEIR_OK; set++) {
+    st = refill(v, set, NULL);
     for (uint32_t i = 0; i < v->nknown && st == LEIR_OK; i++) {
       const leir__buffer *buf = &a->buffers[i];
       leir_dtype dt = (leir_dtype)buf->dtype;
@@ -840,7 +892,7 @@ static leir_status judge_built(leir_verifier *v, leir_kernel *k1, leir_status bu
   uint64_t set_bytes = 0;
   for (uint32_t i = 0; i < v->nknown; i++)
     if (a->buffers[i].role == LEIR__BUF_OUTPUT) set_bytes += leir__buffer_bytes(&a->buffers[i]);
-  uint32_t chunk = set_bytes * v->nsets <= ALL_SETS_BYTES ? v->nsets : 1;
+  uint32_t chunk = set_bytes * v->nsets <= ALL_SETS_BYTES && !v->stream ? v->nsets : 1;
   ncand = chunk * v->nknown;
   cand = calloc((size_t)ncand + 1, sizeof *cand);
   if (!cand) {
@@ -867,6 +919,15 @@ static leir_status judge_built(leir_verifier *v, leir_kernel *k1, leir_status bu
           leir__fill_sentinel(cand[s * v->nknown + i], (leir_dtype)k1->analysis->buffers[i].dtype,
                               k1->analysis->buffers[i].elements);
     leir__exec_result res = {-1};
+    st = refill(v, first, cand);
+    if (st != LEIR_OK) {
+      fatal = st;
+      goto done;
+    }
+    for (uint32_t i = 0; i < v->nknown; i++) /* refill put the reference's sentinel there */
+      if (cand[i])
+        leir__fill_sentinel(cand[i], (leir_dtype)k1->analysis->buffers[i].dtype,
+                            k1->analysis->buffers[i].elements);
     st = run_sets(v, k1, first, chunk, cand, &res);
     if (st != LEIR_OK) {
       if (!is_program_status(st)) {

@@ -531,6 +531,48 @@ START_TEST(test_verifier_reports_reference_failures) {
 END_TEST
 
 
+
+/* Inputs of all sets above 64 MiB: one set of input buffers, refilled per
+ * set (issue 11.7); the verdicts name the right set. */
+START_TEST(test_large_inputs_stream_set_by_set) {
+  leir_backend *b = open_backend("interp");
+  /* 3 sets x 24 MB of f64 input */
+  leir_program *p = test_parse("L^{3000000}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a}*2;];");
+  /* differs only where |A| > 25: on the normal x 10 set (set 1) alone */
+  leir_program *q = test_parse(
+      "L^{3000000}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a}*2+if_then_else(abs(A^{f64,g}_{a})>25,1,0);];");
+  leir_verifier *v = NULL;
+  ck_assert_int_eq(leir_verifier_new(&v, b, p, NULL), LEIR_OK);
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verifier_judge(v, p, LEIR_VERIFY_CLASS_EXACT, &r), LEIR_OK);
+  ck_assert_int_eq(r->verdict, LEIR_VERDICT_EQUAL);
+  leir_verify_report_free(r);
+  ck_assert_int_eq(leir_verifier_judge(v, q, LEIR_VERIFY_CLASS_ANY, &r), LEIR_OK);
+  ck_assert_int_eq(r->verdict, LEIR_VERDICT_MISMATCH);
+  ck_assert_int_eq(r->set, 1);
+  ck_assert_uint_gt(r->outputs[0].outside, 1000);
+  leir_verify_report_free(r);
+  leir_verifier_free(v);
+  /* the truth of a reassociating f32 candidate, streamed too (3 x 24 MB) */
+  leir_program *f = test_parse("L^{6000000}_{a=0}[C^{f32,g}_{a}=A^{f32,g}_{a}*3;];");
+  leir_program *g = test_parse(
+      "L^{6000000}_{a=0}[C^{f32,g}_{a}=A^{f32,g}_{a}*3*if_then_else(abs(A^{f32,g}_{a})>25,1.001,1);];");
+  r = verify_class(b, f, f, LEIR_VERIFY_CLASS_REASSOCIATING);
+  ck_assert_int_eq(r->verdict, LEIR_VERDICT_EQUAL);
+  leir_verify_report_free(r);
+  r = verify_class(b, f, g, LEIR_VERIFY_CLASS_REASSOCIATING);
+  ck_assert_int_eq(r->verdict, LEIR_VERDICT_MISMATCH);
+  ck_assert_int_eq(r->set, 1);
+  ck_assert_ptr_nonnull(strstr(r->message, "truth"));
+  leir_verify_report_free(r);
+  leir_program_free(f);
+  leir_program_free(g);
+  leir_program_free(p);
+  leir_program_free(q);
+  leir_backend_free(b);
+}
+END_TEST
+
 /* ---- timing under load ----------------------------------------------------- */
 
 static volatile int spinning;
@@ -632,6 +674,7 @@ static Suite *verify_suite(void) {
   tc = tcase_create("verifier");
   tcase_add_loop_test(tc, test_verifier_matches_verify_on_the_corpus, 0, 2);
   tcase_add_test(tc, test_verifier_reports_reference_failures);
+  tcase_add_test(tc, test_large_inputs_stream_set_by_set);
   suite_add_tcase(s, tc);
   tc = tcase_create("timing");
   tcase_add_loop_test(tc, test_compare_under_load, 0, 2);
