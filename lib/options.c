@@ -78,6 +78,8 @@ OPTIONS_INIT_FUNCTION(leir_candidates_options_init, leir_candidates_options,
 OPTIONS_INIT_FUNCTION(leir_backend_options_init, leir_backend_options, LEIR_BACKEND_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_verify_options_init, leir_verify_options, LEIR_VERIFY_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_bench_options_init, leir_bench_options, LEIR_BENCH_OPTIONS_INIT)
+OPTIONS_INIT_FUNCTION(leir_verifier_options_init, leir_verifier_options, LEIR_VERIFIER_OPTIONS_INIT)
+OPTIONS_INIT_FUNCTION(leir_compare_options_init, leir_compare_options, LEIR_COMPARE_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_cuda_options_init, leir_cuda_options, LEIR_CUDA_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_cuda_timing_options_init, leir_cuda_timing_options,
                       LEIR_CUDA_TIMING_OPTIONS_INIT)
