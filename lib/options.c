@@ -80,6 +80,7 @@ OPTIONS_INIT_FUNCTION(leir_verify_options_init, leir_verify_options, LEIR_VERIFY
 OPTIONS_INIT_FUNCTION(leir_bench_options_init, leir_bench_options, LEIR_BENCH_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_verifier_options_init, leir_verifier_options, LEIR_VERIFIER_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_compare_options_init, leir_compare_options, LEIR_COMPARE_OPTIONS_INIT)
+OPTIONS_INIT_FUNCTION(leir_domain_init, leir_domain, LEIR_DOMAIN_INIT)
 OPTIONS_INIT_FUNCTION(leir_cuda_options_init, leir_cuda_options, LEIR_CUDA_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_cuda_timing_options_init, leir_cuda_timing_options,
                       LEIR_CUDA_TIMING_OPTIONS_INIT)

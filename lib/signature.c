@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "error.h"
+#include "options.h"
 #include "signature.h"
 
 leir_status leir_program_set_signature(leir_program *p, const leir_tensor_decl *decls, size_t n) {
@@ -194,10 +195,10 @@ bool leir__domain_validate(leir_dtype dt, const leir_domain *d, char *why, size_
 }
 
 leir_status leir_program_domain_get(const leir_program *p, size_t i, leir_domain *out) {
-  if (!p || !out || out->size < sizeof(leir_domain) || i >= p->nsig)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       i >= (p ? p->nsig : 0) ? "signature index out of range"
-                                               : "NULL argument or leir_domain.size too small");
+  if (!p || !out) return leir__error_arg(NULL, "NULL argument");
+  leir_status st = leir__struct_size_check(out, sizeof(leir_domain), "leir_domain");
+  if (st != LEIR_OK) return st;
+  if (i >= p->nsig) return leir__error_arg(NULL, "signature index out of range");
   const leir__decl *d = &p->sig[i];
   leir_domain dom = LEIR_DOMAIN_INIT;
   dom.kind = (leir_domain_kind)d->domain;
@@ -208,23 +209,26 @@ leir_status leir_program_domain_get(const leir_program *p, size_t i, leir_domain
     case LEIR_DOMAIN_NORMAL: dom.mean = d->dom_a, dom.std = d->dom_b; break;
     default: break;
   }
-  *out = dom;
-  return LEIR_OK;
+  /* a caller built against an older, smaller leir_domain gets its part */
+  return leir__struct_write(out, &dom, sizeof dom, "leir_domain");
 }
 
 leir_status leir_program_domain_set(leir_program *p, size_t i, const leir_domain *dom) {
   if (!p || i >= p->nsig)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "signature index out of range");
   leir__decl *d = &p->sig[i];
+  /* read through the options reader first: a caller's older, smaller
+   * struct must not be read past its size */
+  leir_domain full;
+  leir_status rst = LEIR__OPTIONS_READ(leir_domain, &full, dom, LEIR_DOMAIN_INIT);
+  if (rst != LEIR_OK) return rst;
+  if (dom) dom = &full;
   if (!dom || dom->kind == LEIR_DOMAIN_DEFAULT) {
     d->domain = LEIR_DOMAIN_DEFAULT;
     d->dom_a = d->dom_b = 0.0;
     return LEIR_OK;
   }
   const char *name = leir__sym_name(p, d->sym);
-  if (dom->size < sizeof(leir_domain))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0,
-                       "leir_domain.size is too small (use LEIR_DOMAIN_INIT)");
   if (d->role != LEIR_ROLE_INPUT)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0,
                        "%s is an output; only inputs have domains", name);

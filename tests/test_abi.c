@@ -69,6 +69,10 @@ START_TEST(test_every_init_function_equals_its_macro) {
   CHECK_INIT(leir_cuda_options, leir_cuda_options_init, LEIR_CUDA_OPTIONS_INIT, kernel_prefix);
   CHECK_INIT(leir_cuda_timing_options, leir_cuda_timing_options_init,
              LEIR_CUDA_TIMING_OPTIONS_INIT, flush_l2);
+  CHECK_INIT(leir_verifier_options, leir_verifier_options_init, LEIR_VERIFIER_OPTIONS_INIT,
+             min_finite_fraction);
+  CHECK_INIT(leir_compare_options, leir_compare_options_init, LEIR_COMPARE_OPTIONS_INIT, seed);
+  CHECK_INIT(leir_domain, leir_domain_init, LEIR_DOMAIN_INIT, std);
 }
 END_TEST
 

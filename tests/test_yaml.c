@@ -458,10 +458,14 @@ START_TEST(test_domain_api_validates) {
   d.kind = LEIR_DOMAIN_VALUE;
   d.value = 1.0 / 0.0;
   ck_assert_int_eq(leir_program_domain_set(p, 0, &d), LEIR_ERR_ARGUMENT);
-  d.size = 4;
+  d.size = 2; /* below the size field (an older, smaller struct is read as far as it goes) */
   d.value = 1;
   ck_assert_int_eq(leir_program_domain_set(p, 0, &d), LEIR_ERR_ARGUMENT);
   ck_assert_int_eq(leir_program_domain_get(p, 0, &d), LEIR_ERR_ARGUMENT);
+  d.size = (uint32_t)sizeof d + 8; /* newer than this library */
+  ck_assert_int_eq(leir_program_domain_set(p, 0, &d), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_domain_get(p, 0, &d), LEIR_ERR_ARGUMENT);
+  d.size = (uint32_t)sizeof d;
   /* failures left the declared domains alone; NULL clears one */
   expect_all_domains(p);
   ck_assert_int_eq(leir_program_domain_set(p, 2, NULL), LEIR_OK);

@@ -145,9 +145,17 @@ typedef struct leir_domain {
 #define LEIR_DOMAIN_INIT \
   { (uint32_t)sizeof(leir_domain), LEIR_DOMAIN_DEFAULT, 0.0, 0.0, 0.0, 0.0, 1.0 }
 
+/** Fills the first `size` bytes of `*domain` with LEIR_DOMAIN_INIT and sets
+ * `domain->size` to `size` (bindings pass the size of the struct they
+ * declare). Errors: LEIR_ERR_ARGUMENT (NULL, or `size` smaller than the
+ * size field or larger than this library's struct). */
+LEIR_API leir_status leir_domain_init(leir_domain *domain, size_t size);
+
 /* Fills *out with the declared domain of signature entry i (kind
- * LEIR_DOMAIN_DEFAULT when none was declared). `out->size` must be set.
- * Errors: LEIR_ERR_ARGUMENT (i out of range, NULL, size too small). */
+ * LEIR_DOMAIN_DEFAULT when none was declared). `out->size` must be set;
+ * only its first `out->size` bytes are written.
+ * Errors: LEIR_ERR_ARGUMENT (i out of range, NULL, a size below the size
+ * field or above this library's struct). */
 LEIR_API leir_status leir_program_domain_get(const leir_program *program, size_t i,
                                              leir_domain *out);
 
