@@ -150,6 +150,28 @@ const tool_command tool_commands[] = {
      "  --no-flush       do not flush the caches between runs\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_bench},
+    {"workloads", "workloads list|show NAME|emit NAME [--args A,B,...] [--shape S] [--seed N] [--dtype D]",
+     "The workload catalogue (the 202 Step-TP workloads, one YAML file each;\n"
+     "docs/workloads.md). The directory is --dir DIR, else $LEIR_WORKLOADS_DIR,\n"
+     "else the installed DATADIR/leir/workloads.\n"
+     "\n"
+     "  list            one line per workload: level/name, reference index, summary\n"
+     "                  (--json: one object per workload)\n"
+     "  show NAME       parameters (in --args order) with defaults, small values and\n"
+     "                  sampling ranges, and the LEIR template\n"
+     "  emit NAME       a program file (*.leir.yaml: signature, input domains,\n"
+     "                  program) at the chosen shape; --leir prints the bare program\n"
+     "\n"
+     "  --shape S       default (the reference's default shape), small (f64, runs\n"
+     "                  in milliseconds), random (integers from the sampling ranges)\n"
+     "  --seed N        seed of --shape random\n"
+     "  --args A,B,...  the first parameters, in the reference's order (the\n"
+     "                  corpus's shape_args); the rest come from --shape\n"
+     "  --dtype D       floating dtype (default: f64 for small, else the workload's)\n"
+     "\n"
+     "Example:\n"
+     "  leir workloads emit level1/softmax --args 2,8 --dtype f64\n",
+     cmd_workloads},
 };
 
 const size_t tool_command_count = sizeof tool_commands / sizeof tool_commands[0];
