@@ -1046,13 +1046,34 @@ void leir_emit_options_init(leir_emit_options *opts) {
 /* Shortest text that reads back as the same double, with a '.' or an
  * exponent so that LEIR reads it as a float. */
 static void put_float(leir__strbuf *b, double v) {
-  char buf[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
+  /* Python's repr: the shortest digits that read back; positional notation
+   * for exponents -4..15, else d.ddde-XX */
+  char buf[64];
+  int prec = 1, ex = 0;
+  for (; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
     if (strtod(buf, NULL) == v) break;
   }
-  leir__sb_puts(b, buf);
-  if (!strpbrk(buf, ".eEn")) leir__sb_puts(b, ".0");
+  if (prec > 17) prec = 17;
+  const char *e = strchr(buf, 'e');
+  if (e) ex = atoi(e + 1);
+  if (ex >= -4 && ex < 16) {
+    int dec = prec - 1 - ex;
+    snprintf(buf, sizeof buf, "%.*f", dec > 0 ? dec : 0, v);
+    leir__sb_puts(b, buf);
+    if (!strchr(buf, '.')) leir__sb_puts(b, ".0");
+    return;
+  }
+  /* strip the mantissa's trailing zeros: 1.0e-05 -> 1e-05 */
+  char mant[40];
+  size_t mlen = (size_t)(e - buf);
+  memcpy(mant, buf, mlen);
+  mant[mlen] = 0;
+  if (strchr(mant, '.')) {
+    while (mlen && mant[mlen - 1] == '0') mant[--mlen] = 0;
+    if (mlen && mant[mlen - 1] == '.') mant[--mlen] = 0;
+  }
+  leir__sb_printf(b, "%se%c%02d", mant, ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
 }
 
 static void put_val(leir__strbuf *b, xval v) {
@@ -1177,34 +1198,17 @@ static leir_status build(const leir_workload *w, const double *values, const cha
     decls = calloc(w->ntensors, sizeof *decls);
     shapes = calloc(w->ntensors, sizeof *shapes);
     if (!decls || !shapes) st = leir__error_nomem();
-    if (st == LEIR_OK && w->ntensors != ninf) {
-      /* name the first tensor missing on either side */
-      const char *miss = NULL;
-      bool declared_only = false;
-      for (size_t i = 0; i < w->ntensors && !miss; i++) {
-        size_t k = 0;
-        leir_tensor_decl d;
-        for (; k < ninf; k++)
-          if (leir_program_signature_get(p, k, &d) == LEIR_OK && !strcmp(d.name, w->tensors[i].name))
-            break;
-        if (k == ninf) {
-          miss = w->tensors[i].name;
-          declared_only = true;
-        }
-      }
-      for (size_t k = 0; k < ninf && !miss; k++) {
-        leir_tensor_decl d;
-        if (leir_program_signature_get(p, k, &d) != LEIR_OK) continue;
-        size_t i = 0;
-        for (; i < w->ntensors; i++)
-          if (!strcmp(d.name, w->tensors[i].name)) break;
-        if (i == w->ntensors) miss = d.name;
-      }
-      st = leir__error(LEIR_ERR_SIGNATURE, "workload.signature", w->file, 0, 0,
-                       "workload %s: %s '%s' %s", w->name, declared_only ? "declared tensor" : "tensor",
-                       miss ? miss : "?",
-                       declared_only ? "is not an input or output of the program"
-                                     : "is an input or output of the program but not declared");
+    /* every input or output of the program must be declared */
+    for (size_t k = 0; st == LEIR_OK && k < ninf; k++) {
+      leir_tensor_decl d;
+      if (leir_program_signature_get(p, k, &d) != LEIR_OK) continue;
+      size_t i = 0;
+      for (; i < w->ntensors; i++)
+        if (!strcmp(d.name, w->tensors[i].name)) break;
+      if (i == w->ntensors)
+        st = leir__error(LEIR_ERR_SIGNATURE, "workload.signature", w->file, 0, 0,
+                         "workload %s: '%s' is an %s of the program but not declared", w->name,
+                         d.name, d.role == LEIR_ROLE_OUTPUT ? "output" : "input");
     }
     for (size_t i = 0; st == LEIR_OK && i < w->ntensors; i++) {
       const wl_tensor *t = &w->tensors[i];
@@ -1213,10 +1217,20 @@ static leir_status build(const leir_workload *w, const double *values, const cha
       for (; k < ninf; k++)
         if (leir_program_signature_get(p, k, &d) == LEIR_OK && !strcmp(d.name, t->name)) break;
       if (k == ninf) {
-        st = leir__error(LEIR_ERR_SIGNATURE, "workload.signature", w->file, 0, 0,
-                         "workload %s: declared tensor '%s' is not an input or output of the program",
-                         w->name, t->name);
-        break;
+        /* an input the program never reads (the reference keeps unused
+         * parameters in its signature): its shape must be declared */
+        if (t->output || !t->has_shape) {
+          st = leir__error(LEIR_ERR_SIGNATURE, "workload.signature", w->file, 0, 0,
+                           "workload %s: declared %s '%s' is not %s by the program%s", w->name,
+                           t->output ? "output" : "input", t->name,
+                           t->output ? "written" : "read",
+                           t->output ? "" : " (an unused input needs a declared shape)");
+          break;
+        }
+        memset(&d, 0, sizeof d);
+        d.role = LEIR_ROLE_INPUT;
+        leir_dtype_from_name(dtype, &d.dtype);
+        if (t->has_dtype) d.dtype = t->dtype;
       }
       if ((d.role == LEIR_ROLE_OUTPUT) != t->output) {
         st = leir__error(LEIR_ERR_SIGNATURE, "workload.signature", w->file, 0, 0,

@@ -322,7 +322,9 @@ def main():
                     shp = shape_expr(t["shape"], dd, names, sargs, dargs)
                 dt = t["dtype"]
                 dts = "" if dt in FLOAT_DT else f", dtype: {dt}"
-                lines.append(f"  - {{name: {t['name']}{dts}}}")
+                used = re.search(r"(?<![A-Za-z])" + t["name"] + r"\^", src["leir"])
+                shs = "" if used else f", shape: [{', '.join(shp)}]"
+                lines.append(f"  - {{name: {t['name']}{shs}{dts}}}")
         if review:
             lines.append("review:")
             for r in review:
