@@ -25,14 +25,20 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
+try:
+    import yaml
+except ImportError:  # PyYAML (python3-yaml) missing: skip
+    sys.exit(77)
 
 leir, corpus, catdir, devfile = sys.argv[1:5]
 quick = "--quick" in sys.argv
 env = dict(os.environ, LEIR_WORKLOADS_DIR=catdir)
 dev = yaml.safe_load(open(devfile)) or {}
+for k in ("small", "default", "random"):
+    dev[k] = dev.get(k) or {}
 dev_small = {k: v for k, v in (dev.get("small") or {}).items()}
 dev_default = {k: v for k, v in (dev.get("default") or {}).items()}
+dev_random = {k: v for k, v in (dev.get("random") or {}).items()}
 failures = []
 seen_dev = set()
 
@@ -121,7 +127,7 @@ for i, (n, lv) in enumerate(zip(names, levels)):
     if x.returncode:
         failures.append(f"{wid} [small shape]: run failed: {(x.stderr or x.stdout).strip()[:300]}")
     r = run(["workloads", "emit", wid, "--shape", "random", "--seed", "3", "--leir"])
-    if r.returncode:
+    if r.returncode and wid not in dev_random:
         failures.append(f"{wid} [random shape]: emit failed: {r.stderr.strip()}")
 
 if not quick:
