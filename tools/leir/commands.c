@@ -104,7 +104,7 @@ const tool_command tool_commands[] = {
      "  leir lower --to cuda --report softmax.leir.yaml\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_lower},
-    {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--json] IN",
+    {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--inputs DIR] [--outputs DIR] [--json] IN",
      "Runs a program once on seeded inputs (input set K of seed N, as leir verify\n"
      "generates them) and prints, per output, an XXH3 checksum of its bytes, the\n"
      "sum, min and max of its values and the number of NaNs, then the time of one\n"
@@ -113,6 +113,9 @@ const tool_command tool_commands[] = {
      "\n"
      "  --set K          input set (0 normal, 1 normal x 10, 2 uniform [-1,1], ...)\n"
      "  --print N        also print the first N elements of every output\n"
+     "  --inputs DIR     read every input from DIR/NAME.npy instead (numpy format\n"
+     "                   1.0, little-endian, C order, the declared dtype and shape)\n"
+     "  --outputs DIR    write every output to DIR/NAME.npy\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_run},
     {"verify", "verify [--backend B] [--seed N] [--json] [OPTIONS] BEFORE AFTER",
