@@ -70,66 +70,114 @@ def is_num(t):
     return re.fullmatch(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", t) is not None
 
 
+KERNELISH = ("kernel", "pool", "window")
+STRUCTURAL = ("kernel", "pool", "stride", "dilation", "padding", "dim")
+
+
 def candidates(names, small, dflt):
-    """[(expr, value_small, value_default, cost)] integer expressions."""
+    """[(expr, value_small, value_default, cost)] integer expressions: the
+    parameters, output extents of convolutions and pools (also of pools after
+    convolutions), sums and differences with small constants, and products
+    of up to three of these (mean divisors)."""
     ints = [i for i, n in enumerate(names)
             if isinstance(small[i], int) and isinstance(dflt[i], int)]
-    c = []
+    atoms = {}
+
+    def add(e, vs, vd, cost, into=atoms):
+        if vs is None or vd is None:
+            return
+        key = (vs, vd)
+        if e not in {x for x, _ in into.get(key, [])}:
+            into.setdefault(key, []).append((e, cost))
+
     for i in ints:
-        c.append((names[i], small[i], dflt[i], 1))
-    for i in ints:
-        for k in (1, 2, 3, 4):
-            c.append((f"{names[i]}+{k}", small[i] + k, dflt[i] + k, 3))
-            c.append((f"{names[i]}-{k}", small[i] - k, dflt[i] - k, 3))
-        for k in (2, 3, 4):
-            c.append((f"{names[i]}*{k}", small[i] * k, dflt[i] * k, 3))
-            c.append((f"{names[i]}//{k}", small[i] // k, dflt[i] // k, 3))
-    for i, j in itertools.permutations(ints, 2):
-        if i < j:
-            c.append((f"{names[i]}*{names[j]}", small[i] * small[j], dflt[i] * dflt[j], 3))
-        if small[j] and dflt[j]:
-            c.append((f"{names[i]}//{names[j]}", small[i] // small[j], dflt[i] // dflt[j], 3))
-        c.append((f"{names[i]}-{names[j]}", small[i] - small[j], dflt[i] - dflt[j], 3))
-        c.append((f"{names[i]}-{names[j]}+1", small[i] - small[j] + 1, dflt[i] - dflt[j] + 1, 4))
-        c.append((f"{names[i]}+{names[j]}", small[i] + small[j], dflt[i] + dflt[j], 3))
-        c.append((f"{names[i]}+2*{names[j]}", small[i] + 2 * small[j], dflt[i] + 2 * dflt[j], 4))
-    for i, j, k in itertools.combinations(ints, 3):
-        c.append((f"{names[i]}*{names[j]}*{names[k]}", small[i] * small[j] * small[k],
-                  dflt[i] * dflt[j] * dflt[k], 5))
-    # output extents of convolutions and pools
-    def role(n, *keys):
-        return [i for i in ints if any(key in names[i] for key in keys)]
-    sizes = [i for i in ints if i not in role(names[0] and "", )]
-    pads = role("", "pad") + [None]
-    dils = role("", "dil") + [None]
-    ks = role("", "kernel", "pool")
-    strides = role("", "stride") + [None]
-    def val(i, vec, default):
-        return default if i is None else vec[i]
-    def nm(i, default):
-        return str(default) if i is None else names[i]
+        add(names[i], small[i], dflt[i], 1)
+
+    def role(*keys):
+        return [i for i in ints if any(k in names[i] for k in keys)]
+    pads = role("pad") + [None]
+    dils = role("dil") + [None]
+    ks = role("kernel", "pool")
+    strides = role("stride") + [None]
+    sizes = [i for i in ints if i not in ks and i not in strides and i not in pads and i not in dils]
+
+    def nm(i, d):
+        return str(d) if i is None else names[i]
+
+    def vv(i, vec, d):
+        return d if i is None else vec[i]
+    derived = []
+    def suffix(i):
+        m = re.search(r"_([dhw])$", names[i]) if i is not None else None
+        return m.group(1) if m else None
+
+    def fits(k, *others):
+        sk = suffix(k)
+        return all(o is None or suffix(o) is None or suffix(o) == sk for o in others)
     for L in sizes:
-        for p in pads:
-            for d in dils:
-                for k in ks:
-                    for s in strides + [k]:
-                        if p is None and d is None and s is None:
+        for k in ks:
+            for p in pads:
+                for d in dils:
+                    for st in strides + [k]:
+                        if not fits(k, p, d, st if st != k else None):
                             continue
-                        vs = []
+                        vals = []
                         for vec in (small, dflt):
-                            S = val(s, vec, 1)
-                            if S <= 0:
-                                vs.append(None)
-                                continue
-                            vs.append((vec[L] + 2 * val(p, vec, 0) - val(d, vec, 1) * (vec[k] - 1) - 1) // S + 1)
-                        if None in vs:
-                            continue
-                        e = f"({names[L]}+2*{nm(p, 0)}-{nm(d, 1)}*({names[k]}-1)-1)//{nm(s, 1)}+1"
-                        c.append((e, vs[0], vs[1], 8))
-                        if p is not None:
-                            pv = [vec[L] + 2 * vec[p] for vec in (small, dflt)]
-                            c.append((f"{names[L]}+2*{names[p]}", pv[0], pv[1], 4))
-    return c
+                            S = vv(st, vec, 1)
+                            num = vec[L] + 2 * vv(p, vec, 0) - vv(d, vec, 1) * (vec[k] - 1) - 1
+                            vals.append(num // S + 1 if S > 0 else None)
+                        if p is None and d is None and st is None:
+                            e = f"{names[L]}-{names[k]}+1"
+                            cost = 2
+                        elif p is None and d is None and st == k:
+                            e = f"{names[L]}//{names[k]}"
+                            cost = 2
+                        else:
+                            e = f"({names[L]}+2*{nm(p, 0)}-{nm(d, 1)}*({names[k]}-1)-1)//{nm(st, 1)}+1"
+                            cost = 4
+                        add(e, vals[0], vals[1], cost)
+                        derived.append((e, vals[0], vals[1], cost))
+        for p in pads[:-1]:
+            add(f"{names[L]}+2*{names[p]}", small[L] + 2 * small[p], dflt[L] + 2 * dflt[p], 2)
+    # a pool after a convolution
+    for e, vs, vd, cost in list(derived):
+        if cost > 2 or vs is None or vd is None:
+            continue
+        for k in ks:
+            if small[k] > 0 and dflt[k] > 0:
+                add(f"({e})//{names[k]}", vs // small[k], vd // dflt[k], cost + 1)
+    base = [(e, vs, vd, c) for (vs, vd), lst in atoms.items() for e, c in lst]
+    out = {}
+    for e, vs, vd, c in base:
+        add(e, vs, vd, c, out)
+        for k in (1, 2, 3, 4):
+            add(f"{e}+{k}", vs + k, vd + k, c + 2, out)
+            add(f"{e}-{k}", vs - k, vd - k, c + 2, out)
+        for k in (2, 3, 4):
+            add(f"{e}*{k}", vs * k, vd * k, c + 2, out)
+            add(f"{e}//{k}", vs // k, vd // k, c + 2, out)
+
+    def par(e):
+        return e if re.fullmatch(r"[A-Za-z_0-9]+", e) else "(" + e + ")"
+    small_base = [x for x in base if x[3] <= 2]
+    for (e1, s1, d1, c1), (e2, s2, d2, c2) in itertools.combinations(small_base, 2):
+        add(f"{par(e1)}*{par(e2)}", s1 * s2, d1 * d2, c1 + c2 + 1, out)
+        if s2 and d2:
+            add(f"{par(e1)}//{par(e2)}", s1 // s2, d1 // d2, c1 + c2 + 1, out)
+        if s1 and d1:
+            add(f"{par(e2)}//{par(e1)}", s2 // s1, d2 // d1, c1 + c2 + 1, out)
+        add(f"{par(e1)}+{par(e2)}", s1 + s2, d1 + d2, c1 + c2 + 1, out)
+        add(f"{par(e1)}-{par(e2)}", s1 - s2, d1 - d2, c1 + c2 + 1, out)
+        add(f"{par(e2)}-{par(e1)}", s2 - s1, d2 - d1, c1 + c2 + 1, out)
+    singles = [x for x in base if x[3] <= 2]
+    for a1, a2, a3 in itertools.combinations(singles, 3):
+        add(f"{par(a1[0])}*{par(a2[0])}*{par(a3[0])}", a1[1] * a2[1] * a3[1],
+            a1[2] * a2[2] * a3[2], a1[3] + a2[3] + a3[3] + 2, out)
+    res = []
+    for (vs, vd), lst in out.items():
+        for e, c in lst:
+            res.append((e, vs, vd, c))
+    return res
 
 
 def fmt_num(v):

@@ -237,6 +237,8 @@ class _Emitter:
             xr = self.ref(x, xi)
             if kind == "sum":
                 return [f"{o}={o}+{xr}"]
+            if kind == "prod":
+                return [f"{o}={o}*{xr}"]
             return [f"{o}={kind}({o},{xr})"]
         if not keep:  # a full reduction: rank-0 (or all-ones) accumulator
             self.nest(extents, body)
@@ -501,6 +503,33 @@ def _function(em, node, name, args, kw, shape):
         return out
     if name in ("view", "reshape", "flatten", "unsqueeze", "squeeze"):
         return _reshape(em, x, shape)
+    if name in ("cumsum", "cumprod"):
+        # O(n^2) masked accumulation, as the reference spells it
+        rank = len(x.shape)
+        d = (args[1] if len(args) > 1 else kw["dim"]) % rank
+        out = em.fresh(shape)
+        op, ident = ("+", "0") if name == "cumsum" else ("*", "1")
+
+        def body(v):
+            o = v[:rank]
+            c = v[rank]
+            xi = list(o)
+            xi[d] = c
+            return [f"{em.ref(out, o)}={em.ref(out, o)}{op}if_then_else({c}<={o[d]},{em.ref(x, xi)},{ident})"]
+        em.nest(shape + [shape[d]], body)
+        return out
+    if name == "flip":
+        rank = len(x.shape)
+        dims = args[1] if len(args) > 1 else kw["dims"]
+        dims = [dims] if isinstance(dims, int) else [d % rank for d in dims]
+        out = em.fresh(shape)
+        em.nest(shape, lambda v: [f"{em.ref(out, v)}={em.ref(x, [f'{shape[i] - 1}-{v[i]}' if i in dims else v[i] for i in range(rank)])}"])
+        return out
+    if name == "prod":
+        rank = len(x.shape)
+        d = (args[1] if len(args) > 1 else kw["dim"]) % rank
+        keepdim = args[2] if len(args) > 2 else kw.get("keepdim", False)
+        return em.reduce(x, [d], keepdim, "prod")
     if name == "layer_norm":
         ns = args[1] if len(args) > 1 else kw["normalized_shape"]
         w = args[2] if len(args) > 2 else kw.get("weight")
