@@ -5,6 +5,7 @@
  */
 #include "bench.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,7 +57,27 @@ void leir__timing_from_samples(leir_timing *t, const double *samples, uint32_t r
   double sum = 0;
   for (uint32_t i = 0; i < runs; i++) sum += s[i];
   t->mean_s = sum / runs;
+  /* quartiles by linear interpolation between order statistics */
+  double q[2];
+  for (int k = 0; k < 2; k++) {
+    double pos = (k == 0 ? 0.25 : 0.75) * (double)(runs - 1);
+    uint32_t lo = (uint32_t)pos;
+    uint32_t hi = lo + 1 < runs ? lo + 1 : lo;
+    q[k] = s[lo] + (pos - (double)lo) * (s[hi] - s[lo]);
+  }
+  t->q1_s = q[0];
+  t->q3_s = q[1];
+  t->spread = t->median_s > 0 ? (q[1] - q[0]) / t->median_s : 0.0;
+  t->noisy = t->spread > LEIR_TIMING_NOISY;
   free(s);
+}
+
+/* Threads a kernel of this backend may use. */
+static uint32_t backend_threads(const leir_backend *b) {
+  if (strcmp(b->ops->name, "cpu") != 0) return 1;
+  if (b->opts.threads) return b->opts.threads;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (uint32_t)n : 1;
 }
 
 leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const *bufs,
@@ -121,26 +142,21 @@ static leir_status read_bench_options(leir_bench_options *o, const leir_bench_op
   return LEIR_OK;
 }
 
-leir_status leir_kernels_time(leir_kernel *const *ks, size_t n, const leir_bench_options *opts,
-                              leir_timing *out) {
-  if (!ks || !out || n == 0)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument or no kernels");
-  leir_bench_options o;
-  leir_status st = read_bench_options(&o, opts);
-  if (st != LEIR_OK) return st;
-  leir_backend *b = ks[0]->backend;
-  for (size_t k = 0; k < n; k++)
-    if (!ks[k] || ks[k]->backend != b)
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "all kernels must come from the same backend");
-  void ***bufs = calloc(n, sizeof *bufs);
-  leir__samples smp = {NULL, o.max_runs, NULL};
-  smp.samples = calloc((size_t)n * o.max_runs, sizeof *smp.samples);
-  smp.runs = calloc(n, sizeof *smp.runs);
-  if (!bufs || !smp.samples || !smp.runs) {
-    st = leir__error_nomem();
-    goto done;
+static void free_buffers(leir_kernel *const *ks, size_t n, void ***bufs) {
+  if (!bufs) return;
+  for (size_t k = 0; k < n; k++) {
+    if (!bufs[k]) continue;
+    for (uint32_t i = 0; i < ks[k]->nknown; i++) free(bufs[k][i]);
+    free(bufs[k]);
   }
+  free(bufs);
+}
+
+/* Each kernel's own seeded buffers (set 0). */
+static leir_status alloc_buffers(leir_kernel *const *ks, size_t n, uint64_t seed, void ****out) {
+  void ***bufs = calloc(n, sizeof *bufs);
+  if (!bufs) return leir__error_nomem();
+  leir_status st = LEIR_OK;
   for (size_t k = 0; k < n && st == LEIR_OK; k++) {
     uint32_t nk = ks[k]->nknown;
     bufs[k] = calloc(nk ? nk : 1, sizeof **bufs);
@@ -153,9 +169,38 @@ leir_status leir_kernels_time(leir_kernel *const *ks, size_t n, const leir_bench
       bufs[k][i] = malloc(bytes ? (size_t)bytes : 1);
       if (!bufs[k][i]) st = leir__error_nomem();
     }
-    if (st == LEIR_OK) st = leir__fill_inputs(ks[k]->analysis, nk, o.seed, 0, bufs[k]);
+    if (st == LEIR_OK) st = leir__fill_inputs(ks[k]->analysis, nk, seed, 0, bufs[k]);
   }
+  if (st != LEIR_OK) {
+    free_buffers(ks, n, bufs);
+    return st;
+  }
+  *out = bufs;
+  return LEIR_OK;
+}
+
+leir_status leir_kernels_time(leir_kernel *const *ks, size_t n, const leir_bench_options *opts,
+                              leir_timing *out) {
+  if (!ks || !out || n == 0)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument or no kernels");
+  leir_bench_options o;
+  leir_status st = read_bench_options(&o, opts);
+  if (st != LEIR_OK) return st;
+  leir_backend *b = ks[0]->backend;
+  for (size_t k = 0; k < n; k++)
+    if (!ks[k] || ks[k]->backend != b)
+      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                         "all kernels must come from the same backend");
+  void ***bufs = NULL;
+  leir__samples smp = {NULL, o.max_runs, NULL};
+  st = alloc_buffers(ks, n, o.seed, &bufs);
   if (st != LEIR_OK) goto done;
+  smp.samples = calloc((size_t)n * o.max_runs, sizeof *smp.samples);
+  smp.runs = calloc(n, sizeof *smp.runs);
+  if (!smp.samples || !smp.runs) {
+    st = leir__error_nomem();
+    goto done;
+  }
   leir__exec_result res = {-1};
   st = b->ops->time(b, ks, n, (void *const *const *)bufs, &o, &smp, &res);
   if (st != LEIR_OK) goto done;
@@ -163,6 +208,7 @@ leir_status leir_kernels_time(leir_kernel *const *ks, size_t n, const leir_bench
     leir__timing_from_samples(&out[k], &smp.samples[k * o.max_runs], smp.runs[k]);
     out[k].flops = ks[k]->cost.flops;
     out[k].bytes = ks[k]->cost.bytes;
+    out[k].threads = backend_threads(b);
     if (out[k].median_s > 0) {
       out[k].gflops = (double)out[k].flops / out[k].median_s * 1e-9;
       out[k].gbytes_per_s = (double)out[k].bytes / out[k].median_s * 1e-9;
@@ -171,14 +217,7 @@ leir_status leir_kernels_time(leir_kernel *const *ks, size_t n, const leir_bench
   for (size_t k = 0; k < n; k++)
     out[k].speedup = out[k].median_s > 0 ? out[0].median_s / out[k].median_s : 0.0;
 done:
-  if (bufs) {
-    for (size_t k = 0; k < n; k++) {
-      if (!bufs[k]) continue;
-      for (uint32_t i = 0; i < ks[k]->nknown; i++) free(bufs[k][i]);
-      free(bufs[k]);
-    }
-    free(bufs);
-  }
+  free_buffers(ks, n, bufs);
   free(smp.samples);
   free(smp.runs);
   return st;
@@ -210,5 +249,165 @@ leir_status leir_bench(leir_backend *b, const leir_program *const *programs, siz
   if (st == LEIR_OK) st = leir_kernels_time(ks, n, opts, out);
   for (size_t k = 0; k < n; k++) leir__kernel_destroy(ks[k]);
   free(ks);
+  return st;
+}
+
+/* ---- leir_kernels_compare ------------------------------------------------- */
+
+void leir_compare_options_init(leir_compare_options *opts) {
+  if (!opts) return;
+  leir_compare_options d = LEIR_COMPARE_OPTIONS_INIT;
+  *opts = d;
+}
+
+const char *leir_order_name(leir_order order) {
+  switch (order) {
+    case LEIR_ORDER_FASTER: return "faster";
+    case LEIR_ORDER_SLOWER: return "slower";
+    case LEIR_ORDER_SAME: return "same";
+    default: return "undecided";
+  }
+}
+
+/* P(Binomial(n, 1/2) <= k). */
+static double binom_cdf_half(uint32_t n, uint32_t k) {
+  double sum = 0;
+  for (uint32_t i = 0; i <= k && i <= n; i++)
+    sum += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+  return sum > 1 ? 1 : sum;
+}
+
+/* Distribution-free interval of the median of sorted x[0..n): the largest
+ * l with 2 P(Bin(n, 1/2) <= l - 1) <= 1 - confidence gives
+ * [x_(l), x_(n-l+1)]; false when n is too small for that confidence. */
+static bool median_interval(const double *x, uint32_t n, double confidence, double *lo,
+                            double *hi, double *coverage) {
+  uint32_t best = 0;
+  double cov = 0;
+  for (uint32_t l = 1; l <= n / 2; l++) {
+    double c = 1.0 - 2.0 * binom_cdf_half(n, l - 1);
+    if (c < confidence) break;
+    best = l;
+    cov = c;
+  }
+  if (!best) return false;
+  *lo = x[best - 1];
+  *hi = x[n - best];
+  *coverage = cov;
+  return true;
+}
+
+static leir_status read_compare_options(leir_compare_options *o, const leir_compare_options *in) {
+  leir_compare_options d = LEIR_COMPARE_OPTIONS_INIT;
+  *o = d;
+  if (!in) return LEIR_OK;
+  if (in->size < sizeof *o)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "leir_compare_options.size is too small (use LEIR_COMPARE_OPTIONS_INIT)");
+  *o = *in;
+  o->size = sizeof *o;
+  if (o->min_rounds < 1 || o->max_rounds < o->min_rounds || o->max_rounds > 100000)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "need 1 <= min_rounds <= max_rounds <= 100000");
+  if (!(o->confidence > 0.5 && o->confidence < 1) || !(o->min_effect >= 0 && o->min_effect < 1) ||
+      !(o->max_seconds > 0))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "need 0.5 < confidence < 1, 0 <= min_effect < 1, max_seconds > 0");
+  return LEIR_OK;
+}
+
+leir_status leir_kernels_compare(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
+                                 leir_comparison *out) {
+  if (!ka || !kb || !out)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (ka->backend != kb->backend)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       "both kernels must come from the same backend");
+  leir_compare_options o;
+  leir_status st = read_compare_options(&o, opts);
+  if (st != LEIR_OK) return st;
+  leir_backend *b = ka->backend;
+  leir_kernel *ks[2] = {ka, kb};
+  void ***bufs = NULL;
+  st = alloc_buffers(ks, 2, o.seed, &bufs);
+  if (st != LEIR_OK) return st;
+  uint32_t cap = o.max_rounds;
+  double *ta = malloc(cap * sizeof *ta), *tb = malloc(cap * sizeof *tb);
+  double *ratio = malloc(cap * sizeof *ratio);
+  uint32_t batch = o.min_rounds;
+  leir__samples smp = {NULL, batch, NULL};
+  smp.samples = calloc(2 * (size_t)batch, sizeof *smp.samples);
+  smp.runs = calloc(2, sizeof *smp.runs);
+  memset(out, 0, sizeof *out);
+  out->size = sizeof *out;
+  out->threads = backend_threads(b);
+  if (!ta || !tb || !ratio || !smp.samples || !smp.runs) st = leir__error_nomem();
+  uint32_t n = 0;
+  double start = leir__now();
+  bool decided = false;
+  while (st == LEIR_OK && n < cap && !decided) {
+    uint32_t want = cap - n < batch ? cap - n : batch;
+    leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
+    bo.flags = o.flags & LEIR_BENCH_NO_FLUSH;
+    bo.warmup = n == 0 ? o.warmup : 0;
+    bo.min_runs = bo.max_runs = want;
+    bo.min_seconds = 0;
+    bo.max_seconds = 1e9; /* the rounds are what we ask for */
+    smp.max_runs = want;
+    leir__exec_result res = {-1};
+    st = b->ops->time(b, ks, 2, (void *const *const *)bufs, &bo, &smp, &res);
+    if (st != LEIR_OK) break;
+    uint32_t got = smp.runs[0] < smp.runs[1] ? smp.runs[0] : smp.runs[1];
+    for (uint32_t r = 0; r < got; r++) {
+      ta[n] = smp.samples[r];
+      tb[n] = smp.samples[want + r];
+      ratio[n] = ta[n] > 0 ? tb[n] / ta[n] : 1.0;
+      n++;
+    }
+    if (got == 0) break;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted) {
+      st = leir__error_nomem();
+      break;
+    }
+    memcpy(sorted, ratio, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    out->ratio = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    double lo, hi, cov;
+    if (median_interval(sorted, n, o.confidence, &lo, &hi, &cov)) {
+      out->ratio_lo = lo;
+      out->ratio_hi = hi;
+      out->confidence = cov;
+      double up = 1.0 + o.min_effect, down = 1.0 / up;
+      if (lo > up) out->order = LEIR_ORDER_FASTER, decided = true;
+      else if (hi < down) out->order = LEIR_ORDER_SLOWER, decided = true;
+      else if (lo >= down && hi <= up) out->order = LEIR_ORDER_SAME, decided = true;
+    }
+    free(sorted);
+    if (leir__now() - start > o.max_seconds) break;
+  }
+  if (st == LEIR_OK) {
+    out->rounds = n;
+    leir__timing_from_samples(&out->a, ta, n);
+    leir__timing_from_samples(&out->b, tb, n);
+    for (int k = 0; k < 2; k++) {
+      leir_timing *t = k ? &out->b : &out->a;
+      t->threads = out->threads;
+      t->flops = ks[k]->cost.flops;
+      t->bytes = ks[k]->cost.bytes;
+      if (t->median_s > 0) {
+        t->gflops = (double)t->flops / t->median_s * 1e-9;
+        t->gbytes_per_s = (double)t->bytes / t->median_s * 1e-9;
+      }
+    }
+    out->a.speedup = 1.0;
+    out->b.speedup = out->b.median_s > 0 ? out->a.median_s / out->b.median_s : 0.0;
+  }
+  free(ta);
+  free(tb);
+  free(ratio);
+  free(smp.samples);
+  free(smp.runs);
+  free_buffers(ks, 2, bufs);
   return st;
 }

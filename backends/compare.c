@@ -103,3 +103,67 @@ bool leir__reference_rule_passes(const leir__block *blk, leir_dtype dt) {
   if (dt == LEIR_F32 && blk->max_abs < 1e-3) return true;
   return false;
 }
+
+uint64_t leir__count_finite(const void *buf, leir_dtype dt, uint64_t elements) {
+  if (!leir__dtype_is_float(dt)) return elements;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < elements; i++) n += isfinite(leir__load_f64(buf, dt, i)) != 0;
+  return n;
+}
+
+double leir__ulp_in(leir_dtype dt, double x) {
+  int p, emin;
+  switch (dt) {
+    case LEIR_F16: p = 11, emin = -14; break;
+    case LEIR_BF16: p = 8, emin = -126; break;
+    case LEIR_F32: p = 24, emin = -126; break;
+    default: p = 53, emin = -1022; break;
+  }
+  x = fabs(x);
+  int e = (x == 0.0 || !isfinite(x)) ? emin : ilogb(x);
+  if (e < emin) e = emin;
+  return ldexp(1.0, e - p + 1);
+}
+
+static bool same_nonfinite(double a, double b) {
+  if (isnan(a)) return isnan(b);
+  return a == b; /* the same infinity */
+}
+
+void leir__compare_truth(leir__truth_block *tb, const double *truth, const void *orig,
+                         const void *cand, leir_dtype dt, uint64_t elements, double factor,
+                         double nred, bool truth_is_orig) {
+  memset(tb, 0, sizeof *tb);
+  tb->first_outside = UINT64_MAX;
+  double sum_sq = 0, max_truth = 0;
+  uint64_t nfinite = 0;
+  for (uint64_t i = 0; i < elements; i++) {
+    double t = truth[i], o = leir__load_f64(orig, dt, i);
+    if (!isfinite(t) || !isfinite(o)) continue;
+    double e = fabs(o - t);
+    sum_sq += e * e;
+    nfinite++;
+    if (e > tb->err_orig) tb->err_orig = e;
+    if (fabs(t) > max_truth) max_truth = fabs(t);
+  }
+  double rms = nfinite ? sqrt(sum_sq / (double)nfinite) : 0.0;
+  double length_floor = truth_is_orig ? nred * ldexp(1.0, -53) * max_truth : 0.0;
+  for (uint64_t i = 0; i < elements; i++) {
+    double t = truth[i], o = leir__load_f64(orig, dt, i), c = leir__load_f64(cand, dt, i);
+    bool inside;
+    if (!isfinite(t) || !isfinite(o)) {
+      inside = same_nonfinite(o, c);
+    } else if (!isfinite(c)) {
+      inside = false;
+    } else {
+      double ec = fabs(c - t), eo = fabs(o - t);
+      if (ec > tb->err_cand) tb->err_cand = ec;
+      double bound = factor * (eo > rms ? eo : rms) + 2.0 * leir__ulp_in(dt, t) + length_floor;
+      inside = ec <= bound;
+    }
+    if (!inside) {
+      tb->outside++;
+      if (tb->first_outside == UINT64_MAX) tb->first_outside = i;
+    }
+  }
+}

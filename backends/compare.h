@@ -27,4 +27,29 @@ void leir__compare_block(leir__block *blk, const void *expected, const void *act
 /* The Step-TP reference pass rule (leir-reference.md §5) on one block. */
 bool leir__reference_rule_passes(const leir__block *blk, leir_dtype dt);
 
+/* Judgement of a reassociating candidate against a higher-precision truth
+ * (docs/verification.md, "Reassociating candidates"): element i is inside
+ * when |cand_i - truth_i| <= factor * max(|orig_i - truth_i|, rms_o)
+ * + 2 ulp(truth_i) + nred * u * max|truth| (the last term only when the
+ * truth is the original itself, truth_is_orig), rms_o being the
+ * root-mean-square error of the original over the block. Where the truth
+ * or the original is not finite, the candidate must match the original
+ * (NaN where NaN, the same infinity). */
+typedef struct leir__truth_block {
+  uint64_t outside, first_outside; /* UINT64_MAX if none */
+  double err_orig, err_cand;       /* max |x - truth| over finite elements */
+} leir__truth_block;
+
+void leir__compare_truth(leir__truth_block *tb, const double *truth, const void *orig,
+                         const void *cand, leir_dtype dt, uint64_t elements, double factor,
+                         double nred, bool truth_is_orig);
+
+/* Finite (not NaN, not inf) elements of a buffer; integers and bool count
+ * as finite. */
+uint64_t leir__count_finite(const void *buf, leir_dtype dt, uint64_t elements);
+
+/* One unit in the last place of |x| in dtype dt (the spacing of dt's values
+ * at x; the smallest subnormal's at 0). */
+double leir__ulp_in(leir_dtype dt, double x);
+
 #endif

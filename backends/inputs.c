@@ -13,6 +13,15 @@
  * interval analysis of each subscript); other integer inputs are uniform
  * in [-16, 16] ([0, 32] for u8). bool inputs are Bernoulli(0.5). Outputs
  * receive the NaN-pattern sentinel.
+ *
+ * Input domains (leir_domain, a program file's `domain:`) replace the set's
+ * distribution: positive = |x| of it (at least the dtype's smallest normal
+ * number), value = that value on every set (no random draw), range and
+ * uniform = uniform in [low, high] (integers: low..high-1), normal =
+ * mean + std * N(0, 1), the same on every set. An undeclared float input
+ * whose every read sits under log, sqrt or the base of a fractional power
+ * (directly, or through intermediates that only reach those) is drawn
+ * positive.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +29,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "ir.h"
 #include "prelude.h"
 #include "semantics.h"
 
@@ -212,6 +222,69 @@ static void int_range(leir__analysis *a, uint32_t b, int64_t *lo, int64_t *hi) {
   *hi = dhi;
 }
 
+/* ---- positivity inference ----------------------------------------------- */
+
+static bool fractional_literal(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN || e->kind == LEIR_EXPR_NEG) e = e->kids[0];
+  if (e->kind != LEIR_EXPR_NUMBER) return false;
+  double x = leir_expr_number(e);
+  return isfinite(x) && x != floor(x);
+}
+
+static bool positive_only(const leir__analysis *a, uint32_t b, uint32_t nknown, int depth);
+
+/* Visits the reads of buffer b in e: false when one is neither under log,
+ * sqrt or a fractional power's base (guarded) nor flows into an
+ * intermediate that is itself positive-only. */
+static bool reads_guarded(const leir__analysis *a, const leir_expr *e, uint32_t b, bool guarded,
+                          const leir__eqinfo *q, uint32_t nknown, int depth, bool *any) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (e->id < a->nids && a->expr_buffer[e->id] == b) {
+      *any = true;
+      if (!guarded) {
+        uint32_t x = q->lhs_buffer;
+        if (x == LEIR__NONE || x < nknown || x == b || !positive_only(a, x, nknown, depth + 1))
+          return false;
+      }
+    }
+    return true; /* reads inside subscripts are indices, not values */
+  }
+  for (uint32_t k = 0; k < e->n; k++) {
+    bool g = guarded;
+    if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT)) g = true;
+    if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW && k == 0 &&
+        fractional_literal(e->kids[1]))
+      g = true;
+    if (!reads_guarded(a, e->kids[k], b, g, q, nknown, depth, any)) return false;
+  }
+  return true;
+}
+
+static bool positive_only(const leir__analysis *a, uint32_t b, uint32_t nknown, int depth) {
+  if (depth > 8) return false;
+  bool any = false;
+  for (uint32_t i = 0; i < a->neqs; i++) {
+    const leir__eqinfo *q = &a->eqs[i];
+    if (!reads_guarded(a, q->eq->rhs, b, false, q, nknown, depth, &any)) return false;
+  }
+  return any;
+}
+
+static double smallest_normal(leir_dtype dt) {
+  switch (dt) {
+    case LEIR_F16: return 0x1p-14;
+    case LEIR_F64: return 0x1p-1022;
+    default: return 0x1p-126;
+  }
+}
+
+/* The declared domain of known buffer i (kind DEFAULT when none). */
+static void domain_of(const leir__analysis *a, uint32_t i, leir__decl *out) {
+  const leir__buffer *buf = &a->buffers[i];
+  memset(out, 0, sizeof *out);
+  if (buf->decl < a->p->nsig && a->p->sig[buf->decl].sym == buf->sym) *out = a->p->sig[buf->decl];
+}
+
 leir_status leir__fill_inputs(leir__analysis *a, uint32_t nknown, uint64_t seed, uint32_t set,
                               void *const *buffers) {
   for (uint32_t i = 0; i < nknown; i++) {
@@ -224,21 +297,48 @@ leir_status leir__fill_inputs(leir__analysis *a, uint32_t nknown, uint64_t seed,
     }
     rng r;
     rng_init(&r, seed, set, i);
-    if (leir__dtype_is_float(dt)) {
+    leir__decl d;
+    domain_of(a, i, &d);
+    leir_domain_kind kind = (leir_domain_kind)d.domain;
+    if (kind == LEIR_DOMAIN_VALUE) {
+      for (uint64_t e = 0; e < buf->elements; e++) {
+        if (leir__dtype_is_float(dt))
+          store_float(dst, dt, e, d.dom_a);
+        else
+          store_int(dst, dt, e, (int64_t)d.dom_a);
+      }
+    } else if (leir__dtype_is_float(dt)) {
+      if (kind == LEIR_DOMAIN_DEFAULT && positive_only(a, i, nknown, 0))
+        kind = LEIR_DOMAIN_POSITIVE;
+      double tiny = smallest_normal(dt);
       for (uint64_t e = 0; e < buf->elements; e++) {
         double v;
-        switch (set % 3) {
-          case 0: v = normal(&r); break;
-          case 1: v = normal(&r) * 10.0; break;
-          default: v = 2.0 * uniform01(&r) - 1.0; break;
+        if (kind == LEIR_DOMAIN_RANGE || kind == LEIR_DOMAIN_UNIFORM) {
+          v = d.dom_a + (d.dom_b - d.dom_a) * uniform01(&r);
+        } else if (kind == LEIR_DOMAIN_NORMAL) {
+          v = d.dom_a + d.dom_b * normal(&r);
+        } else {
+          switch (set % 3) {
+            case 0: v = normal(&r); break;
+            case 1: v = normal(&r) * 10.0; break;
+            default: v = 2.0 * uniform01(&r) - 1.0; break;
+          }
+          if (kind == LEIR_DOMAIN_POSITIVE) {
+            v = fabs(v);
+            if (v < tiny) v = tiny;
+          }
         }
         store_float(dst, dt, e, v);
       }
+    } else if (kind == LEIR_DOMAIN_RANGE) {
+      for (uint64_t e = 0; e < buf->elements; e++)
+        store_int(dst, dt, e, uniform_int(&r, (int64_t)d.dom_a, (int64_t)d.dom_b - 1));
     } else if (dt == LEIR_BOOL) {
       for (uint64_t e = 0; e < buf->elements; e++) store_int(dst, dt, e, (int64_t)(next(&r) >> 63));
     } else {
       int64_t lo, hi;
       int_range(a, i, &lo, &hi);
+      if (kind == LEIR_DOMAIN_POSITIVE && hi >= 1 && lo < 1) lo = 1;
       for (uint64_t e = 0; e < buf->elements; e++) store_int(dst, dt, e, uniform_int(&r, lo, hi));
     }
   }

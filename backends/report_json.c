@@ -1,5 +1,6 @@
 /* leir_verify_report_json: one JSON object per report. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,11 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
     leir__sb_puts(&b, ",\"program\":null");
   leir__sb_printf(&b, ",\"set\":%d", (int)r->set);
   put_str(&b, "message", r->message);
+  if (r->size >= offsetof(leir_verify_report, finite_min) + sizeof r->finite_min) {
+    const char *cls = leir_verify_class_name(r->candidate_class);
+    put_str(&b, "class", cls ? cls : "any");
+    put_num(&b, "finite_min", r->finite_min);
+  }
   if (r->verdict == LEIR_VERDICT_INVALID) {
     put_str(&b, "rule", r->rule);
     put_u64(&b, "line", r->line);
@@ -64,7 +70,8 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
     put_num(&b, "expected", r->expected);
     put_num(&b, "actual", r->actual);
   }
-  if (r->verdict <= LEIR_VERDICT_MISMATCH) {
+  if (r->verdict == LEIR_VERDICT_INCONCLUSIVE) put_str(&b, "output", r->output);
+  if (r->verdict <= LEIR_VERDICT_MISMATCH || r->verdict == LEIR_VERDICT_INCONCLUSIVE) {
     put_num(&b, "max_abs_err", r->max_abs_err);
     put_num(&b, "max_rel_err", r->max_rel_err);
     put_u64(&b, "max_ulp", r->max_ulp);
@@ -84,6 +91,21 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
       put_num(&b, "mse", o->mse);
       put_num(&b, "rtol", o->rtol);
       put_num(&b, "atol", o->atol);
+      if (o->finite_fraction) {
+        leir__sb_puts(&b, ",\"finite_fraction\":[");
+        for (uint32_t set = 0; set < r->input_sets; set++) {
+          leir__sb_puts(&b, set ? "," : "");
+          /* put_num writes a key: print the number alone */
+          char num[40];
+          snprintf(num, sizeof num, "%.6g", o->finite_fraction[set]);
+          leir__sb_puts(&b, num);
+        }
+        leir__sb_puts(&b, "]");
+      }
+      if (r->candidate_class == LEIR_VERIFY_CLASS_REASSOCIATING) {
+        put_num(&b, "reference_err", o->reference_err);
+        put_num(&b, "candidate_err", o->candidate_err);
+      }
       leir__sb_puts(&b, "}");
     }
     leir__sb_puts(&b, "]");

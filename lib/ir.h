@@ -97,6 +97,8 @@ typedef struct leir__decl {
   uint8_t role; /* leir_role */
   uint32_t rank;
   int64_t *shape;
+  uint8_t domain;           /* leir_domain_kind; 0 = none declared */
+  double dom_a, dom_b;      /* VALUE: a; RANGE/UNIFORM: [a, b]; NORMAL: mean a, std b */
 } leir__decl;
 
 typedef struct leir__symtab {

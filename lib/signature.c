@@ -1,4 +1,6 @@
 /* Signatures: set, get, infer; program names. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +63,8 @@ leir_status leir_program_set_signature(leir_program *p, const leir_tensor_decl *
     sig[i].dtype = (uint8_t)d->dtype;
     sig[i].role = (uint8_t)d->role;
     sig[i].rank = d->rank;
+    sig[i].domain = LEIR_DOMAIN_DEFAULT;
+    sig[i].dom_a = sig[i].dom_b = 0.0;
     sig[i].shape = d->rank ? leir__palloc(p, d->rank * sizeof(int64_t)) : NULL;
     if (d->rank) memcpy(sig[i].shape, d->shape, d->rank * sizeof(int64_t));
   }
@@ -110,6 +114,134 @@ leir_status leir_program_infer_signature(leir_program *p) {
   }
   leir__arena_release(&arena);
   return st;
+}
+
+/* ---- input domains ------------------------------------------------------ */
+
+static const char *const domain_names[] = {"default", "positive", "value",
+                                           "range",   "normal",   "uniform"};
+
+const char *leir_domain_kind_name(leir_domain_kind kind) {
+  return (unsigned)kind < sizeof domain_names / sizeof *domain_names ? domain_names[kind]
+                                                                     : "unknown";
+}
+
+static bool is_int_value(double x) { return isfinite(x) && x == floor(x); }
+
+bool leir__domain_validate(leir_dtype dt, const leir_domain *d, char *why, size_t cap) {
+  bool is_float = dt == LEIR_F16 || dt == LEIR_BF16 || dt == LEIR_F32 || dt == LEIR_F64;
+  double lo = -9.2233720368547758e18, hi = 9.2233720368547758e18;
+  switch (dt) {
+    case LEIR_I8: lo = -128, hi = 127; break;
+    case LEIR_I16: lo = -32768, hi = 32767; break;
+    case LEIR_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case LEIR_U8: lo = 0, hi = 255; break;
+    case LEIR_BOOL: lo = 0, hi = 1; break;
+    default: break;
+  }
+  switch (d->kind) {
+    case LEIR_DOMAIN_DEFAULT: return true;
+    case LEIR_DOMAIN_POSITIVE:
+      if (dt == LEIR_BOOL) {
+        snprintf(why, cap, "a bool input cannot be positive (use {value: 1})");
+        return false;
+      }
+      return true;
+    case LEIR_DOMAIN_VALUE:
+      if (!isfinite(d->value)) {
+        snprintf(why, cap, "the value must be a finite number");
+        return false;
+      }
+      if (!is_float && (!is_int_value(d->value) || d->value < lo || d->value > hi)) {
+        snprintf(why, cap, "the value of a %s input must be an integer in [%.0f, %.0f]",
+                 leir_dtype_name(dt), lo, hi);
+        return false;
+      }
+      return true;
+    case LEIR_DOMAIN_RANGE:
+    case LEIR_DOMAIN_UNIFORM:
+      if (!isfinite(d->low) || !isfinite(d->high) || !(d->low < d->high)) {
+        snprintf(why, cap, "the bounds must be finite numbers with low < high");
+        return false;
+      }
+      if (!is_float && d->kind == LEIR_DOMAIN_UNIFORM) {
+        snprintf(why, cap, "a %s input cannot have a continuous distribution (use range)",
+                 leir_dtype_name(dt));
+        return false;
+      }
+      if (!is_float && (!is_int_value(d->low) || !is_int_value(d->high) || d->low < lo ||
+                        d->high - 1 > hi)) {
+        snprintf(why, cap,
+                 "the range of a %s input must be integers lo < hi with lo..hi-1 inside [%.0f, "
+                 "%.0f]",
+                 leir_dtype_name(dt), lo, hi);
+        return false;
+      }
+      return true;
+    case LEIR_DOMAIN_NORMAL:
+      if (!is_float) {
+        snprintf(why, cap, "a %s input cannot have a continuous distribution (use range)",
+                 leir_dtype_name(dt));
+        return false;
+      }
+      if (!isfinite(d->mean) || !isfinite(d->std) || !(d->std > 0)) {
+        snprintf(why, cap, "a normal distribution needs a finite mean and a finite std > 0");
+        return false;
+      }
+      return true;
+  }
+  snprintf(why, cap, "unknown domain kind %d", (int)d->kind);
+  return false;
+}
+
+leir_status leir_program_domain_get(const leir_program *p, size_t i, leir_domain *out) {
+  if (!p || !out || out->size < sizeof(leir_domain) || i >= p->nsig)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
+                       i >= (p ? p->nsig : 0) ? "signature index out of range"
+                                               : "NULL argument or leir_domain.size too small");
+  const leir__decl *d = &p->sig[i];
+  leir_domain dom = LEIR_DOMAIN_INIT;
+  dom.kind = (leir_domain_kind)d->domain;
+  switch (dom.kind) {
+    case LEIR_DOMAIN_VALUE: dom.value = d->dom_a; break;
+    case LEIR_DOMAIN_RANGE:
+    case LEIR_DOMAIN_UNIFORM: dom.low = d->dom_a, dom.high = d->dom_b; break;
+    case LEIR_DOMAIN_NORMAL: dom.mean = d->dom_a, dom.std = d->dom_b; break;
+    default: break;
+  }
+  *out = dom;
+  return LEIR_OK;
+}
+
+leir_status leir_program_domain_set(leir_program *p, size_t i, const leir_domain *dom) {
+  if (!p || i >= p->nsig)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "signature index out of range");
+  leir__decl *d = &p->sig[i];
+  if (!dom || dom->kind == LEIR_DOMAIN_DEFAULT) {
+    d->domain = LEIR_DOMAIN_DEFAULT;
+    d->dom_a = d->dom_b = 0.0;
+    return LEIR_OK;
+  }
+  const char *name = leir__sym_name(p, d->sym);
+  if (dom->size < sizeof(leir_domain))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0,
+                       "leir_domain.size is too small (use LEIR_DOMAIN_INIT)");
+  if (d->role != LEIR_ROLE_INPUT)
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0,
+                       "%s is an output; only inputs have domains", name);
+  char why[200];
+  if (!leir__domain_validate((leir_dtype)d->dtype, dom, why, sizeof why))
+    return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0, "domain of %s: %s", name, why);
+  d->domain = (uint8_t)dom->kind;
+  d->dom_a = d->dom_b = 0.0;
+  switch (dom->kind) {
+    case LEIR_DOMAIN_VALUE: d->dom_a = dom->value; break;
+    case LEIR_DOMAIN_RANGE:
+    case LEIR_DOMAIN_UNIFORM: d->dom_a = dom->low, d->dom_b = dom->high; break;
+    case LEIR_DOMAIN_NORMAL: d->dom_a = dom->mean, d->dom_b = dom->std; break;
+    default: break;
+  }
+  return LEIR_OK;
 }
 
 const char *leir_program_name(const leir_program *p) { return p && p->name ? p->name : ""; }

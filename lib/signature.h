@@ -12,4 +12,8 @@ void leir__known_symbols(const leir_program *p, bool *known);
 /* Signature index of a symbol, or UINT32_MAX. */
 uint32_t leir__decl_index(const leir_program *p, uint32_t sym);
 
+/* Checks a domain's parameters for an input of dtype dt; on failure writes
+ * a sentence to why. */
+bool leir__domain_validate(leir_dtype dt, const leir_domain *d, char *why, size_t cap);
+
 #endif

@@ -7,6 +7,10 @@
  *     A: {dtype: f64, shape: [2, 8]}   # or a sequence of {name, dtype, shape}
  *   outputs:
  *     C: {dtype: f64, shape: [2, 8]}
+ *
+ * An input may add `domain:` (docs/verification.md, "Input domains"):
+ *   positive | {value: V} | {range: [LO, HI]}
+ *   | {distribution: normal, mean: M, std: S} | {distribution: uniform, low: L, high: H}
  *   leir: B^{2}_{tx=0}...         # parsed in lenient mode
  */
 #include <errno.h>
@@ -17,6 +21,7 @@
 
 #include "error.h"
 #include "ir.h"
+#include "signature.h"
 
 /* Declarations grow as read; names point into the YAML document, which
  * lives until leir_program_set_signature has copied them. `shape` pointers
@@ -26,6 +31,7 @@
 typedef struct yctx {
   yaml_document_t doc;
   leir_tensor_decl *decls;
+  leir_domain *domains;
   int64_t (*shapes)[LEIR_MAX_RANK];
   size_t ndecls, cap;
 } yctx;
@@ -68,6 +74,117 @@ static leir_status read_shape(yctx *y, yaml_node_t *node, int64_t *shape, uint32
   return LEIR_OK;
 }
 
+static leir_status derr(const yaml_node_t *node, const char *fmt, const char *arg) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+  uint32_t line = node ? (uint32_t)node->start_mark.line + 1 : 0;
+  uint32_t col = node ? (uint32_t)node->start_mark.column + 1 : 0;
+  return leir__error_set(LEIR_ERR_PARSE, "yaml.domain", NULL, line, col, msg);
+}
+
+/* A number: a YAML plain or quoted scalar that strtod reads entirely. */
+static bool read_number(const yaml_node_t *n, double *out) {
+  const char *s = scalar(n);
+  if (!s || !*s || n->data.scalar.length != strlen(s)) return false;
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (*end || errno == ERANGE) return false;
+  *out = x;
+  return true;
+}
+
+static const char domain_forms[] =
+    "positive, {value: V}, {range: [LO, HI]}, {distribution: normal, mean: M, std: S} or "
+    "{distribution: uniform, low: L, high: H}";
+
+/* `domain:` of input `name` (see the header comment). Validated here, so
+ * the error carries the position. */
+static leir_status read_domain(yctx *y, yaml_node_t *node, leir_dtype dt, leir_domain *out,
+                               const char *name) {
+  leir_domain d = LEIR_DOMAIN_INIT;
+  char msg[600];
+  if (node->type == YAML_SCALAR_NODE) {
+    if (strcmp(scalar(node), "positive") != 0) {
+      snprintf(msg, sizeof msg, "the domain of %s must be one of: %s", name, domain_forms);
+      return derr(node, "%s", msg);
+    }
+    d.kind = LEIR_DOMAIN_POSITIVE;
+  } else if (node->type == YAML_MAPPING_NODE) {
+    yaml_node_t *value = NULL, *range = NULL, *dist = NULL, *mean = NULL, *std = NULL,
+                *low = NULL, *high = NULL;
+    for (yaml_node_pair_t *pr = node->data.mapping.pairs.start;
+         pr < node->data.mapping.pairs.top; pr++) {
+      yaml_node_t *k = yaml_document_get_node(&y->doc, pr->key);
+      yaml_node_t *v = yaml_document_get_node(&y->doc, pr->value);
+      const char *ks = scalar(k);
+      yaml_node_t **slot = !ks                             ? NULL
+                           : strcmp(ks, "value") == 0        ? &value
+                           : strcmp(ks, "range") == 0        ? &range
+                           : strcmp(ks, "distribution") == 0 ? &dist
+                           : strcmp(ks, "mean") == 0         ? &mean
+                           : strcmp(ks, "std") == 0          ? &std
+                           : strcmp(ks, "low") == 0          ? &low
+                           : strcmp(ks, "high") == 0         ? &high
+                                                             : NULL;
+      if (!slot) {
+        snprintf(msg, sizeof msg,
+                 "unknown domain field '%s' (expected value, range, distribution, mean, std, "
+                 "low, high)",
+                 ks ? ks : "?");
+        return derr(k, "%s", msg);
+      }
+      if (*slot) return derr(k, "domain field '%s' is given twice", ks);
+      *slot = v;
+    }
+    int forms = (value != NULL) + (range != NULL) + (dist != NULL);
+    if (forms != 1) {
+      snprintf(msg, sizeof msg, "the domain of %s must be one of: %s", name, domain_forms);
+      return derr(node, "%s", msg);
+    }
+    if (value) {
+      if (mean || std || low || high) return derr(node, "a {value: V} domain has no other field%s", "");
+      d.kind = LEIR_DOMAIN_VALUE;
+      if (!read_number(value, &d.value)) return derr(value, "the value of %s must be a number", name);
+    } else if (range) {
+      if (mean || std || low || high)
+        return derr(node, "a {range: [LO, HI]} domain has no other field%s", "");
+      d.kind = LEIR_DOMAIN_RANGE;
+      yaml_node_item_t *it = range->type == YAML_SEQUENCE_NODE ? range->data.sequence.items.start : NULL;
+      if (!it || range->data.sequence.items.top - it != 2 ||
+          !read_number(yaml_document_get_node(&y->doc, it[0]), &d.low) ||
+          !read_number(yaml_document_get_node(&y->doc, it[1]), &d.high))
+        return derr(range, "the range of %s must be a list of two numbers [LO, HI]", name);
+    } else {
+      const char *ds = scalar(dist);
+      if (ds && strcmp(ds, "normal") == 0) {
+        if (low || high) return derr(node, "a normal distribution has mean and std, not low/high%s", "");
+        d.kind = LEIR_DOMAIN_NORMAL;
+        if (mean && !read_number(mean, &d.mean)) return derr(mean, "the mean of %s must be a number", name);
+        if (std && !read_number(std, &d.std)) return derr(std, "the std of %s must be a number", name);
+      } else if (ds && strcmp(ds, "uniform") == 0) {
+        if (mean || std) return derr(node, "a uniform distribution has low and high, not mean/std%s", "");
+        if (!low || !high) return derr(node, "a uniform distribution needs low and high%s", "");
+        d.kind = LEIR_DOMAIN_UNIFORM;
+        if (!read_number(low, &d.low)) return derr(low, "low of %s must be a number", name);
+        if (!read_number(high, &d.high)) return derr(high, "high of %s must be a number", name);
+      } else {
+        return derr(dist, "unknown distribution '%s' (expected normal or uniform)", ds ? ds : "?");
+      }
+    }
+  } else {
+    snprintf(msg, sizeof msg, "the domain of %s must be one of: %s", name, domain_forms);
+    return derr(node, "%s", msg);
+  }
+  char why[200];
+  if (!leir__domain_validate(dt, &d, why, sizeof why)) {
+    snprintf(msg, sizeof msg, "domain of %s: %s", name, why);
+    return derr(node, "%s", msg);
+  }
+  *out = d;
+  return LEIR_OK;
+}
+
 static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_node_t *at,
                              leir_role role) {
   if (y->ndecls == MAX_DECLS) return yerr(at, "more than 4096 declarations%s", "");
@@ -85,8 +202,10 @@ static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_
     leir_tensor_decl *decls = realloc(y->decls, cap * sizeof *decls);
     if (decls) y->decls = decls;
     int64_t(*shapes)[LEIR_MAX_RANK] = decls ? realloc(y->shapes, cap * sizeof *shapes) : NULL;
-    if (!shapes) return leir__error_nomem();
-    y->shapes = shapes;
+    if (shapes) y->shapes = shapes;
+    leir_domain *domains = shapes ? realloc(y->domains, cap * sizeof *domains) : NULL;
+    if (!domains) return leir__error_nomem();
+    y->domains = domains;
     y->cap = cap;
   }
   size_t i = y->ndecls;
@@ -94,6 +213,9 @@ static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_
   memset(d, 0, sizeof *d);
   d->name = name;
   d->role = role;
+  leir_domain none = LEIR_DOMAIN_INIT;
+  y->domains[i] = none;
+  yaml_node_t *domain_node = NULL, *domain_key = NULL;
   bool have_dtype = false, have_shape = false;
   for (yaml_node_pair_t *pr = spec->data.mapping.pairs.start; pr < spec->data.mapping.pairs.top;
        pr++) {
@@ -110,14 +232,23 @@ static leir_status read_decl(yctx *y, const char *name, yaml_node_t *spec, yaml_
       have_shape = true;
     } else if (key_is(&y->doc, pr, "name")) {
       /* sequence form: handled by the caller */
+    } else if (key_is(&y->doc, pr, "domain")) {
+      domain_node = v;
+      domain_key = yaml_document_get_node(&y->doc, pr->key);
     } else {
       const char *k = scalar(yaml_document_get_node(&y->doc, pr->key));
-      return yerr(yaml_document_get_node(&y->doc, pr->key), "unknown field '%s' (expected dtype, shape)",
-                  k ? k : "?");
+      return yerr(yaml_document_get_node(&y->doc, pr->key),
+                  "unknown field '%s' (expected dtype, shape, domain)", k ? k : "?");
     }
   }
   if (!have_dtype) return yerr(spec, "%s has no dtype", name);
   if (!have_shape) return yerr(spec, "%s has no shape (use [] for a scalar)", name);
+  if (domain_node) {
+    if (role != LEIR_ROLE_INPUT)
+      return derr(domain_key, "%s is an output; only inputs have a domain", name);
+    leir_status st = read_domain(y, domain_node, d->dtype, &y->domains[i], name);
+    if (st != LEIR_OK) return st;
+  }
   y->ndecls++;
   return LEIR_OK;
 }
@@ -147,6 +278,89 @@ static leir_status read_decls(yctx *y, yaml_node_t *node, leir_role role, const 
     return LEIR_OK;
   }
   return yerr(node, "'%s' must be a mapping (name: {dtype, shape}) or a list", section);
+}
+
+/* ---- hostile documents ---------------------------------------------------- */
+
+/* Deepest nesting of collections a program file may have (the format
+ * needs 4: root, inputs, a declaration, its shape or domain). */
+#define MAX_YAML_DEPTH 64
+/* libyaml's scanner slows down quadratically with open flow collections
+ * before a single event comes out, so the bytes are checked first: the
+ * running balance of [ and { against ] and } (anywhere, quotes and
+ * comments included, so it only overestimates) must stay below this. */
+#define MAX_BRACKET_BALANCE 1000
+
+static leir_status prescan_depth(const char *text, size_t len) {
+  long depth = 0;
+  uint32_t line = 1, col = 1;
+  for (size_t i = 0; i < len; i++, col++) {
+    char c = text[i];
+    if (c == '\n') {
+      line++;
+      col = 0;
+    } else if (c == '[' || c == '{') {
+      if (++depth > MAX_BRACKET_BALANCE)
+        return leir__error(LEIR_ERR_LIMIT, "limit.depth", NULL, line, col,
+                           "more than %d nested '[' and '{' in a program file",
+                           MAX_BRACKET_BALANCE);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return LEIR_OK;
+}
+
+static leir_status parser_error(const yaml_parser_t *parser) {
+  if (parser->error == YAML_MEMORY_ERROR) return leir__error_nomem();
+  return leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, (uint32_t)parser->problem_mark.line + 1,
+                     (uint32_t)parser->problem_mark.column + 1, "YAML: %s%s%s",
+                     parser->problem ? parser->problem : "syntax error",
+                     parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/* Walks the events once: syntax errors, out of memory and collections
+ * nested deeper than MAX_YAML_DEPTH stop it before a document is built. */
+static leir_status check_events(const char *text, size_t len) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return leir__error_nomem();
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  leir_status st = LEIR_OK;
+  int depth = 0;
+  for (;;) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) {
+      st = parser_error(&parser);
+      break;
+    }
+    yaml_event_type_t type = ev.type;
+    if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+      if (++depth > MAX_YAML_DEPTH)
+        st = leir__error(LEIR_ERR_LIMIT, "limit.depth", NULL, (uint32_t)ev.start_mark.line + 1,
+                         (uint32_t)ev.start_mark.column + 1,
+                         "collections nested more than %d deep in a program file",
+                         MAX_YAML_DEPTH);
+    } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+      depth--;
+    }
+    yaml_event_delete(&ev);
+    if (st != LEIR_OK || type == YAML_STREAM_END_EVENT) break;
+  }
+  yaml_parser_delete(&parser);
+  return st;
+}
+
+/* A scalar holding a NUL (a "\u0000" escape) would be cut short by every
+ * C string use: refused wherever it is. */
+static leir_status check_nul_scalars(yaml_document_t *doc) {
+  for (yaml_node_t *n = doc->nodes.start; n < doc->nodes.top; n++)
+    if (n->type == YAML_SCALAR_NODE &&
+        memchr(n->data.scalar.value, '\0', n->data.scalar.length) != NULL)
+      return leir__error(LEIR_ERR_PARSE, "yaml.structure", NULL, (uint32_t)n->start_mark.line + 1,
+                         (uint32_t)n->start_mark.column + 1,
+                         "a string holds a NUL character (\\u0000), which no name or field "
+                         "may contain");
+  return LEIR_OK;
 }
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -214,6 +428,9 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   if (memchr(text, '\0', len))
     return leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, 0, 0,
                        "a program file cannot contain NUL bytes");
+  leir_status pre = prescan_depth(text, len);
+  if (pre == LEIR_OK) pre = check_events(text, len);
+  if (pre != LEIR_OK) return pre;
   yctx *y = calloc(1, sizeof *y);
   if (!y) return leir__error_nomem();
   yaml_parser_t parser;
@@ -225,13 +442,11 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   leir_status st = LEIR_OK;
   bool have_doc = false;
   if (!yaml_parser_load(&parser, &y->doc)) {
-    st = leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, (uint32_t)parser.problem_mark.line + 1,
-                     (uint32_t)parser.problem_mark.column + 1, "YAML: %s%s%s",
-                     parser.problem ? parser.problem : "syntax error",
-                     parser.context ? " " : "", parser.context ? parser.context : "");
+    st = parser_error(&parser);
     goto done;
   }
   have_doc = true;
+  if ((st = check_nul_scalars(&y->doc)) != LEIR_OK) goto done;
   yaml_node_t *root = yaml_document_get_root_node(&y->doc);
   if (!root || root->type != YAML_MAPPING_NODE) {
     st = yerr(root, "a program file is a mapping with inputs, outputs and leir%s", "");
@@ -291,6 +506,9 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   }
   for (size_t i = 0; i < y->ndecls; i++) y->decls[i].shape = y->shapes[i];
   st = leir_program_set_signature(p, y->decls, y->ndecls);
+  for (size_t i = 0; st == LEIR_OK && i < y->ndecls; i++)
+    if (y->domains[i].kind != LEIR_DOMAIN_DEFAULT)
+      st = leir_program_domain_set(p, i, &y->domains[i]);
   if (st == LEIR_OK && name) st = leir_program_set_name(p, name);
   if (st != LEIR_OK) {
     leir_program_free(p);
@@ -302,8 +520,52 @@ done:
   yaml_parser_delete(&parser);
   free(y->decls);
   free(y->shapes);
+  free(y->domains);
   free(y);
   return st;
+}
+
+/* Shortest text that strtod reads back as exactly x. */
+static void put_number(leir__strbuf *b, double x) {
+  char buf[40];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  leir__sb_puts(b, buf);
+}
+
+static void put_domain(leir__strbuf *b, const leir__decl *d) {
+  switch ((leir_domain_kind)d->domain) {
+    case LEIR_DOMAIN_POSITIVE: leir__sb_puts(b, ", domain: positive"); break;
+    case LEIR_DOMAIN_VALUE:
+      leir__sb_puts(b, ", domain: {value: ");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, "}");
+      break;
+    case LEIR_DOMAIN_RANGE:
+      leir__sb_puts(b, ", domain: {range: [");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, ", ");
+      put_number(b, d->dom_b);
+      leir__sb_puts(b, "]}");
+      break;
+    case LEIR_DOMAIN_NORMAL:
+      leir__sb_puts(b, ", domain: {distribution: normal, mean: ");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, ", std: ");
+      put_number(b, d->dom_b);
+      leir__sb_puts(b, "}");
+      break;
+    case LEIR_DOMAIN_UNIFORM:
+      leir__sb_puts(b, ", domain: {distribution: uniform, low: ");
+      put_number(b, d->dom_a);
+      leir__sb_puts(b, ", high: ");
+      put_number(b, d->dom_b);
+      leir__sb_puts(b, "}");
+      break;
+    default: break;
+  }
 }
 
 static void put_decls(leir__strbuf *b, const leir_program *p, leir_role role) {
@@ -316,7 +578,9 @@ static void put_decls(leir__strbuf *b, const leir_program *p, leir_role role) {
       if (k) leir__sb_puts(b, ", ");
       leir__sb_put_i64(b, d->shape[k]);
     }
-    leir__sb_puts(b, "]}\n");
+    leir__sb_puts(b, "]");
+    put_domain(b, d);
+    leir__sb_puts(b, "}\n");
   }
 }
 

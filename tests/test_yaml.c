@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -348,6 +351,283 @@ START_TEST(test_load_file) {
 }
 END_TEST
 
+
+/* ---- input domains ------------------------------------------------------ */
+
+static const char *const domains_yaml =
+    "name: rms\n"
+    "inputs:\n"
+    "  A: {dtype: f32, shape: [4, 8], domain: {distribution: normal, mean: 0.5, std: 2}}\n"
+    "  Eps: {dtype: f32, shape: [], domain: {value: 1e-5}}\n"
+    "  G: {dtype: f32, shape: [8], domain: positive}\n"
+    "  H: {dtype: f64, shape: [8], domain: {range: [-3, 0.25]}}\n"
+    "  I: {dtype: i32, shape: [8], domain: {range: [2, 5]}}\n"
+    "  J: {dtype: f16, shape: [8], domain: {distribution: uniform, low: 0.125, high: 4}}\n"
+    "  K: {dtype: f64, shape: [8]}\n"
+    "outputs:\n"
+    "  C: {dtype: f32, shape: [4, 8]}\n"
+    "leir: |\n"
+    "  L^{4}_{a=0}L^{8}_{c=0}[C^{f32,g}_{a,c}=A^{f32,g}_{a,c}*G^{f32,g}_{c}+Eps^{f32,g}"
+    "+H^{f64,g}_{c}+I^{i32,g}_{c}+J^{f16,g}_{c}+K^{f64,g}_{c};];\n";
+
+static void expect_domain(const leir_program *p, size_t i, leir_domain_kind kind, double a,
+                          double b) {
+  leir_domain d = LEIR_DOMAIN_INIT;
+  ck_assert_int_eq(leir_program_domain_get(p, i, &d), LEIR_OK);
+  ck_assert_msg(d.kind == kind, "input %zu: domain %s, expected %s", i,
+                leir_domain_kind_name(d.kind), leir_domain_kind_name(kind));
+  switch (kind) {
+    case LEIR_DOMAIN_VALUE: ck_assert(d.value == a); break;
+    case LEIR_DOMAIN_RANGE:
+    case LEIR_DOMAIN_UNIFORM: ck_assert(d.low == a && d.high == b); break;
+    case LEIR_DOMAIN_NORMAL: ck_assert(d.mean == a && d.std == b); break;
+    default: break;
+  }
+}
+
+static void expect_all_domains(const leir_program *p) {
+  expect_domain(p, 0, LEIR_DOMAIN_NORMAL, 0.5, 2);
+  expect_domain(p, 1, LEIR_DOMAIN_VALUE, 1e-5, 0);
+  expect_domain(p, 2, LEIR_DOMAIN_POSITIVE, 0, 0);
+  expect_domain(p, 3, LEIR_DOMAIN_RANGE, -3, 0.25);
+  expect_domain(p, 4, LEIR_DOMAIN_RANGE, 2, 5);
+  expect_domain(p, 5, LEIR_DOMAIN_UNIFORM, 0.125, 4);
+  expect_domain(p, 6, LEIR_DOMAIN_DEFAULT, 0, 0);
+  expect_domain(p, 7, LEIR_DOMAIN_DEFAULT, 0, 0); /* the output */
+}
+
+START_TEST(test_domains_parse_print_round_trip) {
+  leir_program *p = parse_yaml(domains_yaml);
+  expect_all_domains(p);
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(leir_program_to_yaml(p, &text, &len), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(text, "  Eps: {dtype: f32, shape: [], domain: {value: 1e-05}}\n"));
+  ck_assert_ptr_nonnull(strstr(text, "  G: {dtype: f32, shape: [8], domain: positive}\n"));
+  ck_assert_ptr_nonnull(strstr(text, "domain: {distribution: normal, mean: 0.5, std: 2}}\n"));
+  ck_assert_ptr_nonnull(strstr(text, "domain: {range: [-3, 0.25]}}\n"));
+  ck_assert_ptr_nonnull(strstr(text, "domain: {distribution: uniform, low: 0.125, high: 4}}\n"));
+  ck_assert_ptr_nonnull(strstr(text, "  K: {dtype: f64, shape: [8]}\n"));
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_program_parse_yaml(&q, text, len, NULL), LEIR_OK);
+  expect_all_domains(q);
+  char *again = NULL;
+  ck_assert_int_eq(leir_program_to_yaml(q, &again, NULL), LEIR_OK);
+  ck_assert_str_eq(again, text);
+  /* clones keep them; a new signature clears them */
+  leir_program *c = NULL;
+  ck_assert_int_eq(leir_program_clone(&c, q), LEIR_OK);
+  expect_all_domains(c);
+  ck_assert_int_eq(leir_program_infer_signature(c), LEIR_OK);
+  for (size_t i = 0; i < leir_program_signature_count(c); i++)
+    expect_domain(c, i, LEIR_DOMAIN_DEFAULT, 0, 0);
+  /* a value that needs all 17 digits round trips exactly */
+  leir_domain d = LEIR_DOMAIN_INIT;
+  d.kind = LEIR_DOMAIN_VALUE;
+  d.value = 0.1 + 0.2;
+  ck_assert_int_eq(leir_program_domain_set(c, 0, &d), LEIR_OK);
+  leir_free(again);
+  ck_assert_int_eq(leir_program_to_yaml(c, &again, &len), LEIR_OK);
+  leir_program_free(q);
+  ck_assert_int_eq(leir_program_parse_yaml(&q, again, len, NULL), LEIR_OK);
+  expect_domain(q, 0, LEIR_DOMAIN_VALUE, 0.1 + 0.2, 0);
+  leir_free(again);
+  leir_free(text);
+  leir_program_free(c);
+  leir_program_free(q);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_domain_api_validates) {
+  leir_program *p = parse_yaml(domains_yaml);
+  leir_domain d = LEIR_DOMAIN_INIT;
+  d.kind = LEIR_DOMAIN_NORMAL;
+  d.std = 0;
+  ck_assert_int_eq(leir_program_domain_set(p, 0, &d), LEIR_ERR_ARGUMENT);
+  d.std = 1;
+  ck_assert_int_eq(leir_program_domain_set(p, 7, &d), LEIR_ERR_ARGUMENT); /* the output */
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "output"));
+  ck_assert_int_eq(leir_program_domain_set(p, 8, &d), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_domain_set(p, 4, &d), LEIR_ERR_ARGUMENT); /* i32: continuous */
+  d.kind = LEIR_DOMAIN_RANGE;
+  d.low = 2.5, d.high = 4;
+  ck_assert_int_eq(leir_program_domain_set(p, 4, &d), LEIR_ERR_ARGUMENT); /* not integers */
+  d.low = 4, d.high = 4;
+  ck_assert_int_eq(leir_program_domain_set(p, 3, &d), LEIR_ERR_ARGUMENT); /* empty */
+  d.kind = LEIR_DOMAIN_VALUE;
+  d.value = 1.0 / 0.0;
+  ck_assert_int_eq(leir_program_domain_set(p, 0, &d), LEIR_ERR_ARGUMENT);
+  d.size = 4;
+  d.value = 1;
+  ck_assert_int_eq(leir_program_domain_set(p, 0, &d), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_program_domain_get(p, 0, &d), LEIR_ERR_ARGUMENT);
+  /* failures left the declared domains alone; NULL clears one */
+  expect_all_domains(p);
+  ck_assert_int_eq(leir_program_domain_set(p, 2, NULL), LEIR_OK);
+  expect_domain(p, 2, LEIR_DOMAIN_DEFAULT, 0, 0);
+  ck_assert_str_eq(leir_domain_kind_name(LEIR_DOMAIN_UNIFORM), "uniform");
+  ck_assert_str_eq(leir_domain_kind_name((leir_domain_kind)99), "unknown");
+  leir_program_free(p);
+}
+END_TEST
+
+static char *with_domain(const char *domain) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "inputs:\n"
+           "  A: {dtype: f32, shape: [8], domain: %s}\n"
+           "  I: {dtype: i8, shape: [8]}\n"
+           "outputs:\n"
+           "  C: {dtype: f32, shape: [8]}\n"
+           "leir: L^{8}_{a=0}[C^{f32,g}_{a}=A^{f32,g}_{a}+I^{i8,g}_{a};];\n",
+           domain);
+  return buf;
+}
+
+START_TEST(test_domain_errors) {
+  expect_yaml_error(with_domain("negative"), LEIR_ERR_PARSE, 2, 39, "yaml.domain",
+                    "must be one of: positive");
+  expect_yaml_error(with_domain("{value: x}"), LEIR_ERR_PARSE, 2, 47, "yaml.domain",
+                    "the value of A must be a number");
+  expect_yaml_error(with_domain("{value: .nan}"), LEIR_ERR_PARSE, 2, 47, "yaml.domain", NULL);
+  expect_yaml_error(with_domain("{value: 1e999}"), LEIR_ERR_PARSE, 2, 47, "yaml.domain", NULL);
+  expect_yaml_error(with_domain("{range: [1]}"), LEIR_ERR_PARSE, 2, 47, "yaml.domain",
+                    "two numbers");
+  expect_yaml_error(with_domain("{range: [2, 1]}"), LEIR_ERR_PARSE, 2, 39, "yaml.domain",
+                    "low < high");
+  expect_yaml_error(with_domain("{distribution: normal, std: -1}"), LEIR_ERR_PARSE, 2, 39,
+                    "yaml.domain", "std > 0");
+  expect_yaml_error(with_domain("{distribution: cauchy}"), LEIR_ERR_PARSE, 2, 54, "yaml.domain",
+                    "unknown distribution 'cauchy'");
+  expect_yaml_error(with_domain("{distribution: uniform, low: 0}"), LEIR_ERR_PARSE, 2, 39,
+                    "yaml.domain", "needs low and high");
+  expect_yaml_error(with_domain("{value: 1, range: [0, 1]}"), LEIR_ERR_PARSE, 2, 39,
+                    "yaml.domain", "must be one of");
+  expect_yaml_error(with_domain("{value: 1, value: 2}"), LEIR_ERR_PARSE, 2, 50, "yaml.domain",
+                    "given twice");
+  expect_yaml_error(with_domain("{scale: 2}"), LEIR_ERR_PARSE, 2, 40, "yaml.domain",
+                    "unknown domain field 'scale'");
+  expect_yaml_error(with_domain("[1, 2]"), LEIR_ERR_PARSE, 2, 39, "yaml.domain", NULL);
+  /* an integer input: integer ranges inside the dtype only */
+  expect_yaml_error("inputs:\n  I: {dtype: i8, shape: [8], domain: {range: [0, 300]}}\n"
+                    "outputs:\n  C: {dtype: f32, shape: [8]}\n"
+                    "leir: L^{8}_{a=0}[C^{f32,g}_{a}=I^{i8,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 2, 38, "yaml.domain", "inside [-128, 127]");
+  /* outputs have none */
+  expect_yaml_error("inputs:\n  A: {dtype: f32, shape: [8]}\n"
+                    "outputs:\n  C: {dtype: f32, shape: [8], domain: positive}\n"
+                    "leir: L^{8}_{a=0}[C^{f32,g}_{a}=A^{f32,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 4, 31, "yaml.domain", "only inputs have a domain");
+}
+END_TEST
+
+
+/* ---- hostile documents (issue 11.6) ----------------------------------- */
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+START_TEST(test_deep_nesting_is_refused_quickly) {
+  /* 200k nested flow sequences (400 KB): libyaml's scanner alone took
+   * 200 s on them */
+  size_t n = 200000;
+  char *text = malloc(2 * n + 16);
+  memcpy(text, "inputs: ", 8);
+  memset(text + 8, '[', n);
+  memset(text + 8 + n, ']', n);
+  text[8 + 2 * n] = '\0';
+  double t0 = seconds_now();
+  leir_program *p = (leir_program *)1;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, text, strlen(text), NULL), LEIR_ERR_LIMIT);
+  ck_assert_ptr_null(p);
+  ck_assert_str_eq(leir_error_last()->rule, "limit.depth");
+  ck_assert_uint_eq(leir_error_last()->line, 1);
+  ck_assert_uint_eq(leir_error_last()->column, 1009);
+  /* the same with mappings */
+  for (size_t i = 0; i < n; i++) text[8 + i] = '{', text[8 + n + i] = '}';
+  ck_assert_int_eq(leir_program_parse_yaml(&p, text, strlen(text), NULL), LEIR_ERR_LIMIT);
+  ck_assert_msg(seconds_now() - t0 < 2.0, "took %.1f s", seconds_now() - t0);
+  free(text);
+  /* block collections (no brackets) stop at 64 levels, found by the events */
+  char block[20000];
+  size_t k = (size_t)snprintf(block, sizeof block, "inputs:\n");
+  for (int d = 0; d < 80; d++) k += (size_t)snprintf(block + k, sizeof block - k, "%*s-\n", d, "");
+  snprintf(block + k, sizeof block - k, "outputs: {}\nleir: x\n");
+  expect_yaml_error(block, LEIR_ERR_LIMIT, 65, 64, "limit.depth", "nested more than 64 deep");
+  /* 64 levels of brackets inside the text are fine */
+  char ok[4096];
+  k = (size_t)snprintf(ok, sizeof ok, "name: ");
+  for (int d = 0; d < 60; d++) ok[k++] = '[';
+  for (int d = 0; d < 60; d++) ok[k++] = ']';
+  snprintf(ok + k, sizeof ok - k,
+           "\ninputs: {A: {dtype: f64, shape: [2]}}\noutputs: {C: {dtype: f64, shape: [2]}}\n"
+           "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n");
+  expect_yaml_error(ok, LEIR_ERR_PARSE, 1, 7, "yaml.structure", "name must be a string");
+}
+END_TEST
+
+START_TEST(test_nul_in_a_name_is_refused) {
+  expect_yaml_error("name: \"soft\\u0000max\"\n"
+                    "inputs: {A: {dtype: f64, shape: [2]}}\noutputs: {C: {dtype: f64, shape: [2]}}\n"
+                    "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 1, 7, "yaml.structure", "NUL character");
+  expect_yaml_error("inputs: {\"A\\0x\": {dtype: f64, shape: [2]}}\n"
+                    "outputs: {C: {dtype: f64, shape: [2]}}\n"
+                    "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 1, 10, "yaml.structure", "NUL character");
+  expect_yaml_error("inputs: {A: {dtype: \"f64\\u0000junk\", shape: [2]}}\n"
+                    "outputs: {C: {dtype: f64, shape: [2]}}\n"
+                    "leir: L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];\n",
+                    LEIR_ERR_PARSE, 1, 21, "yaml.structure", "NUL character");
+}
+END_TEST
+
+START_TEST(test_out_of_memory_is_reported_as_such) {
+#if defined(__SANITIZE_ADDRESS__)
+  return; /* ASan reserves terabytes of address space: no RLIMIT_AS */
+#else
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return;
+#endif
+#endif
+  /* 4 million scalars in one flow sequence: libyaml's document needs far
+   * more than the 300 MiB this child may add */
+  size_t n = 4000000;
+  char *text = malloc(2 * n + 64);
+  size_t k = (size_t)snprintf(text, 64, "inputs: {A: {dtype: f64, shape: [");
+  for (size_t i = 0; i < n; i++) {
+    text[k++] = '1';
+    text[k++] = ',';
+  }
+  snprintf(text + k - 1, 64, "]}}\n");
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    struct rlimit rl;
+    getrlimit(RLIMIT_AS, &rl);
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (!f || fscanf(f, "%lu", &pages) != 1) _exit(10);
+    fclose(f);
+    rl.rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (300ul << 20);
+    if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(11);
+    leir_program *p = NULL;
+    leir_status st = leir_program_parse_yaml(&p, text, strlen(text), NULL);
+    _exit(st == LEIR_ERR_NOMEM ? 0 : 20 + (st < 0 ? -st : st));
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+  free(text);
+#endif
+}
+END_TEST
+
 static Suite *yaml_suite(void) {
   Suite *s = suite_create("yaml");
   TCase *tc = tcase_create("files");
@@ -357,11 +637,17 @@ static Suite *yaml_suite(void) {
   tcase_add_test(tc, test_round_trip_over_the_corpus);
   tcase_add_test(tc, test_to_yaml_needs_a_signature);
   tcase_add_test(tc, test_load_file);
+  tcase_add_test(tc, test_domains_parse_print_round_trip);
+  tcase_add_test(tc, test_domain_api_validates);
   suite_add_tcase(s, tc);
   tc = tcase_create("errors");
   tcase_add_test(tc, test_yaml_syntax_and_structure_errors);
   tcase_add_test(tc, test_declaration_errors);
   tcase_add_test(tc, test_leir_errors_point_into_the_file);
+  tcase_add_test(tc, test_domain_errors);
+  tcase_add_test(tc, test_deep_nesting_is_refused_quickly);
+  tcase_add_test(tc, test_nul_in_a_name_is_refused);
+  tcase_add_test(tc, test_out_of_memory_is_reported_as_such);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -98,6 +98,52 @@ LEIR_API size_t leir_program_signature_count(const leir_program *program);
 LEIR_API leir_status leir_program_signature_get(const leir_program *program, size_t i,
                                                 leir_tensor_decl *out);
 
+/* Input domains (verification.md §1): how seeded inputs of one input are
+ * drawn. A program file declares them per input with `domain:`; without
+ * one (LEIR_DOMAIN_DEFAULT) the input follows the input set's distribution
+ * (standard normal, normal x 10, uniform [-1, 1]), except that the library
+ * draws an input positive when every use reaches only log, sqrt or a
+ * fractional power (docs/verification.md, "Input domains"). */
+typedef enum leir_domain_kind {
+  LEIR_DOMAIN_DEFAULT = 0, /* the input set's distribution */
+  LEIR_DOMAIN_POSITIVE,    /* |x| of the set's distribution, never 0 */
+  LEIR_DOMAIN_VALUE,       /* every element is `value`, on every input set */
+  LEIR_DOMAIN_RANGE,       /* floats uniform in [low, high]; integers low..high-1 */
+  LEIR_DOMAIN_NORMAL,      /* normal(mean, std) on every input set */
+  LEIR_DOMAIN_UNIFORM      /* uniform in [low, high] on every input set */
+} leir_domain_kind;
+
+typedef struct leir_domain {
+  uint32_t size; /* sizeof(leir_domain); set by the _INIT macro */
+  leir_domain_kind kind;
+  double value;     /* VALUE */
+  double low, high; /* RANGE, UNIFORM (low < high; RANGE of an integer input:
+                     * integers, at least one value) */
+  double mean, std; /* NORMAL (std > 0) */
+} leir_domain;
+
+#define LEIR_DOMAIN_INIT \
+  { (uint32_t)sizeof(leir_domain), LEIR_DOMAIN_DEFAULT, 0.0, 0.0, 0.0, 0.0, 1.0 }
+
+/* Fills *out with the declared domain of signature entry i (kind
+ * LEIR_DOMAIN_DEFAULT when none was declared). `out->size` must be set.
+ * Errors: LEIR_ERR_ARGUMENT (i out of range, NULL, size too small). */
+LEIR_API leir_status leir_program_domain_get(const leir_program *program, size_t i,
+                                             leir_domain *out);
+
+/* Declares the domain of input i (copied; NULL or kind DEFAULT clears it).
+ * leir_program_set_signature clears every domain.
+ * Errors: LEIR_ERR_ARGUMENT (i out of range or an output, a parameter out
+ * of range for the kind: non-finite numbers, low >= high, std <= 0, a
+ * non-integer value or range for an integer input, a value outside the
+ * dtype). */
+LEIR_API leir_status leir_program_domain_set(leir_program *program, size_t i,
+                                             const leir_domain *domain);
+
+/* Spelling of a domain kind as in program files ("default", "positive",
+ * "value", "range", "normal", "uniform"); static. */
+LEIR_API const char *leir_domain_kind_name(leir_domain_kind kind);
+
 /* Infers the signature from the text (spec/leir.md §2): inputs = tensors read
  * and never written (ordered by name index: A, C, D, ..., Z, Aa, Ac, ...);
  * outputs = tensors written and not read by a later nest; shapes from index

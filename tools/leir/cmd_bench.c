@@ -33,10 +33,59 @@ static int seconds(const char *opt, const char *v, double *out) {
   return 0;
 }
 
+/* --compare: is the first program faster than the second, with confidence? */
+static int run_compare(leir_backend *b, leir_program *const *progs, const run_opts *o,
+                       const leir_bench_options *bo, char *const *names) {
+  leir_kernel *k[2] = {NULL, NULL};
+  leir_status st = LEIR_OK;
+  for (int i = 0; i < 2 && st == LEIR_OK; i++) st = leir_kernel_new(&k[i], b, progs[i]);
+  leir_comparison c;
+  if (st == LEIR_OK) {
+    leir_compare_options co = LEIR_COMPARE_OPTIONS_INIT;
+    co.flags = bo->flags;
+    co.warmup = bo->warmup;
+    co.min_rounds = bo->min_runs;
+    if (co.max_rounds < co.min_rounds) co.max_rounds = co.min_rounds;
+    co.seed = bo->seed;
+    st = leir_kernels_compare(k[0], k[1], &co, &c);
+  }
+  leir_kernel_free(k[0]);
+  leir_kernel_free(k[1]);
+  if (st != LEIR_OK) {
+    fprintf(stderr, "leir bench: error: %s\n", leir_error_last()->message);
+    return st == LEIR_ERR_RUNTIME || st == LEIR_ERR_TIMEOUT || st == LEIR_ERR_COMPILE
+               ? EXIT_INVALID
+               : tool_exit_for(st);
+  }
+  const char *na = tool_label(names[0]), *nb = tool_label(names[1]);
+  if (o->json) {
+    printf("{\"backend\":\"%s\",\"order\":\"%s\",\"ratio\":%.6g,\"ratio_lo\":%.6g,"
+           "\"ratio_hi\":%.6g,\"confidence\":%.6g,\"rounds\":%u,\"threads\":%u,"
+           "\"median_a_s\":%.9g,\"median_b_s\":%.9g,\"spread_a\":%.6g,\"spread_b\":%.6g}\n",
+           leir_backend_get_name(b), leir_order_name(c.order), c.ratio, c.ratio_lo, c.ratio_hi,
+           c.confidence, c.rounds, c.threads, c.a.median_s, c.b.median_s, c.a.spread,
+           c.b.spread);
+  } else {
+    printf("%s is %s than %s", na,
+           c.order == LEIR_ORDER_FASTER   ? "faster"
+           : c.order == LEIR_ORDER_SLOWER ? "slower"
+           : c.order == LEIR_ORDER_SAME   ? "as fast (within 2%)"
+                                          : "undecided (neither faster nor slower)",
+           nb);
+    printf(": time(B)/time(A) median %.3f, %.1f%% interval [%.3f, %.3f], %u rounds, %u thread%s\n",
+           c.ratio, 100.0 * c.confidence, c.ratio_lo, c.ratio_hi, c.rounds, c.threads,
+           c.threads == 1 ? "" : "s");
+    printf("  A %.4f ms (IQR %.1f%%), B %.4f ms (IQR %.1f%%)\n", c.a.median_s * 1e3,
+           100.0 * c.a.spread, c.b.median_s * 1e3, 100.0 * c.b.spread);
+  }
+  return EXIT_OK;
+}
+
 int cmd_bench(int argc, char **argv) {
   run_opts o;
   run_opts_init(&o);
   leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
+  bool compare = false;
   tool_args a;
   tool_args_init(&a, "bench", argc, argv);
   const char *opt, *v;
@@ -46,6 +95,10 @@ int cmd_bench(int argc, char **argv) {
     if (r) continue;
     if (strcmp(opt, "--no-flush") == 0) {
       bo.flags |= LEIR_BENCH_NO_FLUSH;
+      continue;
+    }
+    if (strcmp(opt, "--compare") == 0) {
+      compare = true;
       continue;
     }
     if (!is(opt, "--warmup") && !is(opt, "--runs") && !is(opt, "--max-runs") &&
@@ -64,6 +117,8 @@ int cmd_bench(int argc, char **argv) {
     return tool_usage_error("bench", "need 1 <= --runs <= --max-runs");
   bo.seed = o.seed;
   size_t n = (size_t)a.npositional;
+  if (n > 16) return tool_usage_error("bench", "at most 16 programs");
+  if (compare && n != 2) return tool_usage_error("bench", "--compare needs exactly two programs");
   leir_program *progs[16] = {NULL};
   int rc = EXIT_OK;
   for (size_t i = 0; i < n && rc == EXIT_OK; i++)
@@ -71,6 +126,12 @@ int cmd_bench(int argc, char **argv) {
   leir_backend *b = NULL;
   if (rc == EXIT_OK) rc = run_open_backend(&o, &b);
   leir_timing t[16];
+  if (rc == EXIT_OK && compare) {
+    rc = run_compare(b, progs, &o, &bo, a.positional);
+    leir_backend_free(b);
+    for (size_t i = 0; i < n; i++) leir_program_free(progs[i]);
+    return rc;
+  }
   if (rc == EXIT_OK) {
     leir_status st = leir_bench(b, (const leir_program *const *)progs, n, &bo, t);
     if (st != LEIR_OK) {
@@ -85,26 +146,30 @@ int cmd_bench(int argc, char **argv) {
   if (rc == EXIT_OK) {
     if (!o.json)
       printf("backend %s, seed %" PRIu64 ", %u warm-up runs, >= %u runs and >= %g s per "
-             "program, caches %s\n"
-             "%-3s %-28s %11s %11s %11s %6s %9s %9s %8s\n",
+             "program, caches %s, %u thread%s\n"
+             "%-3s %-28s %11s %11s %11s %7s %6s %9s %9s %8s\n",
              leir_backend_get_name(b), o.seed, bo.warmup, bo.min_runs, bo.min_seconds,
-             bo.flags & LEIR_BENCH_NO_FLUSH ? "not flushed" : "flushed", "#", "program",
-             "median ms", "min ms", "max ms", "runs", "GFLOP/s", "GB/s", "speedup");
+             bo.flags & LEIR_BENCH_NO_FLUSH ? "not flushed" : "flushed", t[0].threads,
+             t[0].threads == 1 ? "" : "s", "#", "program", "median ms", "min ms", "max ms",
+             "IQR %", "runs", "GFLOP/s", "GB/s", "speedup");
     for (size_t i = 0; i < n; i++) {
       const char *name = tool_label(a.positional[i]);
       if (o.json) {
         printf("{\"program\":");
         tool_json_string(stdout, name, strlen(name));
         printf(",\"backend\":\"%s\",\"median_s\":%.9g,\"min_s\":%.9g,\"max_s\":%.9g,"
-               "\"mean_s\":%.9g,\"runs\":%u,\"flops\":%" PRIu64 ",\"bytes\":%" PRIu64
+               "\"mean_s\":%.9g,\"q1_s\":%.9g,\"q3_s\":%.9g,\"spread\":%.6g,\"noisy\":%s,"
+               "\"threads\":%u,\"runs\":%u,\"flops\":%" PRIu64 ",\"bytes\":%" PRIu64
                ",\"gflops\":%.6g,\"gbytes_per_s\":%.6g,\"speedup\":%.6g}\n",
                leir_backend_get_name(b), t[i].median_s, t[i].min_s, t[i].max_s, t[i].mean_s,
+               t[i].q1_s, t[i].q3_s, t[i].spread, t[i].noisy ? "true" : "false", t[i].threads,
                t[i].runs, t[i].flops, t[i].bytes, t[i].gflops, t[i].gbytes_per_s, t[i].speedup);
       } else {
         size_t len = strlen(name);
-        printf("%-3zu %-28s %11.4f %11.4f %11.4f %6u %9.3f %9.3f %7.2fx\n", i + 1,
+        printf("%-3zu %-28s %11.4f %11.4f %11.4f %6.1f%s %6u %9.3f %9.3f %7.2fx\n", i + 1,
                len > 28 ? name + len - 28 : name, t[i].median_s * 1e3, t[i].min_s * 1e3,
-               t[i].max_s * 1e3, t[i].runs, t[i].gflops, t[i].gbytes_per_s, t[i].speedup);
+               t[i].max_s * 1e3, 100.0 * t[i].spread, t[i].noisy ? "!" : " ", t[i].runs,
+               t[i].gflops, t[i].gbytes_per_s, t[i].speedup);
       }
     }
   }

@@ -22,14 +22,21 @@ static void print_text(const leir_verify_report *r, const char *before, const ch
   printf("%s: %s\n", leir_verdict_name(r->verdict), r->message);
   printf("  backend %s, seed %" PRIu64 ", %u input set%s, %.3f s\n", r->backend, r->seed,
          r->input_sets, r->input_sets == 1 ? "" : "s", r->seconds);
-  if (r->verdict <= LEIR_VERDICT_MISMATCH)
+  if (r->verdict <= LEIR_VERDICT_MISMATCH || r->verdict == LEIR_VERDICT_INCONCLUSIVE)
     for (size_t i = 0; i < r->noutputs; i++) {
       const leir_output_report *o = &r->outputs[i];
       printf("  %s (%s, %" PRIu64 " elements): %" PRIu64 " differ, %" PRIu64
-             " outside tolerance; max abs %.3g, max rel %.3g, max %" PRIu64
-             " ULP, MSE %.3g (rtol %g, atol %g)\n",
+             " outside %s; max abs %.3g, max rel %.3g, max %" PRIu64
+             " ULP, MSE %.3g (rtol %g, atol %g); finite %.1f%%",
              o->name, leir_dtype_name(o->dtype), o->elements, o->differing, o->outside,
-             o->max_abs_err, o->max_rel_err, o->max_ulp, o->mse, o->rtol, o->atol);
+             r->candidate_class == LEIR_VERIFY_CLASS_REASSOCIATING ? "the bound" : "tolerance",
+             o->max_abs_err, o->max_rel_err, o->max_ulp, o->mse, o->rtol, o->atol,
+             100.0 * o->finite_min);
+      if (o->finite_max > o->finite_min) printf("..%.1f%%", 100.0 * o->finite_max);
+      if (r->candidate_class == LEIR_VERIFY_CLASS_REASSOCIATING)
+        printf("; error against the f64 truth: reference %.3g, candidate %.3g", o->reference_err,
+               o->candidate_err);
+      printf("\n");
     }
   if (r->verdict == LEIR_VERDICT_INVALID) {
     const char *file = r->program == 0 ? before : after;
@@ -74,6 +81,11 @@ int cmd_verify(int argc, char **argv) {
       if (*end || end == v || n < 1 || n > 64)
         return tool_usage_error("verify", "--sets needs a number in 1..64");
       vo.input_sets = (uint32_t)n;
+    } else if (strncmp(opt, "--class", 7) == 0 && (opt[7] == '\0' || opt[7] == '=')) {
+      if (!(v = tool_args_value(&a, opt))) return EXIT_USAGE;
+      if (leir_verify_class_from_name(v, &vo.candidate_class) != LEIR_OK)
+        return tool_usage_error("verify", "--class needs any, exact or reassociating, got '%s'",
+                                v);
     } else if (strncmp(opt, "--rtol", 6) == 0 && (opt[6] == '\0' || opt[6] == '=')) {
       if (!(v = tool_args_value(&a, opt)) || parse_tol("--rtol", v, &vo.rtol)) return EXIT_USAGE;
     } else if (strncmp(opt, "--atol", 6) == 0 && (opt[6] == '\0' || opt[6] == '=')) {
