@@ -97,9 +97,13 @@ def gelu(x):
 W = []
 
 
-def w(level, index, name, summary, params, build, dtype="f32", domains=None, constraints=None):
+def w(level, index, name, summary, params, build, dtype="f32", domains=None, constraints=None,
+      derived=None):
+    """derived: expressions of the parameters (output extents of convolutions
+    and pools) that the template may use as factors."""
     W.append(dict(level=level, index=index, name=name, summary=summary, params=params,
-                  build=build, dtype=dtype, domains=domains or {}, constraints=constraints or []))
+                  build=build, dtype=dtype, domains=domains or {}, constraints=constraints or [],
+                  derived=derived or []))
 
 
 def mm(P, a, b):
@@ -262,49 +266,163 @@ w(2, 86, "Matmul_Subtract_Multiply_ReLU", "linear → −const → ×const → r
    ("multiply_value", 1.5, 1.5), ("batch_size", 128, 3)],
   lambda P: gemm(P, lambda s, y: torch.relu((y - s.sv) * s.mv), sv=P["subtract_value"], mv=P["multiply_value"]))
 
+
+def conv_entry(level, index, name, summary, params, nd, out_expr, mk, extra=None, derived=(),
+               constraints=None, inputs=1):
+    w(level, index, name, summary, params, mk, derived=list(derived), constraints=constraints)
+
+
+CONV = [("in_channels", 3, 3), ("out_channels", 64, 4)]
+w(1, 49, "conv_standard_3D__square_input__square_kernel", "Conv3d, cubic kernel",
+  CONV + [("kernel_size", 3, 2), ("stride", 1, 1), ("padding", 0, 0), ("dilation", 1, 1),
+          ("batch_size", 16, 2), ("depth", 64, 5), ("width", 64, 6), ("height", 64, 4)],
+  lambda P: (nn.Conv3d(P["in_channels"], P["out_channels"], P["kernel_size"], P["stride"], P["padding"],
+                       P["dilation"], bias=False),
+             [[P["batch_size"], P["in_channels"], P["depth"], P["width"], P["height"]]]),
+  derived=["(depth+2*padding-dilation*(kernel_size-1)-1)//stride+1",
+           "(width+2*padding-dilation*(kernel_size-1)-1)//stride+1",
+           "(height+2*padding-dilation*(kernel_size-1)-1)//stride+1"])
+w(1, 55, "conv_standard_2D__square_input__asymmetric_kernel", "Conv2d, non-square kernel",
+  CONV + [("kernel_size_w", 3, 2), ("kernel_size_h", 5, 3), ("stride", 1, 1), ("padding", 0, 0),
+          ("dilation", 1, 1), ("batch_size", 16, 2), ("height", 256, 6), ("width", 256, 5)],
+  lambda P: (nn.Conv2d(P["in_channels"], P["out_channels"], (P["kernel_size_h"], P["kernel_size_w"]),
+                       P["stride"], P["padding"], P["dilation"], bias=False),
+             [[P["batch_size"], P["in_channels"], P["height"], P["width"]]]),
+  derived=["(height+2*padding-dilation*(kernel_size_h-1)-1)//stride+1",
+           "(width+2*padding-dilation*(kernel_size_w-1)-1)//stride+1"])
+w(1, 56, "conv_standard_2D__square_input__square_kernel", "Conv2d, square kernel",
+  CONV + [("kernel_size", 3, 2), ("stride", 1, 1), ("padding", 0, 0), ("dilation", 1, 1),
+          ("batch_size", 16, 2), ("height", 256, 6), ("width", 256, 5)],
+  lambda P: (nn.Conv2d(P["in_channels"], P["out_channels"], P["kernel_size"], P["stride"], P["padding"],
+                       P["dilation"], bias=False),
+             [[P["batch_size"], P["in_channels"], P["height"], P["width"]]]),
+  derived=["(height+2*padding-dilation*(kernel_size-1)-1)//stride+1",
+           "(width+2*padding-dilation*(kernel_size-1)-1)//stride+1"])
+w(1, 63, "conv_depthwise_2D_square_input_square_kernel", "depthwise Conv2d (groups=C)",
+  [("in_channels", 3, 3), ("kernel_size", 3, 2), ("stride", 1, 1), ("padding", 0, 0),
+   ("batch_size", 16, 2), ("height", 256, 6), ("width", 256, 5)],
+  lambda P: (nn.Conv2d(P["in_channels"], P["in_channels"], P["kernel_size"], P["stride"], P["padding"],
+                       groups=P["in_channels"], bias=False),
+             [[P["batch_size"], P["in_channels"], P["height"], P["width"]]]),
+  derived=["(height+2*padding-kernel_size)//stride+1", "(width+2*padding-kernel_size)//stride+1"])
+w(1, 68, "conv_pointwise_2D", "1×1 Conv2d",
+  CONV + [("batch_size", 16, 2), ("height", 256, 6), ("width", 256, 5)],
+  lambda P: (nn.Conv2d(P["in_channels"], P["out_channels"], 1, bias=False),
+             [[P["batch_size"], P["in_channels"], P["height"], P["width"]]]))
+def conv2d_chain(P, epi, **extra):
+    m = Fn(lambda s, x: epi(s, s.conv(x)), **extra)
+    m.conv = nn.Conv2d(P["in_channels"], P["out_channels"], P["kernel_size"])
+    return m, [[P["batch_size"], P["in_channels"], P["height"], P["width"]]]
+
+
+def conv3d_chain(P, epi, dn="depth", hn="height", wn="width", **extra):
+    m = Fn(lambda s, x: epi(s, s.conv(x)), **extra)
+    m.conv = nn.Conv3d(P["in_channels"], P["out_channels"], P["kernel_size"])
+    return m, [[P["batch_size"], P["in_channels"], P[dn], P[hn], P[wn]]]
+
+
+C2 = [("in_channels", 3, 3), ("out_channels", 16, 4), ("kernel_size", 3, 2)]
+D2 = ["height-kernel_size+1", "width-kernel_size+1"]
+D3 = ["depth-kernel_size+1", "height-kernel_size+1", "width-kernel_size+1"]
+w(2, 63, "Conv2d_Divide_LeakyReLU", "conv2d → ÷const → leaky-relu",
+  C2 + [("divisor", 2, 2), ("batch_size", 128, 2), ("height", 32, 6), ("width", 32, 5)],
+  lambda P: conv2d_chain(P, lambda s, y: torch.nn.functional.leaky_relu(y / s.d, 0.01), d=float(P["divisor"])),
+  derived=D2)
+w(2, 20, "Conv2d_InstanceNorm_Divide", "conv2d → instance-norm → ÷const",
+  C2 + [("divide_by", 2.0, 2.0), ("batch_size", 128, 2), ("height", 32, 6), ("width", 32, 5)],
+  lambda P: conv2d_chain(P, lambda s, y: (lambda m, v: (y - m) / torch.sqrt(v + 1e-5))(
+      y.mean((2, 3), keepdim=True), ((y - y.mean((2, 3), keepdim=True)) ** 2).mean((2, 3), keepdim=True)) / s.d,
+      d=P["divide_by"]),
+  derived=D2)
+w(2, 42, "Conv3d_Mish_Tanh", "conv3d → mish → tanh",
+  C2 + [("stride", 1, 1), ("padding", 0, 0), ("batch_size", 64, 2), ("D", 16, 4), ("H", 32, 6), ("W", 32, 5)],
+  lambda P: conv3d_chain(P, lambda s, y: torch.tanh(torch.nn.functional.mish(y)), dn="D", hn="H", wn="W"),
+  derived=["D-kernel_size+1", "H-kernel_size+1", "W-kernel_size+1"])
+w(2, 68, "Conv3d_ReLU_LeakyReLU_GELU_Sigmoid_BiasAdd", "conv3d → relu → leaky-relu → gelu → sigmoid → +bias",
+  C2 + [("batch_size", 128, 2), ("depth", 16, 4), ("height", 32, 6), ("width", 32, 5)],
+  lambda P: conv3d_chain(P, lambda s, y: torch.sigmoid(gelu(torch.nn.functional.leaky_relu(torch.relu(y), 0.01)))
+                         + s.bias, bias=torch.randn(P["out_channels"], 1, 1, 1)),
+  derived=D3)
+w(2, 25, "Conv3d_GroupNorm_Mean", "conv3d → group-norm → mean over all but the batch",
+  C2 + [("num_groups", 8, 2), ("batch_size", 128, 2), ("D", 16, 4), ("H", 32, 6), ("W", 32, 5)],
+  lambda P: conv3d_chain(P, lambda s, y: gn(y, s.g, s.w, s.b, s.shp).mean((1, 2, 3, 4)),
+                         dn="D", hn="H", wn="W", g=P["num_groups"], w=torch.randn(P["out_channels"]),
+                         b=torch.randn(P["out_channels"]),
+                         shp=[P["batch_size"], P["out_channels"], P["D"] - P["kernel_size"] + 1,
+                              P["H"] - P["kernel_size"] + 1, P["W"] - P["kernel_size"] + 1]),
+  derived=["D-kernel_size+1", "H-kernel_size+1", "W-kernel_size+1", "out_channels//num_groups"],
+  constraints=["out_channels % num_groups == 0"])
+w(2, 72, "Conv3d_GroupNorm_Min_Clamp", "conv3d → group-norm → min(dim) → clamp",
+  C2 + [("groups", 8, 2), ("min_value", 0.0, 0.0), ("max_value", 1.0, 1.0), ("batch_size", 128, 2),
+        ("depth", 16, 4), ("height", 32, 6), ("width", 32, 5)],
+  lambda P: conv3d_chain(P, lambda s, y: torch.clamp(torch.amin(gn(y, s.g, s.w, s.b, s.shp), dim=1, keepdim=True),
+                                                     s.lo, s.hi),
+                         g=P["groups"], w=torch.randn(P["out_channels"]), b=torch.randn(P["out_channels"]),
+                         lo=P["min_value"], hi=P["max_value"],
+                         shp=[P["batch_size"], P["out_channels"], P["depth"] - P["kernel_size"] + 1,
+                              P["height"] - P["kernel_size"] + 1, P["width"] - P["kernel_size"] + 1]),
+  derived=D3 + ["out_channels//groups"],
+  constraints=["out_channels % groups == 0"])
+
 FLOAT_GEN = [1.375, 0.6875, 2.4375, 1.8125, 0.3125, 2.5625, 0.1875, 1.1875]
 
 
 def template(entry):
     params = entry["params"]
-    gen = {}
     ints = [p for p, d, s in params if isinstance(d, int)]
-    primes = iter(PRIMES)
-    for p, d, s in params:
-        if isinstance(d, float):
-            gen[p] = FLOAT_GEN[len([q for q in gen if isinstance(gen[q], float)])]
-        elif d == 1 and s == 1:  # structural (a dimension index): fixed
-            gen[p] = 1
-        else:
-            gen[p] = next(primes)
-    # divisibility: a grouped size is a multiple of its group count
-    for c in entry["constraints"]:
-        m = re.fullmatch(r"(\w+) % (\w+) == 0", c)
-        if m:
-            gen[m.group(1)] = gen[m.group(1)] * gen[m.group(2)]
+    import random
+    rng = random.Random(7)
+    pool = PRIMES[:9]
+    for attempt in range(2000):
+        gen = {}
+        nf = 0
+        order = pool[:] if attempt == 0 else rng.sample(pool, len(pool))
+        primes = iter(order)
+        for p, d, s in params:
+            if isinstance(d, float):
+                gen[p] = FLOAT_GEN[nf]
+                nf += 1
+            elif d == s and d in (0, 1):  # structural: fixed
+                gen[p] = d
+            else:
+                gen[p] = next(primes)
+        for c in entry["constraints"]:
+            m = re.fullmatch(r"(\w+) % (\w+) == 0", c)
+            if m:
+                gen[m.group(1)] = gen[m.group(1)] * gen[m.group(2)]
+        vals = [gen[p] for p in ints if gen[p] > 1]
+        ok = all(eval(c.replace("%", "%"), {}, dict(gen)) for c in entry["constraints"])
+        der = [eval(e, {"min": min, "max": max}, dict(gen)) for e in entry["derived"]]
+        allv = vals + der
+        if ok and all(v >= 2 and v not in (2, 3, 4, 6, 10) for v in der) and len(set(allv)) == len(allv):
+            break
+    else:
+        raise RuntimeError(f"{entry['name']}: no generation shape with distinct values")
     torch.manual_seed(0)
     module, shapes = entry["build"](gen)
     module = module.double().eval()
     xs = [torch.rand(list(s), dtype=torch.float64) + 0.5 for s in shapes]
     prog = fx.import_module(module, tuple(xs))
-    names = [p for p in ints if gen[p] != 1]
+    names = [p for p in ints if gen[p] > 1]
     atoms = {p: gen[p] for p in names}
     for c in entry["constraints"]:
         m = re.fullmatch(r"(\w+) % (\w+) == 0", c)
         if m:
             atoms[f"{m.group(1)}//{m.group(2)}"] = gen[m.group(1)] // gen[m.group(2)]
+    for e in entry["derived"]:
+        atoms[e] = eval(e, {"min": min, "max": max}, dict(gen))
     by_value = {}
     for r in range(1, 4):
         for combo in itertools.combinations_with_replacement(sorted(atoms, key=lambda a: ("//" in a, a)), r):
             v = 1
             for q in combo:
                 v *= atoms[q]
-            by_value.setdefault(v, "*".join(combo))
+            by_value.setdefault(v, "*".join(a if re.fullmatch(r"\w+", a) else f"({a})" for a in combo))
     for a, b in itertools.permutations(names, 2):
         if gen[a] % gen[b] == 0:
             by_value.setdefault(gen[a] // gen[b], f"{a}//{b}")
-    for a in names:
-        by_value.setdefault(gen[a] - 1, f"{a}-1")
+    for a in list(names) + list(entry["derived"]):
+        by_value.setdefault(atoms[a] - 1, f"{a}-1" if re.fullmatch(r"\w+", a) else f"({a})-1")
     fl = {repr(float(v)): p for p, v in gen.items() if isinstance(v, float)}
 
     def sub(m):

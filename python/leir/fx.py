@@ -368,11 +368,11 @@ def _module(em, node, m, args, shape, param):
         return x
     if isinstance(m, nn.Linear):
         return _linear(em, x, param(m.weight), param(m.bias) if m.bias is not None else None, shape)
-    if isinstance(m, (nn.Conv1d, nn.Conv2d)):
-        if m.groups != 1 or m.padding_mode != "zeros" or isinstance(m.padding, str):
-            raise UnsupportedOperation(node, "groups, padding modes and string padding")
+    if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        if m.padding_mode != "zeros" or isinstance(m.padding, str):
+            raise UnsupportedOperation(node, "padding modes and string padding")
         return _conv(em, x, param(m.weight), param(m.bias) if m.bias is not None else None,
-                     list(m.stride), list(m.padding), list(m.dilation), shape)
+                     list(m.stride), list(m.padding), list(m.dilation), shape, m.groups)
     simple = {nn.ReLU: "relu", nn.Sigmoid: "sigmoid", nn.GELU: "gelu", nn.SiLU: "silu",
               nn.Softplus: "softplus", nn.Hardsigmoid: "hardsigmoid", nn.Hardswish: "hardswish",
               nn.Softsign: "softsign"}
@@ -536,8 +536,8 @@ def _function(em, node, name, args, kw, shape):
         b = args[3] if len(args) > 3 else kw.get("bias")
         eps = args[4] if len(args) > 4 else kw.get("eps", 1e-5)
         return _layer_norm(em, x, list(ns), w, b, eps, shape)
-    if name in ("conv1d", "conv2d"):
-        nd = 1 if name == "conv1d" else 2
+    if name in ("conv1d", "conv2d", "conv3d"):
+        nd = int(name[4])
         w = args[1]
         b = args[2] if len(args) > 2 else kw.get("bias")
         rest = dict(zip(("stride", "padding", "dilation", "groups"), args[3:]))
@@ -546,9 +546,10 @@ def _function(em, node, name, args, kw, shape):
         def tup(v, d):
             v = rest.get(v, d)
             return list(v) if isinstance(v, (tuple, list)) else [v] * nd
-        if rest.get("groups", 1) != 1 or isinstance(rest.get("padding", 0), str):
-            raise UnsupportedOperation(node, "groups or string padding")
-        return _conv(em, x, w, b, tup("stride", 1), tup("padding", 0), tup("dilation", 1), shape)
+        if isinstance(rest.get("padding", 0), str):
+            raise UnsupportedOperation(node, "string padding")
+        return _conv(em, x, w, b, tup("stride", 1), tup("padding", 0), tup("dilation", 1), shape,
+                     rest.get("groups", 1))
     if name in ("max_pool2d", "avg_pool2d"):
         cls = torch.nn.MaxPool2d if name == "max_pool2d" else torch.nn.AvgPool2d
         names = ("kernel_size", "stride", "padding") + (("dilation", "ceil_mode") if name == "max_pool2d" else ("ceil_mode",))
@@ -683,9 +684,10 @@ def _layer_norm(em, x, nshape, w, b, eps, shape):
     return out
 
 
-def _conv(em, x, w, b, stride, padding, dilation, shape):
+def _conv(em, x, w, b, stride, padding, dilation, shape, groups=1):
     nd = len(stride)
-    cin = x.shape[1]
+    cin = w.shape[1]  # input channels per group
+    out_per_group = shape[1] // groups
     ks = w.shape[2:]
     src = x
     if any(padding):
@@ -712,12 +714,26 @@ def _conv(em, x, w, b, stride, padding, dilation, shape):
         o = v[:2 + nd]
         c = v[2 + nd]
         kv = v[3 + nd:]
-        xi = [o[0], c]
+        if groups == 1:
+            ch = c
+        elif cin == 1 and out_per_group == 1:
+            ch = o[1]  # depthwise: the input channel is the output channel
+        else:
+            grp = o[1] if out_per_group == 1 else f"{o[1]}//{out_per_group}"
+            ch = f"{grp}*{cin}+{c}" if cin != 1 else grp
+        xi = [o[0], ch]
         for i in range(nd):
             s, d = stride[i], dilation[i]
             xi.append(f"{o[2 + i]}{'*' + str(s) if s != 1 else ''}+{kv[i]}{'*' + str(d) if d != 1 else ''}")
         return [f"{em.ref(out, o)}={em.ref(out, o)}+{em.ref(w, [o[1], c] + kv)}*{em.ref(src, xi)}"]
-    em.nest(shape + [cin] + list(ks), body)
+    if groups != 1 and cin == 1:
+        # one input channel per group: no channel loop (reference: "the
+        # input-channel index is the output channel")
+        def body1(v):
+            return body(v[:2 + nd] + ["0"] + v[2 + nd:])
+        em.nest(shape + list(ks), body1)
+    else:
+        em.nest(shape + [cin] + list(ks), body)
     if b is not None:
         em.nest(shape, lambda v: [f"{em.ref(out, v)}={em.ref(out, v)}+{em.ref(b, [v[1]])}"])
     return out
@@ -728,9 +744,20 @@ def _pool2d(em, node, x, m, shape):
         return list(v) if isinstance(v, (tuple, list)) else [v, v]
     k, s, p = pair(m.kernel_size), pair(m.stride or m.kernel_size), pair(m.padding)
     d = pair(getattr(m, "dilation", 1))
-    if any(p) or m.ceil_mode:
-        raise UnsupportedOperation(node, "pool padding or ceil_mode")
     is_max = isinstance(m, torch.nn.MaxPool2d)
+    if m.ceil_mode or (any(p) and not is_max):
+        raise UnsupportedOperation(node, "ceil_mode or average-pool padding")
+    if any(p):
+        # a padded copy holding -inf outside the input
+        pshape = x.shape[:2] + [x.shape[2] + 2 * p[0], x.shape[3] + 2 * p[1]]
+        src = em.fresh(pshape)
+
+        def pad(v):
+            cond = "&".join(f"{p[i]}<={v[2 + i]}<{x.shape[2 + i] + p[i]}" for i in range(2) if p[i])
+            xi = v[:2] + [f"{v[2 + i]}-{p[i]}" if p[i] else v[2 + i] for i in range(2)]
+            return [f"{em.ref(src, v)}=if_then_else({cond},{em.ref(x, xi)},-inf)"]
+        em.nest(pshape, pad)
+        x = src
     out = em.fresh(shape)
 
     def body(v):
