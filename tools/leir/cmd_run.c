@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "commands.h"
+#include "npy.h"
 #include "run_opts.h"
 
 static double value_at(const void *buf, leir_dtype dt, uint64_t i) {
@@ -37,11 +38,34 @@ static double value_at(const void *buf, leir_dtype dt, uint64_t i) {
   }
 }
 
+/* --inputs DIR: every input from DIR/NAME.npy; --outputs DIR: every output
+ * to DIR/NAME.npy. */
+static int npy_io(leir_kernel *k, void **bufs, size_t n, const char *dir, bool outputs) {
+  for (size_t i = 0; i < n; i++) {
+    leir_tensor_decl d;
+    leir_kernel_buffer(k, i, &d);
+    if ((d.role == LEIR_ROLE_OUTPUT) != outputs) continue;
+    char path[4096], err[512];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.npy", dir, d.name) >= sizeof path) {
+      fprintf(stderr, "leir run: path too long: %s\n", dir);
+      return EXIT_USAGE;
+    }
+    int r = outputs ? npy_write(path, d.dtype, d.shape, d.rank, bufs[i], err, sizeof err)
+                    : npy_read(path, d.dtype, d.shape, d.rank, bufs[i], err, sizeof err);
+    if (r) {
+      fprintf(stderr, "%s: error: %s\n", path, err);
+      return EXIT_INVALID;
+    }
+  }
+  return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv) {
   run_opts o;
   run_opts_init(&o);
   uint32_t set = 0;
   long print = 0;
+  const char *in_dir = NULL, *out_dir = NULL;
   tool_args a;
   tool_args_init(&a, "run", argc, argv);
   const char *opt, *v;
@@ -55,6 +79,10 @@ int cmd_run(int argc, char **argv) {
       long n = strtol(v, &end, 10);
       if (*end || end == v || n < 0 || n > 1000) return tool_usage_error("run", "--set needs 0..1000");
       set = (uint32_t)n;
+    } else if (!strcmp(opt, "--inputs") || !strncmp(opt, "--inputs=", 9)) {
+      if (!(in_dir = tool_args_value(&a, "--inputs"))) return EXIT_USAGE;
+    } else if (!strcmp(opt, "--outputs") || !strncmp(opt, "--outputs=", 10)) {
+      if (!(out_dir = tool_args_value(&a, "--outputs"))) return EXIT_USAGE;
     } else if (strncmp(opt, "--print", 7) == 0 && (opt[7] == '\0' || opt[7] == '=')) {
       if (!(v = tool_args_value(&a, opt))) return EXIT_USAGE;
       char *end;
@@ -95,7 +123,15 @@ int cmd_run(int argc, char **argv) {
     }
     if (!bufs) rc = EXIT_INTERNAL;
     leir_status st = rc == EXIT_OK ? leir_program_fill_inputs(p, o.seed, set, bufs, n) : LEIR_ERR_NOMEM;
+    if (st == LEIR_OK && in_dir) {
+      rc = npy_io(k, bufs, n, in_dir, false);
+      if (rc != EXIT_OK) goto done;
+    }
     if (st == LEIR_OK) st = leir_kernel_run(k, bufs, n);
+    if (st == LEIR_OK && out_dir) {
+      rc = npy_io(k, bufs, n, out_dir, true);
+      if (rc != EXIT_OK) goto done;
+    }
     leir_timing t;
     memset(&t, 0, sizeof t);
     if (st == LEIR_OK) {
@@ -166,6 +202,7 @@ int cmd_run(int argc, char **argv) {
       }
       if (o.json) printf("]}\n");
     }
+  done:
     for (size_t i = 0; bufs && i < n; i++) free(bufs[i]);
     free(bufs);
   }

@@ -109,7 +109,7 @@ const tool_command tool_commands[] = {
      "  --input NAME:DTYPE:SHAPE, --output NAME:DTYPE:SHAPE\n"
      "                   declare the signature (else: a .leir.yaml file's, or inferred)\n",
      cmd_lower},
-    {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--json] IN",
+    {"run", "run [--backend B] [--seed N] [--set K] [--print N] [--inputs DIR] [--outputs DIR] [--json] IN",
      "Runs a program once on seeded inputs (input set K of seed N, as leir verify\n"
      "generates them) and prints, per output, an XXH3 checksum of its bytes, the\n"
      "sum, min and max of its values and the number of NaNs, then the time of one\n"
@@ -118,6 +118,9 @@ const tool_command tool_commands[] = {
      "\n"
      "  --set K          input set (0 normal, 1 normal x 10, 2 uniform [-1,1], ...)\n"
      "  --print N        also print the first N elements of every output\n"
+     "  --inputs DIR     read every input from DIR/NAME.npy instead (numpy format\n"
+     "                   1.0, little-endian, C order, the declared dtype and shape)\n"
+     "  --outputs DIR    write every output to DIR/NAME.npy\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_run},
     {"verify", "verify [--backend B] [--seed N] [--json] [OPTIONS] BEFORE AFTER",
@@ -163,6 +166,28 @@ const tool_command tool_commands[] = {
      "  --no-flush       do not flush the caches between runs\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_bench},
+    {"workloads", "workloads list|show NAME|emit NAME [--args A,B,...] [--shape S] [--seed N] [--dtype D]",
+     "The workload catalogue (the 202 Step-TP workloads, one YAML file each;\n"
+     "docs/workloads.md). The directory is --dir DIR, else $LEIR_WORKLOADS_DIR,\n"
+     "else the installed DATADIR/leir/workloads.\n"
+     "\n"
+     "  list            one line per workload: level/name, reference index, summary\n"
+     "                  (--json: one object per workload)\n"
+     "  show NAME       parameters (in --args order) with defaults, small values and\n"
+     "                  sampling ranges, and the LEIR template\n"
+     "  emit NAME       a program file (*.leir.yaml: signature, input domains,\n"
+     "                  program) at the chosen shape; --leir prints the bare program\n"
+     "\n"
+     "  --shape S       default (the reference's default shape), small (f64, runs\n"
+     "                  in milliseconds), random (integers from the sampling ranges)\n"
+     "  --seed N        seed of --shape random\n"
+     "  --args A,B,...  the first parameters, in the reference's order (the\n"
+     "                  corpus's shape_args); the rest come from --shape\n"
+     "  --dtype D       floating dtype (default: f64 for small, else the workload's)\n"
+     "\n"
+     "Example:\n"
+     "  leir workloads emit level1/softmax --args 2,8 --dtype f64\n",
+     cmd_workloads},
 };
 
 const size_t tool_command_count = sizeof tool_commands / sizeof tool_commands[0];

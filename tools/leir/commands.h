@@ -17,6 +17,7 @@ int cmd_lower(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_workloads(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;

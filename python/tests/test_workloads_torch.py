@@ -1,0 +1,68 @@
+"""Catalogue workloads that are not in the conformance corpus (drafted by
+scripts/workloads_from_torch.py from PyTorch modules) against PyTorch: the
+program `leir workloads emit` gives at the small shape and at a second shape
+computes the module's outputs on the interpreter."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numpy")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import leir.fx as fx  # noqa: E402
+import workloads_from_torch as wt  # noqa: E402
+
+LEIR = os.environ.get("LEIR_TOOL") or os.path.join(ROOT, "build", "tools", "leir", "leir")
+CAT = os.environ.get("LEIR_WORKLOADS_DIR") or os.path.join(ROOT, "workloads")
+
+
+# the drafts that passed review are committed; the script may hold more
+COMMITTED = [e for e in wt.W
+             if os.path.exists(os.path.join(CAT, f"level{e['level']}_{e['name']}.yaml"))]
+
+
+def test_most_drafts_are_committed():
+    assert len(COMMITTED) >= 45
+
+
+def second_shape(entry):
+    """small + 1 for every free integer, keeping divisibility constraints."""
+    vals = {}
+    for p, d, s in entry["params"]:
+        vals[p] = s if isinstance(d, float) or (d == s and d in (0, 1)) else s + 1
+    for c in entry["constraints"]:
+        a, b = re.fullmatch(r"(\w+) % (\w+) == 0", c).groups()
+        small = {p: s for p, _, s in entry["params"]}
+        vals[a] = vals[b] * (small[a] // small[b])
+    return vals
+
+
+@pytest.mark.parametrize("entry", COMMITTED, ids=[e["name"] for e in COMMITTED])
+@pytest.mark.parametrize("which", ["small", "second"])
+def test_catalogue_matches_pytorch(entry, which):
+    if which == "small":
+        vals = {p: s for p, _, s in entry["params"]}
+    else:
+        vals = second_shape(entry)
+    args = ",".join(repr(vals[p]) if isinstance(vals[p], float) else str(vals[p])
+                    for p, _, _ in entry["params"])
+    r = subprocess.run([LEIR, "workloads", "--dir", CAT, "emit",
+                        f"level{entry['level']}/{entry['name']}", "--args", args, "--dtype", "f64",
+                        "--leir"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    torch.manual_seed(1)
+    module, shapes = entry["build"](vals)
+    module = module.double().eval()
+    xs = [torch.rand(list(s), dtype=torch.float64) + 0.5 for s in shapes]
+    prog = fx.import_module(module, tuple(xs))
+    prog.text = r.stdout.strip()
+    got = prog.run(*xs, leir=LEIR)[0]
+    want = module(*xs).detach()
+    assert list(got.shape) == list(want.shape)
+    assert torch.allclose(got, want, rtol=1e-9, atol=1e-10), (got - want).abs().max()
