@@ -99,13 +99,16 @@ def tokenizer(model: str = DEFAULT_MODEL) -> Callable[[str], int]:
     return lambda text: len(tok.encode(text))
 
 
-def count(program: Program, counter: Callable[[str], int]) -> Dict[str, int]:
-    """Tokens of one program as LEIR (canonical text), TIR and CUDA."""
-    return {
-        "leir": counter(str(program)),
-        "tir": counter(lower_tir(program)),
-        "cuda": counter(lower_cuda(program)),
-    }
+def count(program: Program, counter: Callable[[str], int]) -> Dict[str, Any]:
+    """Tokens of one program as LEIR (canonical text), TIR and CUDA. A
+    program the CUDA lowering refuses (a bound loop carrying a dependence)
+    has no "cuda" count and a "cuda_error" instead."""
+    row: Dict[str, Any] = {"leir": counter(str(program)), "tir": counter(lower_tir(program))}
+    try:
+        row["cuda"] = counter(lower_cuda(program))
+    except Exception as e:  # noqa: BLE001 - reported in the row
+        row["cuda_error"] = f"{type(e).__name__}: {e}"
+    return row
 
 
 def _level(record: Dict[str, Any]) -> str:
@@ -134,17 +137,19 @@ def _summary(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     ok = [r for r in rows if "error" not in r]
     if not ok:
         return {"programs": 0, "skipped": len(rows)}
-    med = lambda k: statistics.median(r[k] for r in ok)  # noqa: E731
+    cu = [r for r in ok if "cuda" in r]
+    med = lambda k, rs: statistics.median(r[k] for r in rs) if rs else 0  # noqa: E731
     return {
         "programs": len(ok),
         "skipped": len(rows) - len(ok),
-        "leir": med("leir"),
-        "tir": med("tir"),
-        "cuda": med("cuda"),
+        "cuda_programs": len(cu),
+        "leir": med("leir", ok),
+        "tir": med("tir", ok),
+        "cuda": med("cuda", cu),
         "leir_over_tir": statistics.median(r["leir"] / r["tir"] for r in ok),
-        "leir_over_cuda": statistics.median(r["leir"] / r["cuda"] for r in ok),
+        "leir_over_cuda": statistics.median(r["leir"] / r["cuda"] for r in cu) if cu else 0,
         "total_leir_over_tir": sum(r["leir"] for r in ok) / sum(r["tir"] for r in ok),
-        "total_leir_over_cuda": sum(r["leir"] for r in ok) / sum(r["cuda"] for r in ok),
+        "total_leir_over_cuda": (sum(r["leir"] for r in cu) / sum(r["cuda"] for r in cu)) if cu else 0,
     }
 
 
@@ -160,13 +165,14 @@ def report(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def _table(title: str, groups: Dict[str, Any]) -> List[str]:
-    lines = [f"| {title} | programs | LEIR | TIR | CUDA | LEIR/TIR | LEIR/CUDA |",
+    lines = [f"| {title} | programs | LEIR | TIR | CUDA (programs) | LEIR/TIR | LEIR/CUDA |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name, s in groups.items():
         if not s.get("programs"):
             lines.append(f"| {name} | 0 | | | | | |")
             continue
-        lines.append(f"| {name} | {s['programs']} | {s['leir']:g} | {s['tir']:g} | {s['cuda']:g} | "
+        lines.append(f"| {name} | {s['programs']} | {s['leir']:g} | {s['tir']:g} | "
+                     f"{s['cuda']:g} ({s['cuda_programs']}) | "
                      f"{100 * s['leir_over_tir']:.1f}% | {100 * s['leir_over_cuda']:.1f}% |")
     return lines
 
@@ -246,10 +252,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(markdown(rep))
-        skipped = [r for r in rows if "error" in r]
-        if skipped:
-            sys.stdout.write(f"\n{len(skipped)} program(s) skipped, first: {skipped[0]['id']}: "
-                             f"{skipped[0]['error']}\n")
+        for key, what in (("error", "skipped"), ("cuda_error", "without CUDA")):
+            bad = [r for r in rows if key in r]
+            if bad:
+                sys.stdout.write(f"\n{len(bad)} program(s) {what}, first: {bad[0]['id']}: "
+                                 f"{bad[0][key]}\n")
     return 0
 
 
