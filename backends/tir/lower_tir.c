@@ -46,6 +46,9 @@ typedef struct tir {
   /* per top-level nest: thread axes already bound (tx..tz, bx..bz) */
   bool axis_used[6];
   uint32_t parallel_depth;
+  uint32_t base;     /* extra indentation: 1 inside the root block */
+  bool in_block;     /* LEIR_TIR_BLOCKS: inside a block, loop variables read as v_NAME */
+  uint32_t *nblocks; /* by buffer: blocks named after it so far */
 } tir;
 
 static void put(tir *T, const char *s) { leir__sb_puts(T->out, s); }
@@ -61,7 +64,7 @@ static void putf(tir *T, const char *fmt, ...) {
 }
 
 static void indent(tir *T, uint32_t depth) {
-  for (uint32_t i = 0; i < depth; i++) put(T, "    ");
+  for (uint32_t i = 0; i < depth + T->base; i++) put(T, "    ");
 }
 
 static const char *tvm_dtype(leir_dtype dt) {
@@ -89,8 +92,20 @@ static bool is_keyword(const char *s) {
 
 static void put_loopvar(tir *T, uint32_t sym) {
   const char *v = leir__sym_name(T->p, sym);
+  if (T->in_block) {
+    put(T, "v_");
+    put(T, v);
+    return;
+  }
   put(T, v);
   if (is_keyword(v)) put(T, "_");
+}
+
+static void put_loopvar_outside(tir *T, uint32_t sym) {
+  bool b = T->in_block;
+  T->in_block = false;
+  put_loopvar(T, sym);
+  T->in_block = b;
 }
 
 /* ---- constants ----------------------------------------------------------- */
@@ -464,7 +479,58 @@ static void emit_store_end(tir *T, const leir_expr *lhs, leir__ctype ct, bool cl
   put(T, "\n");
 }
 
+static void used_vars(const leir__analysis *a, const leir_expr *e, bool *used);
+
+/* LEIR_TIR_BLOCKS: `with T.block("X"):` and the block variables of the
+ * loops the equation uses (S: in the left-hand subscript, R: the others),
+ * outermost first. Returns the depth of the block's body. */
+static uint32_t open_block(tir *T, const leir__eqinfo *info, uint32_t depth, bool all_spatial) {
+  if (!(T->flags & LEIR_TIR_BLOCKS)) return depth;
+  const leir_expr *lhs = info->eq->lhs;
+  uint32_t b = T->a->expr_buffer[lhs->id];
+  bool in_lhs[LEIR__MAX_LOOPS] = {false}, used[LEIR__MAX_LOOPS] = {false};
+  for (uint32_t k = 0; k < lhs->n; k++) used_vars(T->a, lhs->kids[k], in_lhs);
+  used_vars(T->a, lhs, used);
+  if (!all_spatial) used_vars(T->a, info->eq->rhs, used);
+  indent(T, depth);
+  put(T, "with T.sblock(\"");
+  if (b != LEIR__NONE) {
+    put(T, T->bufnames[b]);
+    if (T->nblocks[b]) putf(T, "_%u", T->nblocks[b]);
+    T->nblocks[b]++;
+  }
+  put(T, "\"):\n");
+  uint32_t nused = 0;
+  for (uint32_t d = 0; d < info->nloops && d < LEIR__MAX_LOOPS; d++) nused += used[d];
+  if (nused) {
+    indent(T, depth + 1);
+    T->in_block = true;
+    bool first = true;
+    for (uint32_t d = 0; d < info->nloops && d < LEIR__MAX_LOOPS; d++) {
+      if (!used[d]) continue;
+      if (!first) put(T, ", ");
+      put_loopvar(T, info->loops[d]->sym);
+      first = false;
+    }
+    put(T, " = T.axis.remap(\"");
+    for (uint32_t d = 0; d < info->nloops && d < LEIR__MAX_LOOPS; d++)
+      if (used[d]) put(T, in_lhs[d] || all_spatial ? "S" : "R");
+    put(T, "\", [");
+    first = true;
+    for (uint32_t d = 0; d < info->nloops && d < LEIR__MAX_LOOPS; d++) {
+      if (!used[d]) continue;
+      if (!first) put(T, ", ");
+      put_loopvar_outside(T, info->loops[d]->sym);
+      first = false;
+    }
+    put(T, "])\n");
+  }
+  T->in_block = true;
+  return depth + 1;
+}
+
 static void emit_equation(tir *T, const leir__eqinfo *info, uint32_t depth) {
+  depth = open_block(T, info, depth, false);
   const leir_expr *lhs = info->eq->lhs;
   leir__ctype ct = leir__ctype_of((leir_dtype)lhs->dtype);
   uint32_t b = T->a->expr_buffer[lhs->id];
@@ -475,6 +541,7 @@ static void emit_equation(tir *T, const leir__eqinfo *info, uint32_t depth) {
   /* a bool store compares the whole value: bind looser than `!=` */
   emit_value(T, info->eq->rhs, ct, is_bool ? PREC_ADD : 0);
   emit_store_end(T, lhs, ct, close);
+  T->in_block = false;
 }
 
 static void used_vars(const leir__analysis *a, const leir_expr *e, bool *used) {
@@ -501,6 +568,7 @@ static void emit_init(tir *T, const leir__eqinfo *info) {
     putf(T, " in T.serial(%" PRId64 "):\n", info->loops[d]->extent);
   }
   bool close;
+  depth = open_block(T, info, depth, true);
   indent(T, depth);
   emit_store_begin(T, lhs, ct, &close);
   if (ct == LEIR__CT_I64)
@@ -508,6 +576,7 @@ static void emit_init(tir *T, const leir__eqinfo *info) {
   else
     put_float(T, leir__init_value_f64(kind), ct);
   emit_store_end(T, lhs, ct, close);
+  T->in_block = false;
 }
 
 static int axis_of(const leir_program *p, uint32_t sym) {
@@ -606,7 +675,8 @@ static void put_shape(tir *T, const leir__buffer *b) {
 static leir_status name_buffers(tir *T) {
   const leir__analysis *a = T->a;
   T->bufnames = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *T->bufnames);
-  if (!T->bufnames) return leir__error_nomem();
+  T->nblocks = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *T->nblocks);
+  if (!T->bufnames || !T->nblocks) return leir__error_nomem();
   for (uint32_t b = 0; b < a->nbuffers; b++) {
     const char *base = leir__sym_name(T->p, a->buffers[b].sym);
     uint32_t seen = 0;
@@ -673,7 +743,7 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
   st = name_buffers(&T);
   if (st == LEIR_OK) {
     if (!(o.flags & LEIR_TIR_NO_IMPORT)) put(&T, "# from tvm.script import tir as T\n\n");
-    putf(&T, "@T.prim_func\ndef %s(", fname);
+    putf(&T, "@T.prim_func%s\ndef %s(", o.flags & LEIR_TIR_BLOCKS ? "(s_tir=True)" : "", fname);
     bool first = true;
     for (uint32_t b = 0; b < a->nbuffers; b++) {
       const leir__buffer *buf = &a->buffers[b];
@@ -684,6 +754,11 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
       first = false;
     }
     put(&T, "):\n    T.func_attr({\"tir.noalias\": True})\n");
+    if (o.flags & LEIR_TIR_BLOCKS) {
+      /* blocks live in a root block, which owns the intermediates */
+      put(&T, "    with T.sblock(\"root\"):\n");
+      T.base = 1;
+    }
     bool *declared = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *declared);
     if (!declared) T.failed = true;
     for (uint32_t t = 0; t < program->nnests && !T.failed; t++) {
@@ -694,7 +769,8 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
         if (b >= a->nbuffers || declared[b] || a->buffers[b].role != LEIR__BUF_TEMP) continue;
         declared[b] = true;
         const leir__buffer *buf = &a->buffers[b];
-        putf(&T, "    %s = T.alloc_buffer(", T.bufnames[b]);
+        indent(&T, 1);
+        putf(&T, "%s = T.alloc_buffer(", T.bufnames[b]);
         put_shape(&T, buf);
         putf(&T, ", \"%s\"", tvm_dtype((leir_dtype)buf->dtype));
         if (!(o.flags & LEIR_TIR_SCOPE_GLOBAL) && buf->scope != LEIR_SCOPE_GLOBAL)
@@ -712,6 +788,7 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
   if (T.bufnames)
     for (uint32_t b = 0; b < a->nbuffers; b++) free(T.bufnames[b]);
   free(T.bufnames);
+  free(T.nblocks);
   leir__analysis_free(a);
   if (st != LEIR_OK) {
     leir__sb_release(&text);

@@ -22,6 +22,13 @@ extern "C" {
 #define LEIR_TIR_SCOPE_GLOBAL 0x2u
 /* Leave out the first line, the comment "# from tvm.script import tir as T". */
 #define LEIR_TIR_NO_IMPORT 0x4u
+/* One T.sblock per equation (and per implicit initialization), with its
+ * block variables bound by T.axis.remap (S: loops of the left-hand
+ * subscript, R: the others): the schedulable form tvm.tir.Schedule works
+ * on, as the Step-TP reference emits it (apache-tvm 0.27 spells the block
+ * T.sblock; older releases, like the reference, T.block). Default: plain
+ * loops and stores. */
+#define LEIR_TIR_BLOCKS 0x8u
 
 typedef struct leir_tir_options {
   uint32_t size;         /* sizeof(leir_tir_options) */

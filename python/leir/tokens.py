@@ -31,6 +31,7 @@ from .program import Program
 TIR_BIND_SERIAL = 0x1
 TIR_SCOPE_GLOBAL = 0x2
 TIR_NO_IMPORT = 0x4
+TIR_BLOCKS = 0x8
 
 DEFAULT_MODEL = "qwen2.5-72b-instruct"
 
@@ -42,7 +43,8 @@ class _TirOptions(ctypes.Structure):
 def lower_tir(program: Program, *, flags: int = 0, func_name: Optional[str] = None) -> str:
     """TVMScript text of ``program`` (leir_lower_tir): a ``@T.prim_func``
     that ``tvm.script.from_source`` parses. ``flags``: TIR_BIND_SERIAL (B
-    loops as T.serial, to build for llvm), TIR_SCOPE_GLOBAL, TIR_NO_IMPORT."""
+    loops as T.serial, to build for llvm), TIR_SCOPE_GLOBAL, TIR_NO_IMPORT,
+    TIR_BLOCKS (one T.block per equation, the schedulable form)."""
     fn = _lib.lib.leir_lower_tir
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(_TirOptions), ctypes.POINTER(ctypes.c_void_p),
@@ -103,7 +105,11 @@ def count(program: Program, counter: Callable[[str], int]) -> Dict[str, Any]:
     """Tokens of one program as LEIR (canonical text), TIR and CUDA. A
     program the CUDA lowering refuses (a bound loop carrying a dependence)
     has no "cuda" count and a "cuda_error" instead."""
-    row: Dict[str, Any] = {"leir": counter(str(program)), "tir": counter(lower_tir(program))}
+    row: Dict[str, Any] = {
+        "leir": counter(str(program)),
+        "tir": counter(lower_tir(program)),
+        "tir_blocks": counter(lower_tir(program, flags=TIR_BLOCKS)),
+    }
     try:
         row["cuda"] = counter(lower_cuda(program))
     except Exception as e:  # noqa: BLE001 - reported in the row
@@ -145,8 +151,10 @@ def _summary(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
         "cuda_programs": len(cu),
         "leir": med("leir", ok),
         "tir": med("tir", ok),
+        "tir_blocks": med("tir_blocks", ok),
         "cuda": med("cuda", cu),
         "leir_over_tir": statistics.median(r["leir"] / r["tir"] for r in ok),
+        "leir_over_tir_blocks": statistics.median(r["leir"] / r["tir_blocks"] for r in ok),
         "leir_over_cuda": statistics.median(r["leir"] / r["cuda"] for r in cu) if cu else 0,
         "total_leir_over_tir": sum(r["leir"] for r in ok) / sum(r["tir"] for r in ok),
         "total_leir_over_cuda": (sum(r["leir"] for r in cu) / sum(r["cuda"] for r in cu)) if cu else 0,
@@ -165,15 +173,17 @@ def report(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def _table(title: str, groups: Dict[str, Any]) -> List[str]:
-    lines = [f"| {title} | programs | LEIR | TIR | CUDA (programs) | LEIR/TIR | LEIR/CUDA |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [f"| {title} | programs | LEIR | TIR | TIR blocks | CUDA (programs) | LEIR/TIR | "
+             "LEIR/TIR blocks | LEIR/CUDA |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, s in groups.items():
         if not s.get("programs"):
-            lines.append(f"| {name} | 0 | | | | | |")
+            lines.append(f"| {name} | 0 | | | | | | | |")
             continue
         lines.append(f"| {name} | {s['programs']} | {s['leir']:g} | {s['tir']:g} | "
-                     f"{s['cuda']:g} ({s['cuda_programs']}) | "
-                     f"{100 * s['leir_over_tir']:.1f}% | {100 * s['leir_over_cuda']:.1f}% |")
+                     f"{s['tir_blocks']:g} | {s['cuda']:g} ({s['cuda_programs']}) | "
+                     f"{100 * s['leir_over_tir']:.1f}% | {100 * s['leir_over_tir_blocks']:.1f}% | "
+                     f"{100 * s['leir_over_cuda']:.1f}% |")
     return lines
 
 
@@ -193,17 +203,18 @@ def svg(rep: Dict[str, Any]) -> str:
     """A grouped bar chart of the median tokens (LEIR, TIR, CUDA) per level
     and overall, as standalone SVG."""
     groups = [("all", rep["all"])] + [(k, v) for k, v in rep["levels"].items() if v.get("programs")]
-    kinds = [("leir", "LEIR", "#2b8a3e"), ("tir", "TIR", "#1971c2"), ("cuda", "CUDA", "#c92a2a")]
+    kinds = [("leir", "LEIR", "#2b8a3e"), ("tir", "TIR", "#1971c2"), ("tir_blocks", "TIR blocks", "#74c0fc"),
+             ("cuda", "CUDA", "#c92a2a")]
     top = max([g[1].get(k, 0) for g in groups for k, _, _ in kinds] + [1])
     w_bar, gap, left, height, base = 28, 30, 60, 300, 330
-    width = left + len(groups) * (3 * w_bar + gap) + 20
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="400" '
-           f'viewBox="0 0 {width} 400" font-family="sans-serif" font-size="12">',
+    width = left + len(groups) * (4 * w_bar + gap) + 20
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 420)}" height="404" '
+           f'viewBox="0 0 {max(width, 420)} 404" font-family="sans-serif" font-size="12">',
            '<title>Median Qwen tokens per program: LEIR, TVM TIR, CUDA</title>',
            f'<line x1="{left}" y1="{base}" x2="{width - 10}" y2="{base}" stroke="black"/>',
            f'<text x="{left}" y="16">median tokens per program (Qwen tokenizer)</text>']
     for i, (name, s) in enumerate(groups):
-        x0 = left + i * (3 * w_bar + gap)
+        x0 = left + i * (4 * w_bar + gap)
         for j, (k, label, color) in enumerate(kinds):
             v = s.get(k, 0)
             h = height * v / top
@@ -212,16 +223,17 @@ def svg(rep: Dict[str, Any]) -> str:
                        f'fill="{color}"><title>{_esc(name)} {label}: {v:g}</title></rect>')
             out.append(f'<text x="{x + (w_bar - 4) / 2:.1f}" y="{base - h - 4:.1f}" '
                        f'text-anchor="middle" font-size="10">{v:g}</text>')
-        out.append(f'<text x="{x0 + 1.5 * w_bar:.1f}" y="{base + 16}" text-anchor="middle">'
+        out.append(f'<text x="{x0 + 2 * w_bar:.1f}" y="{base + 16}" text-anchor="middle">'
                    f'{_esc(name)}</text>')
         if s.get("programs"):
-            out.append(f'<text x="{x0 + 1.5 * w_bar:.1f}" y="{base + 30}" text-anchor="middle" '
+            out.append(f'<text x="{x0 + 2 * w_bar:.1f}" y="{base + 30}" text-anchor="middle" '
                        f'font-size="10">{100 * s["leir_over_tir"]:.0f}% / '
                        f'{100 * s["leir_over_cuda"]:.0f}%</text>')
     for j, (_, label, color) in enumerate(kinds):
-        out.append(f'<rect x="{left + j * 70}" y="372" width="12" height="12" fill="{color}"/>')
-        out.append(f'<text x="{left + j * 70 + 16}" y="382">{label}</text>')
-    out.append(f'<text x="{left + 220}" y="382">ratios: LEIR/TIR / LEIR/CUDA (medians)</text>')
+        out.append(f'<rect x="{left + j * 90}" y="372" width="12" height="12" fill="{color}"/>')
+        out.append(f'<text x="{left + j * 90 + 16}" y="382">{label}</text>')
+    out.append(f'<text x="{left}" y="398" font-size="10">under each group: median LEIR/TIR and '
+               f'LEIR/CUDA ratios</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -4,7 +4,8 @@ tests/data/sources-small.jsonl and a seeded sample of strategy outputs
 T.serial: TVM builds thread bindings only for GPU targets), parsed with
 tvm.script.from_source, built for llvm, run on the verification inputs and
 compared with the interpreter (CLOSE, the dtype's tolerance). Programs
-listed in tir_expected_failures.txt (id and reason) may fail; the test
+(and a seeded sample of 30 in the block form, LEIR_TIR_BLOCKS) listed in
+tir_expected_failures.txt (id and reason) may fail; the test
 fails on any other failure and on a listed program that passes.
 
 The thread-binding form (the default) is checked separately: it parses,
@@ -21,13 +22,14 @@ import numpy as np
 import pytest
 
 import leir
-from leir.tokens import TIR_BIND_SERIAL, lower_tir, program_of
+from leir.tokens import TIR_BIND_SERIAL, TIR_BLOCKS, lower_tir, program_of
 
 tvm = pytest.importorskip("tvm", reason="apache-tvm is not installed (pip install apache-tvm)")
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 HERE = Path(__file__).resolve().parent
 STEP_SAMPLE = 40
+BLOCK_SAMPLE = 30  # programs also checked in the block form
 SEED = 18
 
 TOL = {"f64": (1e-9, 1e-7), "f32": (1e-4, 1e-5), "f16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2)}
@@ -67,13 +69,13 @@ def _tensor(a: np.ndarray):
     return tvm.runtime.tensor(a, dev) if hasattr(tvm.runtime, "tensor") else tvm.nd.array(a, dev)
 
 
-def _check(rid: str, rec: Dict) -> str:
+def _check(rid: str, rec: Dict, flags: int = TIR_BIND_SERIAL) -> str:
     """'' when TVM's results are CLOSE to the interpreter's, else why not."""
     p = program_of(rec)
     sig = p.effective_signature()
     inputs = leir.seeded_inputs(p, seed=1)
     want = leir.run(p, inputs, backend="interp")
-    lib = _build(lower_tir(p, flags=TIR_BIND_SERIAL))
+    lib = _build(lower_tir(p, flags=flags))
     args, outs = [], {}
     for d in sig:
         if d.role == "input":
@@ -101,12 +103,12 @@ def _check(rid: str, rec: Dict) -> str:
 RECORDS = _records() if (DATA / "sources-small.jsonl").exists() else []
 
 
-def test_tir_builds_and_matches_interpreter() -> None:
+def _run_all(records, flags: int, label: str) -> None:
     expected = _expected()
     failures, unexpected_pass, passed = [], [], 0
-    for rid, rec in RECORDS:
+    for rid, rec in records:
         try:
-            why = _check(rid, rec)
+            why = _check(rid, rec, flags)
         except leir.LeirError as e:  # the interpreter refused it: nothing to compare
             why = "" if rid not in expected else f"leir: {e}"
             if not why:
@@ -119,10 +121,20 @@ def test_tir_builds_and_matches_interpreter() -> None:
             unexpected_pass.append(rid)
         elif not why:
             passed += 1
-    print(f"TIR: {passed} of {len(RECORDS)} programs CLOSE to the interpreter")
+    print(f"TIR ({label}): {passed} of {len(records)} programs CLOSE to the interpreter")
     assert not failures, "\n".join(failures)
     assert not unexpected_pass, f"listed as expected failures but pass: {unexpected_pass}"
-    assert passed >= len(RECORDS) - len(expected)
+    assert passed >= len(records) - len(expected)
+
+
+def test_tir_builds_and_matches_interpreter() -> None:
+    _run_all(RECORDS, TIR_BIND_SERIAL, "loops")
+
+
+def test_tir_blocks_build_and_match_interpreter() -> None:
+    """The block form (T.block + T.axis.remap) on a seeded sample."""
+    sample = random.Random(SEED + 1).sample(RECORDS, min(BLOCK_SAMPLE, len(RECORDS)))
+    _run_all(sample, TIR_BIND_SERIAL | TIR_BLOCKS, "blocks")
 
 
 def test_thread_bindings_parse() -> None:

@@ -26,7 +26,7 @@ def test_counts_are_positive_and_ordered() -> None:
     rows = tokens.measure(RECORDS, count)
     for r in rows:
         assert "error" not in r, r
-        assert 0 < r["leir"] < r["tir"] < r["cuda"], r
+        assert 0 < r["leir"] < r["tir"] < r["tir_blocks"] < r["cuda"], r
     assert [r["level"] for r in rows] == ["level1", "level1", "level2"]
     assert rows[2]["strategy"] == "loop_unrolling"
 
@@ -48,7 +48,7 @@ def test_svg_is_well_formed() -> None:
     root = ET.fromstring(tokens.svg(rep))
     assert root.tag.endswith("svg")
     rects = [e for e in root.iter() if e.tag.endswith("rect")]
-    assert len(rects) >= 9  # 3 bars for "all" and each level, plus the legend
+    assert len(rects) >= 12  # 4 bars for "all" and each level, plus the legend
 
 
 def test_cli_json(tmp_path, capsys) -> None:

@@ -34,6 +34,11 @@ int cmd_lower(int argc, char **argv) {
       tir_opt = true;
       continue;
     }
+    if (strcmp(opt, "--blocks") == 0) {
+      tir_flags |= LEIR_TIR_BLOCKS;
+      tir_opt = true;
+      continue;
+    }
     if (strcmp(opt, "--global-scope") == 0) {
       tir_flags |= LEIR_TIR_SCOPE_GLOBAL;
       tir_opt = true;
@@ -66,7 +71,7 @@ int cmd_lower(int argc, char **argv) {
   if ((report || ptx) && (!backend || strcmp(backend, "cuda") != 0))
     return tool_usage_error("lower", "--report and --ptx apply to --to cuda");
   if (tir_opt && backend)
-    return tool_usage_error("lower", "--bind and --global-scope apply to --to tir");
+    return tool_usage_error("lower", "--bind, --blocks and --global-scope apply to --to tir");
   int rc;
   leir_program *p = run_load(&o, a.positional[0], true, &rc);
   if (!p) return rc;
