@@ -109,6 +109,29 @@ START_TEST(test_tir_nested_nest_and_keywords) {
 }
 END_TEST
 
+START_TEST(test_tir_blocks_form) {
+  char *s = tir_ok("B^{2}_{tx=0}L^{8}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+A^{f64,g}_{tx,a};];"
+                   "B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx,a}=A^{f64,g}_{tx,a}/D^{f64,g}_{tx};];",
+                   LEIR_TIR_BLOCKS);
+  HAS(s, "@T.prim_func(s_tir=True)\n");
+  HAS(s, "    with T.sblock(\"root\"):\n        D = T.alloc_buffer((2,), \"float64\")\n");
+  /* the init block binds only the left-hand loops, all spatial */
+  HAS(s, "with T.sblock(\"D\"):\n                v_tx = T.axis.remap(\"S\", [tx])\n"
+         "                D[v_tx] = T.float64(0.0)");
+  /* the reduction: a is a reduction axis, the block name is unique */
+  HAS(s, "with T.sblock(\"D_1\"):\n                    v_tx, v_a = T.axis.remap(\"SR\", [tx, a])\n"
+         "                    D[v_tx] = D[v_tx] + A[v_tx, v_a]");
+  HAS(s, "v_tx, v_a = T.axis.remap(\"SS\", [tx, a])");
+  free(s);
+  /* keyword loop variables: renamed outside the block, v_ inside */
+  s = tir_ok("L^{3}_{in=0}[C^{f64,g}_{in}=A^{f64,g}_{in};];", LEIR_TIR_BLOCKS);
+  HAS(s, "for in_ in T.serial(3):");
+  HAS(s, "v_in = T.axis.remap(\"S\", [in_])");
+  HAS(s, "C[v_in] = A[v_in]");
+  free(s);
+}
+END_TEST
+
 START_TEST(test_tir_bad_input_clean_status) {
   /* an access out of the declared bounds: the static check's status */
   leir_program *bad = NULL;
@@ -168,6 +191,7 @@ static Suite *tir_suite(void) {
   tcase_add_test(tc, test_tir_loop_kinds);
   tcase_add_test(tc, test_tir_guards_indirect_dtypes);
   tcase_add_test(tc, test_tir_nested_nest_and_keywords);
+  tcase_add_test(tc, test_tir_blocks_form);
   tcase_add_test(tc, test_tir_bad_input_clean_status);
   tcase_add_test(tc, test_tir_output_linear_in_program_size);
   suite_add_tcase(s, tc);
