@@ -17,7 +17,9 @@ export LEIR_LIBRARY=$library
 export PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 cd "$src/python" || exit 1
-"$python" -m pytest -q -p no:cacheprovider tests
+# test_fx.py and test_workloads_torch.py need torch and run in the `fx` test
+"$python" -m pytest -q -p no:cacheprovider --ignore=tests/test_fx.py \
+  --ignore=tests/test_workloads_torch.py tests
 rc=$?
 if [ "$rc" = 5 ]; then
   echo "FAIL: pytest collected no tests from $src/python/tests"

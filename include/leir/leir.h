@@ -11,5 +11,6 @@
 #include "leir/strategy.h"
 #include "leir/run.h"
 #include "leir/cuda.h"
+#include "leir/tir.h"
 
 #endif

@@ -1,6 +1,7 @@
 """leir.fx: PyTorch modules imported to LEIR give PyTorch's outputs on the
 interpreter (leir run --backend interp with .npy inputs and outputs)."""
 import os
+import shutil
 import sys
 
 import pytest
@@ -12,7 +13,22 @@ import leir.fx as fx  # noqa: E402
 
 nn = torch.nn
 HERE = os.path.dirname(os.path.abspath(__file__))
-LEIR = os.environ.get("LEIR_TOOL") or os.path.join(HERE, "..", "..", "build", "tools", "leir", "leir")
+# the `leir` tool: $LEIR_TOOL, else the one beside $LEIR_LIBRARY's build,
+# else an in-tree build/, else the one on PATH
+def _find_leir() -> str:
+    if os.environ.get("LEIR_TOOL"):
+        return os.environ["LEIR_TOOL"]
+    cands = []
+    if os.environ.get("LEIR_LIBRARY"):
+        cands.append(os.path.join(os.path.dirname(os.environ["LEIR_LIBRARY"]), "tools", "leir", "leir"))
+    cands.append(os.path.join(HERE, "..", "..", "build", "tools", "leir", "leir"))
+    for c in cands:
+        if os.access(c, os.X_OK):
+            return c
+    return shutil.which("leir") or cands[-1]
+
+
+LEIR = _find_leir()
 
 
 class Swish(nn.Module):

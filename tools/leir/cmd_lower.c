@@ -3,12 +3,15 @@
 
 #include "commands.h"
 #include "run_opts.h"
+#include "leir/tir.h"
 
 int cmd_lower(int argc, char **argv) {
   run_opts o;
   run_opts_init(&o);
   const char *target = NULL;
   bool report = false, ptx = false; /* cuda only */
+  uint32_t tir_flags = 0;           /* tir only */
+  bool tir_opt = false;
   tool_args a;
   tool_args_init(&a, "lower", argc, argv);
   const char *opt;
@@ -19,6 +22,26 @@ int cmd_lower(int argc, char **argv) {
     }
     if (strcmp(opt, "--report") == 0 || strcmp(opt, "--ptx") == 0) {
       *(opt[2] == 'r' ? &report : &ptx) = true;
+      continue;
+    }
+    if (strncmp(opt, "--bind", 6) == 0 && (opt[6] == '\0' || opt[6] == '=')) {
+      const char *v = tool_args_value(&a, opt);
+      if (!v) return EXIT_USAGE;
+      if (strcmp(v, "serial") == 0)
+        tir_flags |= LEIR_TIR_BIND_SERIAL;
+      else if (strcmp(v, "thread") != 0)
+        return tool_usage_error("lower", "--bind takes thread or serial");
+      tir_opt = true;
+      continue;
+    }
+    if (strcmp(opt, "--blocks") == 0) {
+      tir_flags |= LEIR_TIR_BLOCKS;
+      tir_opt = true;
+      continue;
+    }
+    if (strcmp(opt, "--global-scope") == 0) {
+      tir_flags |= LEIR_TIR_SCOPE_GLOBAL;
+      tir_opt = true;
       continue;
     }
     /* Of the options shared with run/verify/bench, lowering reads only
@@ -47,9 +70,29 @@ int cmd_lower(int argc, char **argv) {
     return tool_usage_error("lower", "unknown target '%s' (c, cuda or tir)", target);
   if ((report || ptx) && (!backend || strcmp(backend, "cuda") != 0))
     return tool_usage_error("lower", "--report and --ptx apply to --to cuda");
+  if (tir_opt && backend)
+    return tool_usage_error("lower", "--bind, --blocks and --global-scope apply to --to tir");
   int rc;
   leir_program *p = run_load(&o, a.positional[0], true, &rc);
   if (!p) return rc;
+  if (!backend) {
+    /* TVMScript (include/leir/tir.h): printed by the library, no backend. */
+    leir_tir_options to = LEIR_TIR_OPTIONS_INIT;
+    to.flags = tir_flags;
+    char *text = NULL;
+    size_t len = 0;
+    leir_status tst = leir_lower_tir(p, &to, &text, &len);
+    if (tst == LEIR_OK) {
+      fwrite(text, 1, len, stdout);
+      rc = EXIT_OK;
+    } else {
+      tool_print_error(tool_label(a.positional[0]), 0, leir_error_last());
+      rc = tool_exit_for(tst);
+    }
+    leir_free(text);
+    leir_program_free(p);
+    return rc;
+  }
   if (report || ptx) {
     /* CUDA specifics: the lowering report (stderr) and NVRTC's PTX. */
     char *src = NULL, *rep = NULL, *out = NULL, *log = NULL;

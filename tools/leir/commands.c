@@ -86,11 +86,12 @@ const tool_command tool_commands[] = {
      "  --strategy S   only search strategy S\n"
      "  --input, --output: the signature of both programs\n",
      cmd_ground},
-    {"lower", "lower --to c|cuda|tir [--check-bounds] [--threads N] [--report] [--ptx] IN",
+    {"lower", "lower --to c|cuda|tir [--check-bounds] [--threads N] [--report] [--ptx] [--bind B] [--blocks] [--global-scope] IN",
      "Prints the source a backend generates for a program: --to c gives the C\n"
      "function the cpu backend compiles (OpenMP pragmas appear only on P/B/V loops\n"
      "whose iterations are independent, and only with --threads > 1 or several\n"
-     "CPUs). cuda needs a build with the CUDA backend; tir is not available.\n"
+     "CPUs). cuda needs a build with the CUDA backend; tir gives TVMScript\n"
+     "(@T.prim_func) that TVM parses and builds (docs/tir.md).\n"
      "No compiler is needed. Exit status 3 when the target is not available.\n"
      "--to cuda gives one kernel per top-level nest, B loops as the launch grid\n"
      "(docs/cuda.md); a bound loop that carries a dependence is rejected (exit 1).\n"
@@ -98,6 +99,10 @@ const tool_command tool_commands[] = {
      "  --report   (cuda) the lowering report on stderr: launch geometry, loops\n"
      "             run in the thread, implicit initializations, memory placement\n"
      "  --ptx      (cuda) compile with NVRTC and print the PTX\n"
+     "  --bind thread|serial  (tir) B loops as T.thread_binding (default) or\n"
+     "             T.serial (for TVM's llvm target)\n"
+     "  --blocks   (tir) one T.sblock per equation with T.axis.remap\n"
+     "  --global-scope  (tir) every intermediate in global scope\n"
      "\n"
      "Example:\n"
      "  leir lower --to c matmul.leir > matmul.c\n"
