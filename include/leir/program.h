@@ -118,30 +118,40 @@ LEIR_API size_t leir_program_signature_count(const leir_program *program);
 LEIR_API leir_status leir_program_signature_get(const leir_program *program, size_t i,
                                                 leir_tensor_decl *out);
 
-/* Input domains (verification.md §1): how seeded inputs of one input are
+/** Input domains (verification.md §1): how seeded inputs of one input are
  * drawn. A program file declares them per input with `domain:`; without
  * one (LEIR_DOMAIN_DEFAULT) the input follows the input set's distribution
  * (standard normal, normal x 10, uniform [-1, 1]), except that the library
  * draws an input positive when every use reaches only log, sqrt or a
  * fractional power (docs/verification.md, "Input domains"). */
 typedef enum leir_domain_kind {
-  LEIR_DOMAIN_DEFAULT = 0, /* the input set's distribution */
-  LEIR_DOMAIN_POSITIVE,    /* |x| of the set's distribution, never 0 */
-  LEIR_DOMAIN_VALUE,       /* every element is `value`, on every input set */
-  LEIR_DOMAIN_RANGE,       /* floats uniform in [low, high]; integers low..high-1 */
-  LEIR_DOMAIN_NORMAL,      /* normal(mean, std) on every input set */
-  LEIR_DOMAIN_UNIFORM      /* uniform in [low, high] on every input set */
+  LEIR_DOMAIN_DEFAULT = 0, /**< the input set's distribution */
+  LEIR_DOMAIN_POSITIVE,    /**< |x| of the set's distribution, never 0 */
+  LEIR_DOMAIN_VALUE,       /**< every element is `value`, on every input set */
+  LEIR_DOMAIN_RANGE,       /**< floats uniform in [low, high]; integers low..high-1 */
+  LEIR_DOMAIN_NORMAL,      /**< normal(mean, std) on every input set */
+  LEIR_DOMAIN_UNIFORM      /**< uniform in [low, high] on every input set */
 } leir_domain_kind;
 
+/** The domain of one input (leir_program_domain_get, leir_program_domain_set).
+ * Only the fields of its kind are used. Start from LEIR_DOMAIN_INIT or
+ * leir_domain_init(); older, smaller structs are read and written as far as
+ * their `size` goes. */
 typedef struct leir_domain {
-  uint32_t size; /* sizeof(leir_domain); set by the _INIT macro */
-  leir_domain_kind kind;
-  double value;     /* VALUE */
-  double low, high; /* RANGE, UNIFORM (low < high; RANGE of an integer input:
-                     * integers, at least one value) */
-  double mean, std; /* NORMAL (std > 0) */
+  uint32_t size; /**< sizeof(leir_domain); set by the _INIT macro */
+  leir_domain_kind kind; /**< how the input is drawn (default LEIR_DOMAIN_DEFAULT) */
+  double value;     /**< VALUE: the value of every element (an integer in the
+                     * dtype's range for an integer input) */
+  double low;       /**< RANGE, UNIFORM: lower bound (low < high; RANGE of an integer
+                     * input: integers, at least one value) */
+  double high;      /**< RANGE, UNIFORM: upper bound (RANGE of an integer input:
+                     * exclusive) */
+  double mean;      /**< NORMAL: the mean (default 0) */
+  double std;       /**< NORMAL: the standard deviation (std > 0; default 1) */
 } leir_domain;
 
+/** Defaults of leir_domain: kind LEIR_DOMAIN_DEFAULT, mean 0, std 1, the other
+ * fields 0. */
 #define LEIR_DOMAIN_INIT \
   { (uint32_t)sizeof(leir_domain), LEIR_DOMAIN_DEFAULT, 0.0, 0.0, 0.0, 0.0, 1.0 }
 
@@ -151,7 +161,7 @@ typedef struct leir_domain {
  * size field or larger than this library's struct). */
 LEIR_API leir_status leir_domain_init(leir_domain *domain, size_t size);
 
-/* Fills *out with the declared domain of signature entry i (kind
+/** Fills *out with the declared domain of signature entry i (kind
  * LEIR_DOMAIN_DEFAULT when none was declared). `out->size` must be set;
  * only its first `out->size` bytes are written.
  * Errors: LEIR_ERR_ARGUMENT (i out of range, NULL, a size below the size
@@ -159,7 +169,7 @@ LEIR_API leir_status leir_domain_init(leir_domain *domain, size_t size);
 LEIR_API leir_status leir_program_domain_get(const leir_program *program, size_t i,
                                              leir_domain *out);
 
-/* Declares the domain of input i (copied; NULL or kind DEFAULT clears it).
+/** Declares the domain of input i (copied; NULL or kind DEFAULT clears it).
  * leir_program_set_signature clears every domain.
  * Errors: LEIR_ERR_ARGUMENT (i out of range or an output, a parameter out
  * of range for the kind: non-finite numbers, low >= high, std <= 0, a
@@ -168,7 +178,7 @@ LEIR_API leir_status leir_program_domain_get(const leir_program *program, size_t
 LEIR_API leir_status leir_program_domain_set(leir_program *program, size_t i,
                                              const leir_domain *domain);
 
-/* Spelling of a domain kind as in program files ("default", "positive",
+/** Spelling of a domain kind as in program files ("default", "positive",
  * "value", "range", "normal", "uniform"); static. */
 LEIR_API const char *leir_domain_kind_name(leir_domain_kind kind);
 

@@ -166,13 +166,13 @@ LEIR_API leir_status leir_kernel_run(leir_kernel *kernel, void *const *buffers, 
 LEIR_API leir_status leir_run(leir_backend *backend, const leir_program *program,
                               void *const *buffers, size_t n);
 
-/* Size in bytes buffer i of the kernel must have: product(shape) x
+/** Size in bytes buffer i of the kernel must have: product(shape) x
  * leir_dtype_size(dtype) (one element for a scalar). Errors:
  * LEIR_ERR_ARGUMENT (NULL, i out of range), LEIR_ERR_LIMIT (does not fit
  * in size_t). */
 LEIR_API leir_status leir_kernel_buffer_bytes(const leir_kernel *kernel, size_t i, size_t *out);
 
-/* leir_kernel_run with the size in bytes of every buffer (`sizes` has n
+/** leir_kernel_run with the size in bytes of every buffer (`sizes` has n
  * entries): before anything runs, each size is compared with
  * leir_kernel_buffer_bytes, and a buffer of any other size (a short array
  * would be read or written past its end) is refused with LEIR_ERR_ARGUMENT,
@@ -184,7 +184,7 @@ LEIR_API leir_status leir_kernel_buffer_bytes(const leir_kernel *kernel, size_t 
 LEIR_API leir_status leir_kernel_run_sized(leir_kernel *kernel, void *const *buffers,
                                            const size_t *sizes, size_t n);
 
-/* One-shot convenience: leir_kernel_new + leir_kernel_run_sized + free. */
+/** One-shot convenience: leir_kernel_new + leir_kernel_run_sized + free. */
 LEIR_API leir_status leir_run_sized(leir_backend *backend, const leir_program *program,
                                     void *const *buffers, const size_t *sizes, size_t n);
 
@@ -265,7 +265,7 @@ typedef struct leir_verify_options {
   uint32_t input_sets;  /**< default 3 (1..64) */
   double rtol;          /**< < 0: by output dtype (f64 1e-9, f32 1e-4, f16/bf16 1e-2) */
   double atol;          /**< < 0: by output dtype (f64 1e-12, f32 1e-6, f16/bf16 1e-3) */
-  /* Added in 0.2 (a smaller `size` gets the defaults): */
+  /** Added in 0.2 (a smaller `size` gets the defaults): */
   uint32_t candidate_class;   /**< LEIR_VERIFY_CLASS_* (default ANY) */
   double reassoc_factor;      /**< REASSOCIATING: allowed factor over the reference's own
                                * error against the truth (default 8; >= 1) */
@@ -353,7 +353,7 @@ typedef struct leir_verify_report {
   double seconds;      /**< wall time of the whole verification */
   size_t noutputs;                   /**< entries of `outputs` */
   const leir_output_report *outputs; /**< one per output, in signature order */
-  /* Added in 0.2 (check `size` before reading): */
+  /** Added in 0.2 (check `size` before reading): */
   uint32_t candidate_class; /**< the candidate class judged (LEIR_VERIFY_CLASS_*) */
   double finite_min; /**< lowest finite fraction of any reference output on any set (1 when
                       * there are no float outputs or no run) */
@@ -401,26 +401,42 @@ LEIR_API leir_status leir_verify_class_from_name(const char *name, uint32_t *out
  * reassociating candidate was judged).
  * ====================================================================== */
 
+/** Opaque verifier: a reference program run once on every input set, then
+ * judged against candidates (leir_verifier_new; free with
+ * leir_verifier_free). */
 typedef struct leir_verifier leir_verifier;
 
+/** Options of leir_verifier_new: those of leir_verify_options less the
+ * candidate class, which each judgement names. Start from
+ * LEIR_VERIFIER_OPTIONS_INIT or leir_verifier_options_init(); a caller's
+ * smaller (older) struct is read as far as its `size` goes, the rest keeps
+ * the defaults. */
 typedef struct leir_verifier_options {
-  uint32_t size;              /* sizeof(leir_verifier_options) */
-  uint32_t flags;             /* LEIR_VERIFY_* */
-  uint64_t seed;              /* default LEIR_SEED_DEFAULT */
-  uint32_t input_sets;        /* default 3 (1..64) */
-  double rtol, atol;          /* < 0: by output dtype */
-  double reassoc_factor;      /* default 8 */
-  double min_finite_fraction; /* default 0.5 */
+  uint32_t size;              /**< sizeof(leir_verifier_options) */
+  uint32_t flags;             /**< LEIR_VERIFY_* (default 0) */
+  uint64_t seed;              /**< seed of the input sets (default LEIR_SEED_DEFAULT) */
+  uint32_t input_sets;        /**< default 3 (1..64) */
+  double rtol;                /**< relative tolerance; < 0 (default -1): by output dtype, as
+                               * leir_verify_options.rtol */
+  double atol;                /**< absolute tolerance; < 0 (default -1): by output dtype, as
+                               * leir_verify_options.atol */
+  double reassoc_factor;      /**< REASSOCIATING candidates: allowed factor over the
+                               * reference's own error against the truth (default 8; >= 1) */
+  double min_finite_fraction; /**< INCONCLUSIVE below this finite fraction of a reference
+                               * output on every input set (default 0.5; 0 disables) */
 } leir_verifier_options;
 
+/** Defaults of leir_verifier_options: no flags, seed LEIR_SEED_DEFAULT, 3
+ * input sets, tolerances by dtype, reassociation factor 8, INCONCLUSIVE
+ * below 50% finite. */
 #define LEIR_VERIFIER_OPTIONS_INIT                                                      \
   { (uint32_t)sizeof(leir_verifier_options), 0u, LEIR_SEED_DEFAULT, 3u, -1.0, -1.0,    \
     8.0, 0.5 }
 
-/* Sets *opts to the defaults (same as LEIR_VERIFIER_OPTIONS_INIT). */
+/** Sets *opts to the defaults (same as LEIR_VERIFIER_OPTIONS_INIT). */
 LEIR_API leir_status leir_verifier_options_init(leir_verifier_options *opts, size_t size);
 
-/* Checks, compiles and runs `reference` on every input set. A reference
+/** Checks, compiles and runs `reference` on every input set. A reference
  * that fails (INVALID, COMPILE_ERROR, ...) still gives a verifier: every
  * judgement then reports that failure (program 0), as leir_verify would.
  * The reference is copied; the backend must outlive the verifier, which is
@@ -431,13 +447,13 @@ LEIR_API leir_status leir_verifier_new(leir_verifier **out, leir_backend *backen
                                        const leir_program *reference,
                                        const leir_verifier_options *opts);
 
-/* Judges one candidate of class `candidate_class` (LEIR_VERIFY_CLASS_*).
+/** Judges one candidate of class `candidate_class` (LEIR_VERIFY_CLASS_*).
  * Returns LEIR_OK with a new report (free with leir_verify_report_free)
  * whenever a verdict was reached; other statuses as leir_verify. */
 LEIR_API leir_status leir_verifier_judge(leir_verifier *verifier, const leir_program *candidate,
                                          uint32_t candidate_class, leir_verify_report **out);
 
-/* Judges n candidates (classes[i] for candidates[i]; classes may be NULL
+/** Judges n candidates (classes[i] for candidates[i]; classes may be NULL
  * for all ANY); compiles them together where the backend can. out[i]
  * receives each report (NULL for a candidate whose judgement failed). Returns
  * LEIR_OK when every candidate got a report, else the first failure's
@@ -447,7 +463,7 @@ LEIR_API leir_status leir_verifier_judge_batch(leir_verifier *verifier,
                                                const uint32_t *classes, size_t n,
                                                leir_verify_report **out);
 
-/* NULL is a no-op. */
+/** NULL is a no-op. */
 LEIR_API void leir_verifier_free(leir_verifier *verifier);
 
 /* ======================================================================
@@ -502,25 +518,33 @@ LEIR_API leir_status leir_bench_options_init(leir_bench_options *opts, size_t si
 
 /** Timing of one kernel (an array of them is filled, one per kernel). */
 typedef struct leir_timing {
-  double median_s, min_s, max_s, mean_s;
-  uint32_t runs;        /* timed runs */
-  uint64_t flops, bytes;
-  double gflops;        /* flops / median / 1e9 */
-  double gbytes_per_s;  /* bytes / median / 1e9 */
-  double speedup;       /* median of kernel 0 / this median (1 for kernel 0) */
-  /* Added in 0.2 (in place of reserved space): the spread. */
-  double q1_s, q3_s;    /* first and third quartiles of the runs */
-  double spread;        /* (q3 - q1) / median: the relative interquartile range */
-  uint32_t threads;     /* threads a kernel may use (cpu: the backend's `threads`,
+  double median_s;      /**< median of the timed runs, in seconds (0 when no run) */
+  double min_s;         /**< fastest timed run, in seconds */
+  double max_s;         /**< slowest timed run, in seconds */
+  double mean_s;        /**< mean of the timed runs, in seconds */
+  uint32_t runs;        /**< timed runs */
+  uint64_t flops;       /**< floating-point operations of one run (leir_program_cost.flops) */
+  uint64_t bytes;       /**< bytes of one run (leir_program_cost.bytes) */
+  double gflops;        /**< flops / median / 1e9 */
+  double gbytes_per_s;  /**< bytes / median / 1e9 */
+  double speedup;       /**< median of kernel 0 / this median (1 for kernel 0) */
+  /** Added in 0.2 (in place of reserved space): the spread. */
+  double q1_s;          /**< first quartile of the runs, in seconds (linear interpolation
+                         * between order statistics) */
+  double q3_s;          /**< third quartile of the runs, in seconds */
+  double spread;        /**< (q3 - q1) / median: the relative interquartile range */
+  uint32_t threads;     /**< threads a kernel may use (cpu: the backend's `threads`,
                          * resolved; interp: 1) */
-  uint32_t noisy;       /* 1 when spread > LEIR_TIMING_NOISY (0.1): the median is
+  uint32_t noisy;       /**< 1 when spread > LEIR_TIMING_NOISY (0.1): the median is
                          * not to be trusted alone; compare with leir_kernels_compare */
-  double reserved[2];
+  double reserved[2];   /**< zero; room for later figures without a size change */
 } leir_timing;
 
+/** Threshold of leir_timing.noisy: a relative interquartile range (spread)
+ * above 0.1 marks a timing as noisy. */
 #define LEIR_TIMING_NOISY 0.1
 
-/* Times n kernels of one backend in alternation in the same process (one
+/** Times n kernels of one backend in alternation in the same process (one
  * timed run of each per round, caches flushed between runs), each on its
  * own seeded inputs. Rounds continue until every kernel has min_runs runs
  * and min_seconds of timed runs, or max_runs, or max_seconds of wall time;
@@ -532,48 +556,61 @@ LEIR_API leir_status leir_kernels_time(leir_kernel *const *kernels, size_t n,
 
 /* ---- comparing two kernels with a stated confidence ---------------------- */
 
+/** Options of leir_kernels_compare. Start from LEIR_COMPARE_OPTIONS_INIT or
+ * leir_compare_options_init(); a caller's smaller (older) struct is read as
+ * far as its `size` goes, the rest keeps the defaults. */
 typedef struct leir_compare_options {
-  uint32_t size;        /* sizeof(leir_compare_options) */
-  uint32_t flags;       /* LEIR_BENCH_NO_FLUSH */
-  uint32_t warmup;      /* untimed runs of each kernel first (default 3) */
-  uint32_t min_rounds;  /* rounds (one run of A, one of B) before deciding (default 10) */
-  uint32_t max_rounds;  /* give up (UNDECIDED) after this many rounds (default 400) */
-  double max_seconds;   /* ... or this much wall time (default 20) */
-  double confidence;    /* of the decision, in (0.5, 1) (default 0.99) */
-  double min_effect;    /* relative difference below which A and B count as
+  uint32_t size;        /**< sizeof(leir_compare_options) */
+  uint32_t flags;       /**< LEIR_BENCH_NO_FLUSH */
+  uint32_t warmup;      /**< untimed runs of each kernel first (default 3) */
+  uint32_t min_rounds;  /**< rounds (one run of A, one of B) before deciding (default 10) */
+  uint32_t max_rounds;  /**< give up (UNDECIDED) after this many rounds (default 400) */
+  double max_seconds;   /**< ... or this much wall time (default 20) */
+  double confidence;    /**< of the decision, in (0.5, 1) (default 0.99) */
+  double min_effect;    /**< relative difference below which A and B count as
                          * equally fast (default 0.02: a 2% difference) */
-  uint64_t seed;        /* input seed (set 0) */
+  uint64_t seed;        /**< input seed (set 0 is used); default LEIR_SEED_DEFAULT */
 } leir_compare_options;
 
+/** Defaults of leir_compare_options: no flags, 3 warm-up runs, 10 to 400
+ * rounds, 20 s, confidence 0.99, minimum effect 0.02, seed
+ * LEIR_SEED_DEFAULT. */
 #define LEIR_COMPARE_OPTIONS_INIT                                                     \
   { (uint32_t)sizeof(leir_compare_options), 0u, 3u, 10u, 400u, 20.0, 0.99, 0.02,      \
     LEIR_SEED_DEFAULT }
 
-/* Sets *opts to the defaults (same as LEIR_COMPARE_OPTIONS_INIT). */
+/** Sets *opts to the defaults (same as LEIR_COMPARE_OPTIONS_INIT). */
 LEIR_API leir_status leir_compare_options_init(leir_compare_options *opts, size_t size);
 
+/** Outcome of leir_kernels_compare: how kernel A compares with kernel B. */
 typedef enum leir_order {
-  LEIR_ORDER_UNDECIDED = 0, /* no decision at the requested confidence */
-  LEIR_ORDER_FASTER = 1,    /* A is faster than B */
-  LEIR_ORDER_SLOWER = 2,    /* A is slower than B */
-  LEIR_ORDER_SAME = 3       /* within min_effect of each other */
+  LEIR_ORDER_UNDECIDED = 0, /**< no decision at the requested confidence */
+  LEIR_ORDER_FASTER = 1,    /**< A is faster than B */
+  LEIR_ORDER_SLOWER = 2,    /**< A is slower than B */
+  LEIR_ORDER_SAME = 3       /**< within min_effect of each other */
 } leir_order;
 
-/* "undecided", "faster", "slower", "same"; static. */
+/** "undecided", "faster", "slower", "same"; static. */
 LEIR_API const char *leir_order_name(leir_order order);
 
+/** Result of leir_kernels_compare (the caller provides it; the library
+ * fills all of it). */
 typedef struct leir_comparison {
-  uint32_t size;        /* set by the library */
-  leir_order order;
-  double ratio;         /* median over rounds of time(B) / time(A): > 1 when A is faster */
-  double ratio_lo, ratio_hi; /* distribution-free confidence interval of that median */
-  double confidence;    /* the interval's coverage (>= the requested confidence) */
-  uint32_t rounds;      /* rounds measured */
-  uint32_t threads;     /* as leir_timing.threads */
-  leir_timing a, b;     /* each kernel's runs (their spread says how noisy) */
+  uint32_t size;        /**< set by the library */
+  leir_order order;     /**< the decision (UNDECIDED when max_rounds or max_seconds ran
+                         * out first) */
+  double ratio;         /**< median over rounds of time(B) / time(A): > 1 when A is faster */
+  double ratio_lo;      /**< lower end of the distribution-free confidence interval of
+                         * that median */
+  double ratio_hi;      /**< upper end of that interval */
+  double confidence;    /**< the interval's coverage (>= the requested confidence) */
+  uint32_t rounds;      /**< rounds measured */
+  uint32_t threads;     /**< as leir_timing.threads */
+  leir_timing a;        /**< kernel A's timed runs (its spread says how noisy; speedup 1) */
+  leir_timing b;        /**< kernel B's timed runs (speedup: median of A / median of B) */
 } leir_comparison;
 
-/* Is kernel A faster than kernel B? Runs them in alternation in the same
+/** Is kernel A faster than kernel B? Runs them in alternation in the same
  * process (one run of A, one of B per round, caches flushed before each
  * unless LEIR_BENCH_NO_FLUSH), pairs the two runs of each round (both see
  * the same load) and puts a distribution-free confidence interval (binomial
@@ -588,7 +625,7 @@ LEIR_API leir_status leir_kernels_compare(leir_kernel *a, leir_kernel *b,
                                           const leir_compare_options *opts,
                                           leir_comparison *out);
 
-/* Convenience: builds the kernels, times them, frees them. */
+/** Convenience: builds the kernels, times them, frees them. */
 LEIR_API leir_status leir_bench(leir_backend *backend, const leir_program *const *programs,
                                 size_t n, const leir_bench_options *opts, leir_timing *out);
 

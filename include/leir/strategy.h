@@ -186,11 +186,11 @@ LEIR_API leir_exactness leir_candidates_exactness(const leir_candidates *candida
 LEIR_API leir_status leir_candidates_apply(leir_program **out, const leir_candidates *candidates,
                                            size_t i);
 
-/* leir_candidates_to_json: also apply every candidate and give its
+/** leir_candidates_to_json: also apply every candidate and give its
  * canonical text as "result" (costs one application per candidate). */
 #define LEIR_CANDIDATES_JSON_RESULT 0x1u
 
-/* The list as one JSON array (one line, no trailing newline), one object per
+/** The list as one JSON array (one line, no trailing newline), one object per
  * candidate in list order:
  *   {"index":0,"strategy":"loop_split","step":"loop_split nest=0 ...",
  *    "json":{...the leir_step_to_json form...},"class":"exact",

@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * libleir — LEIR -> TVM TIR (TVMScript text). Lowering only: the library
  * prints a `@T.prim_func` that apache-tvm parses (tvm.script.from_source)
  * and builds; nothing here runs TVM. docs/tir.md gives the mapping.
@@ -15,14 +16,14 @@
 extern "C" {
 #endif
 
-/* Print every B loop as T.serial instead of T.thread_binding (TVM builds
+/** Print every B loop as T.serial instead of T.thread_binding (TVM builds
  * thread bindings only for GPU targets; use this to build for "llvm"). */
 #define LEIR_TIR_BIND_SERIAL 0x1u
-/* Allocate every intermediate in "global" scope (drop shared/local). */
+/** Allocate every intermediate in "global" scope (drop shared/local). */
 #define LEIR_TIR_SCOPE_GLOBAL 0x2u
-/* Leave out the first line, the comment "# from tvm.script import tir as T". */
+/** Leave out the first line, the comment "# from tvm.script import tir as T". */
 #define LEIR_TIR_NO_IMPORT 0x4u
-/* One T.sblock per equation (and per implicit initialization), with its
+/** One T.sblock per equation (and per implicit initialization), with its
  * block variables bound by T.axis.remap (S: loops of the left-hand
  * subscript, R: the others): the schedulable form tvm.tir.Schedule works
  * on, as the Step-TP reference emits it (apache-tvm 0.27 spells the block
@@ -30,19 +31,23 @@ extern "C" {
  * loops and stores. */
 #define LEIR_TIR_BLOCKS 0x8u
 
+/** Options of leir_lower_tir. Start from LEIR_TIR_OPTIONS_INIT or
+ * leir_tir_options_init(); a caller's smaller (older) struct is read as far
+ * as its `size` goes (at least through `flags`). */
 typedef struct leir_tir_options {
-  uint32_t size;         /* sizeof(leir_tir_options) */
-  uint32_t flags;        /* LEIR_TIR_* */
-  const char *func_name; /* name of the prim_func; NULL = "main"; a Python identifier of at
-                          * most 64 characters, not a keyword */
+  uint32_t size;         /**< sizeof(leir_tir_options) */
+  uint32_t flags;        /**< LEIR_TIR_* (default 0) */
+  const char *func_name; /**< name of the prim_func; NULL = "main"; a Python identifier of at
+                          * most 64 characters, not a keyword; borrowed for the call */
 } leir_tir_options;
 
+/** Defaults of leir_tir_options: no flags, func_name NULL ("main"). */
 #define LEIR_TIR_OPTIONS_INIT { (uint32_t)sizeof(leir_tir_options), 0u, NULL }
 
-/* Fills *opts with the defaults (LEIR_TIR_OPTIONS_INIT), for bindings. */
+/** Fills *opts with the defaults (LEIR_TIR_OPTIONS_INIT), for bindings. */
 LEIR_API void leir_tir_options_init(leir_tir_options *opts);
 
-/* Lowers a program to TVMScript: one `@T.prim_func` whose parameters are
+/** Lowers a program to TVMScript: one `@T.prim_func` whose parameters are
  * the signature's variables in order (inputs, then outputs), intermediates
  * as T.alloc_buffer, loops by kind, implicit initializations as explicit
  * loops before their nest. The text computes what the interpreter computes
