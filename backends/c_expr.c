@@ -9,6 +9,7 @@
 #include "c_text.h"
 #include "error.h"
 #include "prelude.h"
+#include "vec.h"
 
 /* Below this many operands max/min stay a left fold (the spec's own form,
  * and the spelling every earlier lowering used); above, the balanced tree
@@ -78,15 +79,10 @@ void leir__cx_end(leir__cx *x, bool wrap) {
 static void put(leir__cx *x, const char *s) { leir__sb_puts(&x->stmt, s); }
 
 static uint32_t new_temp(leir__cx *x, leir__ctype ct) {
-  if (x->ntemps == x->cap_temps) {
-    uint32_t cap = x->cap_temps ? x->cap_temps * 2 : 8;
-    uint8_t *t = realloc(x->temp_type, cap);
-    if (!t) {
-      leir__cx_fail(x, leir__error_nomem());
-      return 0;
-    }
-    x->temp_type = t;
-    x->cap_temps = cap;
+  if (!leir__vec_grow32((void **)&x->temp_type, &x->cap_temps, (size_t)x->ntemps + 1,
+                        sizeof *x->temp_type, 8)) {
+    leir__cx_fail(x, leir__error_nomem());
+    return 0;
   }
   x->temp_type[x->ntemps] = (uint8_t)ct;
   return x->ntemps++;

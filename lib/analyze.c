@@ -22,6 +22,7 @@
 #include "analysis.h"
 #include "error.h"
 #include "options.h"
+#include "vec.h"
 
 typedef struct ctx {
   leir__analysis *a;
@@ -117,11 +118,13 @@ static bool add_equation(ctx *c, const leir_equation *eq, uint32_t top, const le
                          uint32_t depth, uint64_t evals) {
   leir__analysis *a = c->a;
   if (a->neqs == c->cap_eqs) {
-    uint32_t cap = c->cap_eqs ? c->cap_eqs * 2 : 16;
+    size_t cap;
+    if (!leir__vec_next_cap(c->cap_eqs, (size_t)a->neqs + 1, sizeof *a->eqs, 16, UINT32_MAX, &cap))
+      return false;
     leir__eqinfo *eqs = grow_copy(&a->arena, a->eqs, a->neqs * sizeof *eqs, cap * sizeof *eqs);
     if (!eqs) return false;
     a->eqs = eqs;
-    c->cap_eqs = cap;
+    c->cap_eqs = (uint32_t)cap;
   }
   const leir__loop **loops = NULL;
   if (depth) {
@@ -214,8 +217,10 @@ static bool grow_buffers(ctx *c, uint32_t cap) {
 
 static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
   leir__analysis *a = c->a;
+  size_t cap;
   if (a->nbuffers == c->cap_buffers &&
-      !grow_buffers(c, c->cap_buffers ? c->cap_buffers * 2 : 16)) {
+      (!leir__vec_next_cap(c->cap_buffers, (size_t)a->nbuffers + 1, 1, 16, UINT32_MAX, &cap) ||
+       !grow_buffers(c, (uint32_t)cap))) {
     nomem(c);
     return LEIR__NONE;
   }

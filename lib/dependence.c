@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "dependence.h"
+#include "vec.h"
 
 /* ==== 1. one loop, enclosing loops held fixed =============================== */
 
@@ -693,15 +694,9 @@ static void collect_eqs(const leir__analysis *a, const leir_nest *n, uint32_t **
       *ok = false;
       return;
     }
-    if (*len == *cap) {
-      uint32_t nc = *cap ? *cap * 2 : 8;
-      uint32_t *nv = realloc(*v, nc * sizeof *nv);
-      if (!nv) {
-        *ok = false;
-        return;
-      }
-      *v = nv;
-      *cap = nc;
+    if (!leir__vec_grow32((void **)v, cap, (size_t)*len + 1, sizeof **v, 8)) {
+      *ok = false;
+      return;
     }
     (*v)[(*len)++] = idx;
   }
@@ -1033,15 +1028,9 @@ typedef struct accesses {
 static void push_access(accesses *l, const leir__analysis *a, const leir__eqinfo *info,
                         const leir_expr *t, bool write) {
   uint32_t b = t->id < a->nids ? a->expr_buffer[t->id] : LEIR__NONE;
-  if (l->n == l->cap) {
-    uint32_t nc = l->cap ? l->cap * 2 : 16;
-    access *nv = realloc(l->v, nc * sizeof *nv);
-    if (!nv) {
-      l->failed = true;
-      return;
-    }
-    l->v = nv;
-    l->cap = nc;
+  if (!leir__vec_grow32((void **)&l->v, &l->cap, (size_t)l->n + 1, sizeof *l->v, 16)) {
+    l->failed = true;
+    return;
   }
   l->v[l->n++] = (access){info, t, b, write};
 }

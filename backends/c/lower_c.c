@@ -30,6 +30,7 @@
 #include "leir/run.h"
 #include "prelude.h"
 #include "semantics.h"
+#include "vec.h"
 
 typedef struct lower {
   const leir__analysis *a;
@@ -66,15 +67,10 @@ static void indent(lower *L, int depth) {
 }
 
 static int add_site(lower *L, uint8_t kind, uint32_t dim, uint32_t pos, const char *tensor) {
-  if (L->nsites == L->cap_sites) {
-    uint32_t cap = L->cap_sites ? L->cap_sites * 2 : 16;
-    leir__c_site *s = realloc(L->sites, cap * sizeof *s);
-    if (!s) {
-      L->failed = true;
-      return 0;
-    }
-    L->sites = s;
-    L->cap_sites = cap;
+  if (!leir__vec_grow32((void **)&L->sites, &L->cap_sites, (size_t)L->nsites + 1,
+                        sizeof *L->sites, 16)) {
+    L->failed = true;
+    return 0;
   }
   L->sites[L->nsites] = (leir__c_site){kind, dim, pos, tensor};
   return (int)L->nsites++;

@@ -26,6 +26,7 @@
 #include "cuda_plan.h"
 #include "error.h"
 #include "semantics.h"
+#include "vec.h"
 
 /* Computation types and evaluation rules are the shared ones
  * (backends/semantics.h), so GPU results agree with the interpreter. */
@@ -49,15 +50,10 @@ static bool failed(leir__cuda_gen *g) {
 
 static uint32_t add_trap(leir__cuda_gen *g, uint32_t buffer, uint32_t dim, const leir_expr *ix) {
   leir__cuda_lowered *o = g->out;
-  if (o->ntraps == g->ntrap_cap) {
-    uint32_t cap = g->ntrap_cap ? g->ntrap_cap * 2 : 8;
-    leir__cuda_trap *t = realloc(o->traps, cap * sizeof *t);
-    if (!t) {
-      leir__cx_fail(&g->x, LEIR_ERR_NOMEM);
-      return 0;
-    }
-    o->traps = t;
-    g->ntrap_cap = cap;
+  if (!leir__vec_grow32((void **)&o->traps, &g->ntrap_cap, (size_t)o->ntraps + 1,
+                        sizeof *o->traps, 8)) {
+    leir__cx_fail(&g->x, LEIR_ERR_NOMEM);
+    return 0;
   }
   leir__cuda_trap *t = &o->traps[o->ntraps++];
   t->buffer = buffer;
