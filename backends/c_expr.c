@@ -88,12 +88,6 @@ static uint32_t new_temp(leir__cx *x, leir__ctype ct) {
   return x->ntemps++;
 }
 
-bool leir__cx_contains_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (leir__cx_contains_tensor(e->kids[k])) return true;
-  return false;
-}
 
 /* ---- literals and variables ------------------------------------------------ */
 
@@ -477,7 +471,7 @@ static void emit_index(leir__cx *x, const leir_expr *e) {
 
 void leir__cx_index(leir__cx *x, const leir_expr *e) {
   if (x->d->range_index &&
-      (leir__cx_contains_tensor(e) || !leir__index_range(x->a, e, x->env).known ||
+      (leir__expr_has_tensor(e) || !leir__index_range(x->a, e, x->env).known ||
        (e->kind == LEIR_EXPR_NUMBER && !e->u.num->is_int))) {
     emit_value(x, e, LEIR__CT_I64);
     return;

@@ -22,17 +22,10 @@
 
 #define MAX_ENTRIES 128
 
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
 static bool compound(const leir_expr *e) {
   const leir_expr *x = e;
   while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
-  return x->kind != LEIR_EXPR_NUMBER && x->kind != LEIR_EXPR_VAR && !has_tensor(e);
+  return x->kind != LEIR_EXPR_NUMBER && x->kind != LEIR_EXPR_VAR && !leir__expr_has_tensor(e);
 }
 
 /* Same tensor name and subscript (dtype and scope aside, as §3.4 rule 2). */

@@ -53,12 +53,6 @@ static int find_tensor(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   return f->sym == LEIR__NOSYM || e->sym == f->sym ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
 }
 
-bool leir__expr_has_tensor(const leir_expr *e) {
-  tensor_find f = {LEIR__NOSYM, NULL, false, NULL, NULL};
-  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
-  return !leir__visit_const(&v, e);
-}
-
 bool leir__expr_reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip) {
   tensor_find f = {sym, skip, false, NULL, NULL};
   leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);

@@ -127,7 +127,7 @@ static void element(leir__cx *x, const leir_expr *t) {
       leir__sb_puts(o, " + ");
     }
     const leir_expr *ix = t->kids[k];
-    bool check = L->o->check_all_bounds || leir__cx_contains_tensor(ix);
+    bool check = L->o->check_all_bounds || leir__expr_has_tensor(ix);
     if (check) {
       int site = add_site(L, LEIR__TRAP_BOUNDS, k, ix->pos, leir__sym_name(L->p, t->sym));
       leir__sb_puts(o, "leir_chk(rt, ");
@@ -182,17 +182,12 @@ static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
   put(L, "}\n");
 }
 
-/* Depths whose loop variable appears in the left-hand subscripts. */
-static void used_depths(const lower *L, const leir_expr *e, bool *used) {
-  if (e->kind == LEIR_EXPR_VAR) used[L->a->expr_loop[e->id]] = true;
-  for (uint32_t k = 0; k < e->n; k++) used_depths(L, e->kids[k], used);
-}
-
 static void emit_init(lower *L, const leir__eqinfo *info) {
   leir__env_init(&L->env, info);
   const leir_expr *lhs = info->eq->lhs;
   bool used[LEIR__MAX_LOOPS] = {false};
-  for (uint32_t k = 0; k < lhs->n; k++) used_depths(L, lhs->kids[k], used);
+  /* depths whose loop variable appears in the left-hand subscripts */
+  for (uint32_t k = 0; k < lhs->n; k++) leir__used_depths(L->a, lhs->kids[k], used);
   leir_dtype dt = (leir_dtype)lhs->dtype;
   leir__ctype ct = leir__ctype_of(dt);
   leir__init_kind kind = (leir__init_kind)info->init;

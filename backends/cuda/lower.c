@@ -106,7 +106,7 @@ static void element(leir__cx *x, const leir_expr *t) {
     if (any) leir__sb_puts(b, " + ");
     any = true;
     const leir_expr *ix = t->kids[k];
-    bool trap = leir__cx_contains_tensor(ix);
+    bool trap = leir__expr_has_tensor(ix);
     if (trap) leir__sb_puts(b, "leir_chk(");
     leir__cx_index(x, ix);
     if (trap)
