@@ -281,11 +281,24 @@ static void emit_body(leir__cuda_gen *g, const leir_nest *n, uint32_t from_loop,
 
 /* ---- implicit initialization ---------------------------------------------- */
 
+typedef struct loop_use {
+  leir__cuda_gen *g;
+  const leir__eqinfo *info;
+  const leir__loop *l;
+} loop_use;
+
+static int loop_used(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const loop_use *u = v->ud;
+  return (*slot)->kind == LEIR_EXPR_VAR && leir__cuda_loop_of_var(u->g, u->info, *slot) == u->l
+             ? LEIR__VISIT_STOP
+             : LEIR__VISIT_NEXT;
+}
+
 static bool uses_loop(leir__cuda_gen *g, const leir__eqinfo *info, const leir_expr *e, const leir__loop *l) {
-  if (e->kind == LEIR_EXPR_VAR && leir__cuda_loop_of_var(g, info, e) == l) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (uses_loop(g, info, e->kids[k], l)) return true;
-  return false;
+  loop_use u = {g, info, l};
+  leir__visit v = LEIR__VISIT_INIT(loop_used, &u);
+  return !leir__visit_const(&v, e);
 }
 
 static const char *const init_names[] = {"", "0", "1", "-inf", "+inf"};
