@@ -358,10 +358,10 @@ END_TEST
  * check, list their strategy candidates, apply each and check the results
  * on a 256 KiB thread stack: the parser's nest recursion, the affine forms
  * of deep subscripts (the checker's and the strategies'), and the
- * index-table substitution keep their large scratch off the stack. Sanitizers put redzones around every
- * frame and need about eight times more (measured: the deepest shape here
- * runs with 2 MiB under ASan), so an instrumented build runs the same
- * programs with 2 MiB. */
+ * index-table substitution keep their large scratch off the stack.
+ * Sanitizers put redzones around every frame and need about eight times
+ * more (measured: the deepest shape here runs with 2 MiB under ASan), so an
+ * instrumented build runs the same programs with 2 MiB. */
 #if defined(__SANITIZE_ADDRESS__)
 #define PARSE_STACK ((size_t)2 << 20)
 #elif defined(__has_feature)
