@@ -44,6 +44,8 @@ struct leir__alg {
   leir__arena arena;
   uint32_t max_terms;
   int err;
+  bool flat;
+  bool saw; /* expand_powsimp met an exp of a sum */
   unsigned depth;
   jmp_buf jb;
   uint32_t natoms, cap_atoms;
@@ -213,6 +215,8 @@ void leir__alg_free(leir__alg *a) {
   free(a);
 }
 
+leir_program *leir__alg_program(const leir__alg *a) { return a ? a->p : NULL; }
+
 int leir__alg_error(const leir__alg *a) { return a ? a->err : LEIR__ALG_NOMEM; }
 
 static void *grow(leir__alg *a, void *old, uint32_t n, uint32_t *cap, size_t elem) {
@@ -222,6 +226,10 @@ static void *grow(leir__alg *a, void *old, uint32_t n, uint32_t *cap, size_t ele
   if (old) memcpy(m, old, (size_t)n * elem);
   *cap = nc;
   return m;
+}
+
+void leir__alg_set_flat(leir__alg *a, bool flat) {
+  if (a) a->flat = flat;
 }
 
 void leir__alg_assume_positive(leir__alg *a, uint32_t sym) {
@@ -470,7 +478,8 @@ static leir__rf conv(leir__alg *a, const leir_expr *e);
 /* a copy of e with arithmetic arguments in canonical form */
 static leir_expr *canon_atom(leir__alg *a, const leir_expr *e) {
   leir_expr *c;
-  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR || e->kind == LEIR_EXPR_NUMBER)
+  if (a->flat || e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR ||
+      e->kind == LEIR_EXPR_NUMBER)
     return chk(a, leir__copy_expr(a->p, a->p, e));
   c = chk(a, leir__new_expr(a->p, (leir_expr_kind)e->kind, (leir_op)e->op, e->n));
   for (uint32_t i = 0; i < e->n; i++) {
@@ -1266,12 +1275,12 @@ static leir_expr *combine_product(leir__alg *a, const leir_expr *e, bool *change
   for (uint32_t i = 0; i < n; i++) {
     const leir_expr *f = fs[i];
     if (nexp > 1 && is_call(f, LEIR_OP_EXP)) {
-      leir_expr *arg = powsimp_rec(a, f->kids[0], changed, depth + 1);
+      leir_expr *arg = a->flat ? copy(a, f->kids[0]) : powsimp_rec(a, f->kids[0], changed, depth + 1);
       exp_arg = exp_arg ? mk_bin(a, LEIR_OP_ADD, exp_arg, arg) : arg;
       continue;
     }
     if (nsqrt > 1 && is_call(f, LEIR_OP_SQRT) && nonneg_expr(a, f->kids[0], 0)) {
-      leir_expr *arg = powsimp_rec(a, f->kids[0], changed, depth + 1);
+      leir_expr *arg = a->flat ? copy(a, f->kids[0]) : powsimp_rec(a, f->kids[0], changed, depth + 1);
       sqrt_arg = sqrt_arg ? mk_bin(a, LEIR_OP_MUL, sqrt_arg, arg) : arg;
       continue;
     }
@@ -1298,11 +1307,13 @@ static leir_expr *powsimp_rec(leir__alg *a, const leir_expr *e, bool *changed, u
   if (s->kind == LEIR_EXPR_BINARY && s->op == LEIR_OP_DIV && is_call(strip(s->kids[0]), LEIR_OP_EXP) &&
       is_call(strip(s->kids[1]), LEIR_OP_EXP)) {
     *changed = true;
+    const leir_expr *u = strip(s->kids[0])->kids[0], *v = strip(s->kids[1])->kids[0];
     return call1(a, LEIR_OP_EXP,
-                 mk_bin(a, LEIR_OP_SUB, powsimp_rec(a, strip(s->kids[0])->kids[0], changed, depth + 1),
-                        powsimp_rec(a, strip(s->kids[1])->kids[0], changed, depth + 1)));
+                 mk_bin(a, LEIR_OP_SUB, a->flat ? copy(a, u) : powsimp_rec(a, u, changed, depth + 1),
+                        a->flat ? copy(a, v) : powsimp_rec(a, v, changed, depth + 1)));
   }
-  if (e->kind == LEIR_EXPR_TENSOR || e->n == 0) return copy(a, e);
+  if (e->kind == LEIR_EXPR_TENSOR || e->n == 0 || (a->flat && e->kind == LEIR_EXPR_CALL))
+    return copy(a, e);
   leir_expr *c = chk(a, leir__new_expr(a->p, (leir_expr_kind)e->kind, (leir_op)e->op, e->n));
   if (e->kind == LEIR_EXPR_COMPARE)
     for (uint32_t i = 0; i + 1 < e->n; i++) c->u.cmp_ops[i] = e->u.cmp_ops[i];
@@ -1335,6 +1346,7 @@ static leir_expr *expand_powsimp_rec(leir__alg *a, const leir_expr *e, bool *cha
     if (u->kind == LEIR_EXPR_BINARY && (u->op == LEIR_OP_ADD || u->op == LEIR_OP_SUB)) {
       bool sub = u->op == LEIR_OP_SUB;
       const leir_expr *x = u->kids[0], *y = u->kids[1];
+      a->saw = true;
       /* parts x and (+-y): all >= 0 or all <= 0, so no factor exceeds the
        * whole (no new overflow) or 1 */
       bool y_nonneg = sub ? nonpos_expr(a, y) : nonneg_expr(a, y, 0);
@@ -1347,7 +1359,8 @@ static leir_expr *expand_powsimp_rec(leir__alg *a, const leir_expr *e, bool *cha
       }
     }
   }
-  if (e->kind == LEIR_EXPR_TENSOR || e->n == 0) return copy(a, e);
+  if (e->kind == LEIR_EXPR_TENSOR || e->n == 0 || (a->flat && e->kind == LEIR_EXPR_CALL))
+    return copy(a, e);
   leir_expr *c = chk(a, leir__new_expr(a->p, (leir_expr_kind)e->kind, (leir_op)e->op, e->n));
   if (e->kind == LEIR_EXPR_COMPARE)
     for (uint32_t i = 0; i + 1 < e->n; i++) c->u.cmp_ops[i] = e->u.cmp_ops[i];
@@ -1359,8 +1372,9 @@ leir_expr *leir__alg_expand_powsimp(leir__alg *a, const leir_expr *e) {
   ENTER(a, NULL);
   bool changed = false;
   if (!e) fail(a, LEIR__ALG_REFUSED);
+  a->saw = false;
   leir_expr *r = expand_powsimp_rec(a, e, &changed, 0);
-  if (!changed) fail(a, LEIR__ALG_UNPROVEN);
+  if (!changed) fail(a, a->saw ? LEIR__ALG_UNPROVEN : LEIR__ALG_NOCHANGE);
   return r;
 }
 
@@ -1370,7 +1384,8 @@ static leir_expr *expand_log_rec(leir__alg *a, const leir_expr *e, bool *changed
   if (depth > MAX_DEPTH) fail(a, LEIR__ALG_LIMIT);
   const leir_expr *s = strip(e);
   if (is_call(s, LEIR_OP_LOG)) return log_split(a, s->kids[0], changed, depth + 1);
-  if (e->kind == LEIR_EXPR_TENSOR || e->n == 0) return copy(a, e);
+  if (e->kind == LEIR_EXPR_TENSOR || e->n == 0 || (a->flat && e->kind == LEIR_EXPR_CALL))
+    return copy(a, e);
   leir_expr *c = chk(a, leir__new_expr(a->p, (leir_expr_kind)e->kind, (leir_op)e->op, e->n));
   if (e->kind == LEIR_EXPR_COMPARE)
     for (uint32_t i = 0; i + 1 < e->n; i++) c->u.cmp_ops[i] = e->u.cmp_ops[i];
@@ -1395,7 +1410,7 @@ static leir_expr *log_split(leir__alg *a, const leir_expr *arg, bool *changed, u
     *changed = true;
     return mk_bin(a, LEIR_OP_MUL, mk_int(a, n), log_split(a, s->kids[0], changed, depth + 1));
   }
-  return call1(a, LEIR_OP_LOG, expand_log_rec(a, s, changed, depth + 1));
+  return call1(a, LEIR_OP_LOG, a->flat ? copy(a, s) : expand_log_rec(a, s, changed, depth + 1));
 }
 
 leir_expr *leir__alg_expand_log(leir__alg *a, const leir_expr *e) {

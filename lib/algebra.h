@@ -54,8 +54,15 @@ typedef struct leir__rf {
  * allocation failure. max_terms 0 = LEIR__ALG_MAX_TERMS. */
 leir__alg *leir__alg_new(leir_program *p, uint32_t max_terms);
 void leir__alg_free(leir__alg *a);
+/* The program outputs are built in. */
+leir_program *leir__alg_program(const leir__alg *a);
 /* The LEIR__ALG_* code of the last failing call. */
 int leir__alg_error(const leir__alg *a);
+
+/* Flat mode (for rewrites of one region at a time): atoms keep their
+ * arguments exactly as written, and the rewrites do not descend into call
+ * arguments (each argument is a region of its own). */
+void leir__alg_set_flat(leir__alg *a, bool flat);
 
 /* Declared input domain: tensor (or loop variable) `sym` is > 0. */
 void leir__alg_assume_positive(leir__alg *a, uint32_t sym);

@@ -447,6 +447,7 @@ START_TEST(test_expand_powsimp_never_adds_overflow) {
   /* exp(A-D) -> exp(A)*exp(-D) overflows for A = D = 800 where the
    * original is 1: refused (the softmax case) */
   expect_refused(leir__alg_expand_powsimp, "exp(A-D)", LEIR__ALG_UNPROVEN);
+  expect_refused(leir__alg_expand_powsimp, "A*2+exp(D)", LEIR__ALG_NOCHANGE);
   leir_program *p = parse_rhs("exp(A-D)");
   leir__alg *a = leir__alg_new(p, 0);
   ck_assert_ptr_null(leir__alg_expand_powsimp(a, rhs_of(p)));
@@ -495,6 +496,31 @@ START_TEST(test_refuses_inf_and_bounds_work) {
   leir__alg *a = leir__alg_new(p, 5);
   ck_assert_ptr_null(leir__alg_expand(a, rhs_of(p)));
   ck_assert_int_eq(leir__alg_error(a), LEIR__ALG_LIMIT);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_flat_mode_leaves_call_arguments_alone) {
+  leir_program *p = parse_rhs("exp(A*(D+E))*exp(F)+log(exp(A)*exp(D))");
+  leir__alg *a = leir__alg_new(p, 0);
+  leir__alg_set_flat(a, true);
+  leir_expr *r = leir__alg_expand(a, rhs_of(p));
+  ck_assert(r);
+  char *t = short_text(p, r);
+  ck_assert_str_eq(t, "exp(A*(D+E))*exp(F)+log(exp(A)*exp(D))");
+  leir_free(t);
+  r = leir__alg_powsimp(a, rhs_of(p));
+  ck_assert(r);
+  t = short_text(p, r);
+  ck_assert_str_eq(t, "exp(A*(D+E)+F)+log(exp(A)*exp(D))");
+  expect_same_values(p, rhs_of(p), r, -1, 1);
+  leir_free(t);
+  leir__alg_set_flat(a, false);
+  r = leir__alg_powsimp(a, rhs_of(p));
+  t = short_text(p, r);
+  ck_assert_str_eq(t, "exp(A*(D+E)+F)+log(exp(A+D))");
+  leir_free(t);
   leir__alg_free(a);
   leir_program_free(p);
 }
@@ -650,6 +676,7 @@ static Suite *algebra_suite(void) {
   tcase_add_test(tc, test_refuses_inf_and_bounds_work);
   tcase_add_test(tc, test_ac_hash_identifies_only_ac_spellings);
   tcase_add_test(tc, test_hostile_depth_is_bounded);
+  tcase_add_test(tc, test_flat_mode_leaves_call_arguments_alone);
   tcase_add_test(tc, test_rewrites_hold_on_the_corpus);
   suite_add_tcase(s, tc);
   return s;
