@@ -1015,10 +1015,23 @@ static leir__poly *subst(leir__alg *a, const leir__poly *q, uint32_t x, rat v) {
   return poly_norm(a, r);
 }
 
+static leir_expr *apart_in(leir__alg *a, leir__rf r, uint32_t x);
+
 leir_expr *leir__alg_apart(leir__alg *a, const leir_expr *e, const leir_expr *xe) {
   ENTER(a, NULL);
   leir__rf r = conv_top(a, e);
-  uint32_t x = atom_of(a, xe);
+  return apart_in(a, r, atom_of(a, xe));
+}
+
+leir_expr *leir__alg_apart_auto(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  leir__rf r = conv_top(a, e);
+  uint32_t x = univariate(r.den);
+  if (x >= UINT32_MAX - 1) fail(a, LEIR__ALG_NOCHANGE);
+  return apart_in(a, r, x);
+}
+
+static leir_expr *apart_in(leir__alg *a, leir__rf r, uint32_t x) {
   if (univariate(r.den) != x) fail(a, LEIR__ALG_NOCHANGE);
   rat roots[16];
   uint32_t nr = rational_roots(r.den, roots, 16);

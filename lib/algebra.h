@@ -102,6 +102,9 @@ leir_expr *leir__alg_cancel(leir__alg *a, const leir_expr *e, bool allow_zero);
  * denominator that factors into distinct linear factors in x with rational
  * roots, plus the polynomial part. Identity where e is defined. */
 leir_expr *leir__alg_apart(leir__alg *a, const leir_expr *e, const leir_expr *x);
+/* The same in the one atom the denominator is a polynomial in (NOCHANGE
+ * when it has several or none). */
+leir_expr *leir__alg_apart_auto(leir__alg *a, const leir_expr *e);
 /* Collects the terms of the expanded numerator by powers of atom `x`:
  * x**2*(..)+x*(..)+(..). Identity. */
 leir_expr *leir__alg_collect(leir__alg *a, const leir_expr *e, const leir_expr *x);

@@ -363,6 +363,9 @@ START_TEST(test_apart_and_together_are_inverse) {
   leir__alg_free(a);
   leir_program_free(xp);
   leir_program_free(p);
+  /* apart_auto finds the atom itself */
+  expect_rewrite(leir__alg_apart_auto, "(A+E*(exp(D)+1))/(exp(D)+1)", "E+A/(exp(D)+1)");
+  expect_refused(leir__alg_apart_auto, "A/(D*E+1)", LEIR__ALG_NOCHANGE);
   /* together of a polynomial: nothing to do */
   expect_refused(leir__alg_together, "A+D", LEIR__ALG_NOCHANGE);
   expect_rewrite(leir__alg_together, "A/D+E/F", "(A*F+D*E)/(D*F)");
