@@ -9,6 +9,7 @@
 #include "c_text.h"
 #include "error.h"
 #include "prelude.h"
+#include "vec.h"
 
 /* Below this many operands max/min stay a left fold (the spec's own form,
  * and the spelling every earlier lowering used); above, the balanced tree
@@ -78,26 +79,15 @@ void leir__cx_end(leir__cx *x, bool wrap) {
 static void put(leir__cx *x, const char *s) { leir__sb_puts(&x->stmt, s); }
 
 static uint32_t new_temp(leir__cx *x, leir__ctype ct) {
-  if (x->ntemps == x->cap_temps) {
-    uint32_t cap = x->cap_temps ? x->cap_temps * 2 : 8;
-    uint8_t *t = realloc(x->temp_type, cap);
-    if (!t) {
-      leir__cx_fail(x, leir__error_nomem());
-      return 0;
-    }
-    x->temp_type = t;
-    x->cap_temps = cap;
+  if (!leir__vec_grow32((void **)&x->temp_type, &x->cap_temps, (size_t)x->ntemps + 1,
+                        sizeof *x->temp_type, 8)) {
+    leir__cx_fail(x, leir__error_nomem());
+    return 0;
   }
   x->temp_type[x->ntemps] = (uint8_t)ct;
   return x->ntemps++;
 }
 
-bool leir__cx_contains_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (leir__cx_contains_tensor(e->kids[k])) return true;
-  return false;
-}
 
 /* ---- literals and variables ------------------------------------------------ */
 
@@ -481,7 +471,7 @@ static void emit_index(leir__cx *x, const leir_expr *e) {
 
 void leir__cx_index(leir__cx *x, const leir_expr *e) {
   if (x->d->range_index &&
-      (leir__cx_contains_tensor(e) || !leir__index_range(x->a, e, x->env).known ||
+      (leir__expr_has_tensor(e) || !leir__index_range(x->a, e, x->env).known ||
        (e->kind == LEIR_EXPR_NUMBER && !e->u.num->is_int))) {
     emit_value(x, e, LEIR__CT_I64);
     return;

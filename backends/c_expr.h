@@ -31,6 +31,7 @@
 #include "analysis.h"
 #include "semantics.h"
 #include "strbuf.h"
+#include "visit.h"
 
 /* Generated source beyond this size ends the lowering with LEIR_ERR_LIMIT. */
 #define LEIR__MAX_SOURCE_BYTES ((size_t)64 << 20)
@@ -95,8 +96,6 @@ void leir__cx_float_const(leir__cx *x, leir__strbuf *b, double v, leir__ctype ct
 /* The element of tensor access t (the dialect's element callback). */
 void leir__cx_element(leir__cx *x, const leir_expr *t);
 
-/* Whether e reads a tensor (an indirect index when e is a subscript). */
-bool leir__cx_contains_tensor(const leir_expr *e);
 
 /* LEIR_OK, or the first failure: LEIR_ERR_NOMEM (recorded with
  * leir__error_nomem), LEIR_ERR_LIMIT (source too large, recorded), or

@@ -142,7 +142,7 @@ leir_status leir__kernels_prepare(leir_backend *b, leir_kernel *const *ks, size_
 
 leir_status leir_kernel_new(leir_kernel **out, leir_backend *b, const leir_program *program) {
   if (!out || !b || !program)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_kernel *k;
   leir_status st = leir__kernel_build(b, program, NULL, &k);
@@ -172,19 +172,19 @@ void leir_kernel_free(leir_kernel *k) { leir__kernel_destroy(k); }
 size_t leir_kernel_buffer_count(const leir_kernel *k) { return k ? k->nknown : 0; }
 
 leir_status leir_kernel_buffer(const leir_kernel *k, size_t i, leir_tensor_decl *out) {
-  if (!k || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!k || !out) return leir__error_arg(NULL, "NULL argument");
   return leir_program_signature_get(k->program, i, out);
 }
 
 leir_status leir_kernel_run(leir_kernel *k, void *const *buffers, size_t n) {
   if (!k || (!buffers && n))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   if (n != k->nknown)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "the kernel takes %u buffers (its signature), got %zu", k->nknown, n);
+    return leir__error_arg(NULL, "the kernel takes %u buffers (its signature), got %zu",
+                           k->nknown, n);
   for (size_t i = 0; i < n; i++)
     if (!buffers[i])
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "buffer %zu is NULL", i);
+      return leir__error_arg(NULL, "buffer %zu is NULL", i);
   leir__exec_result res = {-1};
   void *const *sets[1] = {buffers};
   return k->backend->ops->execute(k->backend, k, sets, 1, &res);

@@ -8,7 +8,7 @@
 
 leir_status leir_kernel_buffer_bytes(const leir_kernel *kernel, size_t i, size_t *out) {
   if (!kernel || !out)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   leir_tensor_decl d;
   leir_status st = leir_kernel_buffer(kernel, i, &d);
   if (st != LEIR_OK) return st;
@@ -27,7 +27,7 @@ leir_status leir_kernel_buffer_bytes(const leir_kernel *kernel, size_t i, size_t
 leir_status leir_kernel_run_sized(leir_kernel *kernel, void *const *buffers, const size_t *sizes,
                                   size_t n) {
   if (!kernel || (n && (!buffers || !sizes)))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   size_t want_n = leir_kernel_buffer_count(kernel);
   if (n != want_n)
     return leir__error(LEIR_ERR_ARGUMENT, "run.buffer-count", NULL, 0, 0,

@@ -91,6 +91,11 @@ leir_status leir__analyze(const leir_program *p, const leir__decl *sig, uint32_t
                           bool keep_on_error, leir__analysis **out);
 void leir__analysis_free(leir__analysis *a);
 
+/* Marks used[d] for the loop depth d of every loop variable in e (at any
+ * level, inside indirect indices too); e is an expression of the analyzed
+ * program whose variables resolved. */
+void leir__used_depths(const leir__analysis *a, const leir_expr *e, bool *used);
+
 /* Infers declarations (spec/leir.md §2) into `arena`. LEIR_ERR_SIGNATURE
  * with a reason when the program has no well-defined interface. */
 leir_status leir__infer_decls(const leir_program *p, leir__arena *arena, leir__decl **out,

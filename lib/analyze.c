@@ -22,6 +22,8 @@
 #include "analysis.h"
 #include "error.h"
 #include "options.h"
+#include "vec.h"
+#include "visit.h"
 
 typedef struct ctx {
   leir__analysis *a;
@@ -97,31 +99,49 @@ static void nomem(ctx *c) {
 
 /* ---- pass 1: equations, loops, variables ------------------------------ */
 
+/* A walk over one equation: the analysis context and the equation's depth
+ * (resolve_vars) or index (bind_reads). */
+typedef struct eq_walk {
+  ctx *c;
+  uint32_t n;
+} eq_walk;
+
+static int resolve_var(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const eq_walk *w = v->ud;
+  ctx *c = w->c;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
+  uint32_t slot_k = LEIR__NONE;
+  for (uint32_t k = w->n; k-- > 0;)
+    if (c->stack[k]->sym == e->sym) {
+      slot_k = k;
+      break;
+    }
+  if (e->id < c->a->nids) c->a->expr_loop[e->id] = slot_k;
+  if (slot_k == LEIR__NONE)
+    finding(c, LEIR_ERR_INVALID, e->pos, "check.unknown-var", sym_name(c, e->sym),
+            "'%s' is not a loop variable of an enclosing loop", sym_name(c, e->sym));
+  return LEIR__VISIT_NEXT;
+}
+
 static void resolve_vars(ctx *c, const leir_expr *e, uint32_t depth) {
-  if (e->kind == LEIR_EXPR_VAR) {
-    uint32_t slot = LEIR__NONE;
-    for (uint32_t k = depth; k-- > 0;)
-      if (c->stack[k]->sym == e->sym) {
-        slot = k;
-        break;
-      }
-    if (e->id < c->a->nids) c->a->expr_loop[e->id] = slot;
-    if (slot == LEIR__NONE)
-      finding(c, LEIR_ERR_INVALID, e->pos, "check.unknown-var", sym_name(c, e->sym),
-              "'%s' is not a loop variable of an enclosing loop", sym_name(c, e->sym));
-  }
-  for (uint32_t k = 0; k < e->n; k++) resolve_vars(c, e->kids[k], depth);
+  eq_walk w = {c, depth};
+  leir__visit v = LEIR__VISIT_INIT(resolve_var, &w);
+  leir__visit_const(&v, e);
 }
 
 static bool add_equation(ctx *c, const leir_equation *eq, uint32_t top, const leir_nest *nest,
                          uint32_t depth, uint64_t evals) {
   leir__analysis *a = c->a;
   if (a->neqs == c->cap_eqs) {
-    uint32_t cap = c->cap_eqs ? c->cap_eqs * 2 : 16;
+    size_t cap;
+    if (!leir__vec_next_cap(c->cap_eqs, (size_t)a->neqs + 1, sizeof *a->eqs, 16, UINT32_MAX, &cap))
+      return false;
     leir__eqinfo *eqs = grow_copy(&a->arena, a->eqs, a->neqs * sizeof *eqs, cap * sizeof *eqs);
     if (!eqs) return false;
     a->eqs = eqs;
-    c->cap_eqs = cap;
+    c->cap_eqs = (uint32_t)cap;
   }
   const leir__loop **loops = NULL;
   if (depth) {
@@ -214,8 +234,10 @@ static bool grow_buffers(ctx *c, uint32_t cap) {
 
 static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
   leir__analysis *a = c->a;
+  size_t cap;
   if (a->nbuffers == c->cap_buffers &&
-      !grow_buffers(c, c->cap_buffers ? c->cap_buffers * 2 : 16)) {
+      (!leir__vec_next_cap(c->cap_buffers, (size_t)a->nbuffers + 1, 1, 16, UINT32_MAX, &cap) ||
+       !grow_buffers(c, (uint32_t)cap))) {
     nomem(c);
     return LEIR__NONE;
   }
@@ -259,8 +281,12 @@ static bool known_access_ok(ctx *c, const leir_expr *t, uint32_t decl) {
   return true;
 }
 
-/* Binds every TENSOR node under e (except the left-hand tensor itself). */
-static void bind_reads(ctx *c, const leir_expr *e, uint32_t eqi) {
+static int bind_read(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const eq_walk *w = v->ud;
+  ctx *c = w->c;
+  uint32_t eqi = w->n;
+  const leir_expr *e = *slot;
   leir__analysis *a = c->a;
   if (e->kind == LEIR_EXPR_TENSOR) {
     const char *name = sym_name(c, e->sym);
@@ -303,16 +329,38 @@ static void bind_reads(ctx *c, const leir_expr *e, uint32_t eqi) {
                 "output %s is read before any equation writes it", name);
     }
   }
-  for (uint32_t k = 0; k < e->n; k++) bind_reads(c, e->kids[k], eqi);
+  return LEIR__VISIT_NEXT;
 }
 
+/* Binds every TENSOR node under e (except the left-hand tensor itself). */
+static void bind_reads(ctx *c, const leir_expr *e, uint32_t eqi) {
+  eq_walk w = {c, eqi};
+  leir__visit v = LEIR__VISIT_INIT(bind_read, &w);
+  leir__visit_const(&v, e);
+}
+
+typedef struct read_find {
+  const leir__analysis *a;
+  uint32_t b;
+  const leir_expr *hit;
+} read_find;
+
+static int read_of(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  read_find *f = v->ud;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_TENSOR || e->id >= f->a->nids || f->a->expr_buffer[e->id] != f->b)
+    return LEIR__VISIT_NEXT;
+  f->hit = e;
+  return LEIR__VISIT_STOP;
+}
+
+/* The first access (pre-order) of buffer b in e, or NULL. */
 static const leir_expr *first_read_of(const leir__analysis *a, const leir_expr *e, uint32_t b) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids && a->expr_buffer[e->id] == b) return e;
-  for (uint32_t k = 0; k < e->n; k++) {
-    const leir_expr *hit = first_read_of(a, e->kids[k], b);
-    if (hit) return hit;
-  }
-  return NULL;
+  read_find f = {a, b, NULL};
+  leir__visit v = LEIR__VISIT_INIT(read_of, &f);
+  leir__visit_const(&v, e);
+  return f.hit;
 }
 
 static bool same_subscript(const leir_program *p, const leir_expr *x, const leir_expr *y) {
@@ -407,13 +455,6 @@ static const leir_expr *respelled_read(const leir__analysis *a, const leir_expr 
   return hit;
 }
 
-static bool contains_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (contains_tensor(e->kids[k])) return true;
-  return false;
-}
-
 static bool is_integer(uint8_t dt) {
   return dt == LEIR_I8 || dt == LEIR_I16 || dt == LEIR_I32 || dt == LEIR_I64 || dt == LEIR_U8 ||
          dt == LEIR_BOOL;
@@ -475,10 +516,10 @@ static void define(ctx *c, uint32_t eqi) {
       const leir_expr *ix = lhs->kids[k];
       leir__range r = leir__index_range(a, ix, &env);
       if (!r.known) {
-        if (buf->role == LEIR__BUF_TEMP || !contains_tensor(ix))
+        if (buf->role == LEIR__BUF_TEMP || !leir__expr_has_tensor(ix))
           finding(c, LEIR_ERR_INVALID, ix->pos, "check.shape", name,
                   "cannot bound subscript %u of %s on the left-hand side (%s)", k + 1, name,
-                  contains_tensor(ix)
+                  leir__expr_has_tensor(ix)
                       ? "an index tensor whose values are unknown cannot define a shape"
                       : "not an integer expression of loop variables");
         else
@@ -506,7 +547,7 @@ static void define(ctx *c, uint32_t eqi) {
   if (b != LEIR__NONE && a->buffers[b].role == LEIR__BUF_TEMP && is_integer(lhs->dtype)) {
     leir__range r = leir__index_range(a, info->eq->rhs, &env);
     if (r.known && !fits(r, (leir_dtype)lhs->dtype)) r.known = false;
-    bool substitutable = !contains_tensor(info->eq->rhs);
+    bool substitutable = !leir__expr_has_tensor(info->eq->rhs);
     for (uint32_t k = 0; k < lhs->n && substitutable; k++) {
       const leir_expr *ix = lhs->kids[k];
       substitutable = ix->kind == LEIR_EXPR_VAR && a->expr_loop[ix->id] != LEIR__NONE;
@@ -608,7 +649,7 @@ static void check_access(ctx *c, const leir_expr *t, const leir__env *env, bool 
     const leir_expr *ix = t->kids[k];
     leir__range r = leir__index_range(a, ix, env);
     if (!r.known) {
-      if (!contains_tensor(ix))
+      if (!leir__expr_has_tensor(ix))
         finding(c, LEIR_ERR_INVALID, ix->pos, "check.bounds", name,
                 "cannot bound subscript %u of %s (not an integer expression of loop "
                 "variables, or it overflows)",
@@ -998,4 +1039,22 @@ leir_status leir__analyze_program(const leir_program *p, const leir_check_option
   if (st == LEIR_OK) st = leir__analyze(p, sig, nsig, opts, NULL, false, out);
   leir__arena_release(&arena);
   return st;
+}
+
+typedef struct depth_mark {
+  const leir__analysis *a;
+  bool *used;
+} depth_mark;
+
+static int mark_depth(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const depth_mark *m = v->ud;
+  if ((*slot)->kind == LEIR_EXPR_VAR) m->used[m->a->expr_loop[(*slot)->id]] = true;
+  return LEIR__VISIT_NEXT;
+}
+
+void leir__used_depths(const leir__analysis *a, const leir_expr *e, bool *used) {
+  depth_mark m = {a, used};
+  leir__visit v = LEIR__VISIT_INIT(mark_depth, &m);
+  leir__visit_const(&v, e);
 }

@@ -5,7 +5,7 @@
 leir_status leir_program_check(const leir_program *p, const leir_check_options *opts,
                                leir_diagnostics **diags) {
   if (diags) *diags = NULL;
-  if (!p) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!p) return leir__error_arg(NULL, "NULL argument");
   leir_diagnostics *list = NULL;
   if (diags && !(list = leir__diags_new())) return leir__error_nomem();
   leir__arena arena;

@@ -61,7 +61,7 @@ leir_status leir__program_cost(const leir__analysis *a, leir_program_cost *out) 
 }
 
 leir_status leir_program_cost_get(const leir_program *p, leir_program_cost *out) {
-  if (!p || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!p || !out) return leir__error_arg(NULL, "NULL argument");
   memset(out, 0, sizeof *out);
   leir__analysis *a = NULL;
   leir_status st = leir__analyze_program(p, NULL, &a);

@@ -48,6 +48,8 @@
 #include <string.h>
 
 #include "dependence.h"
+#include "vec.h"
+#include "visit.h"
 
 /* ==== 1. one loop, enclosing loops held fixed =============================== */
 
@@ -467,31 +469,51 @@ typedef struct conflict {
   const leir__eqinfo *wi, *ri;
 } conflict;
 
+/* A walk looking for a conflict (find_in) or a loop's variable (uses_loop). */
+typedef struct dep_find {
+  const leir__analysis *a;
+  const leir__eqinfo *wi, *ri; /* uses_loop: wi is the equation */
+  const leir__loop *loop;
+  conflict *out;
+} dep_find;
+
+static int conflict_at(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const dep_find *f = v->ud;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_TENSOR || e->id >= f->a->nids ||
+      f->a->expr_buffer[e->id] != f->wi->lhs_buffer ||
+      separated(f->a, f->wi, f->wi->eq->lhs, f->ri, e, f->loop))
+    return LEIR__VISIT_NEXT;
+  f->out->w = f->wi->eq->lhs;
+  f->out->r = e;
+  f->out->wi = f->wi;
+  f->out->ri = f->ri;
+  return LEIR__VISIT_STOP;
+}
+
 static bool find_in(const leir__analysis *a, const leir__eqinfo *wi, const leir__eqinfo *ri,
                     const leir_expr *e, const leir__loop *loop, conflict *out) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids &&
-      a->expr_buffer[e->id] == wi->lhs_buffer &&
-      !separated(a, wi, wi->eq->lhs, ri, e, loop)) {
-    out->w = wi->eq->lhs;
-    out->r = e;
-    out->wi = wi;
-    out->ri = ri;
-    return true;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (find_in(a, wi, ri, e->kids[k], loop, out)) return true;
-  return false;
+  dep_find f = {a, wi, ri, loop, out};
+  leir__visit v = LEIR__VISIT_INIT(conflict_at, &f);
+  return !leir__visit_const(&v, e);
+}
+
+static int loop_var_at(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const dep_find *f = v->ud;
+  const leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_VAR || e->id >= f->a->nids) return LEIR__VISIT_NEXT;
+  uint32_t s = f->a->expr_loop[e->id];
+  return s != LEIR__NONE && s < f->wi->nloops && f->wi->loops[s] == f->loop ? LEIR__VISIT_STOP
+                                                                             : LEIR__VISIT_NEXT;
 }
 
 static bool uses_loop(const leir__analysis *a, const leir__eqinfo *info, const leir_expr *e,
                       const leir__loop *loop) {
-  if (e->kind == LEIR_EXPR_VAR && e->id < a->nids) {
-    uint32_t s = a->expr_loop[e->id];
-    if (s != LEIR__NONE && s < info->nloops && info->loops[s] == loop) return true;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (uses_loop(a, info, e->kids[k], loop)) return true;
-  return false;
+  dep_find f = {a, info, NULL, loop, NULL};
+  leir__visit v = LEIR__VISIT_INIT(loop_var_at, &f);
+  return !leir__visit_const(&v, e);
 }
 
 static bool held_none_conflict(const leir__analysis *a, const leir__loop *loop,
@@ -614,11 +636,14 @@ static void scan_eq(acc_scan *s, const leir__eqinfo *info) {
   scan_expr(s, info->eq->rhs, info, false);
 }
 
+static int is_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  return *slot == v->ud ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
+}
+
 static bool contains(const leir_expr *e, const leir_expr *x) {
-  if (e == x) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (contains(e->kids[k], x)) return true;
-  return false;
+  leir__visit v = LEIR__VISIT_INIT(is_node, (void *)x);
+  return !leir__visit_const(&v, e);
 }
 
 /* Is rhs an accumulation of x (x reached through + - * / or max/min)? */
@@ -693,15 +718,9 @@ static void collect_eqs(const leir__analysis *a, const leir_nest *n, uint32_t **
       *ok = false;
       return;
     }
-    if (*len == *cap) {
-      uint32_t nc = *cap ? *cap * 2 : 8;
-      uint32_t *nv = realloc(*v, nc * sizeof *nv);
-      if (!nv) {
-        *ok = false;
-        return;
-      }
-      *v = nv;
-      *cap = nc;
+    if (!leir__vec_grow32((void **)v, cap, (size_t)*len + 1, sizeof **v, 8)) {
+      *ok = false;
+      return;
     }
     (*v)[(*len)++] = idx;
   }
@@ -1033,15 +1052,9 @@ typedef struct accesses {
 static void push_access(accesses *l, const leir__analysis *a, const leir__eqinfo *info,
                         const leir_expr *t, bool write) {
   uint32_t b = t->id < a->nids ? a->expr_buffer[t->id] : LEIR__NONE;
-  if (l->n == l->cap) {
-    uint32_t nc = l->cap ? l->cap * 2 : 16;
-    access *nv = realloc(l->v, nc * sizeof *nv);
-    if (!nv) {
-      l->failed = true;
-      return;
-    }
-    l->v = nv;
-    l->cap = nc;
+  if (!leir__vec_grow32((void **)&l->v, &l->cap, (size_t)l->n + 1, sizeof *l->v, 16)) {
+    l->failed = true;
+    return;
   }
   l->v[l->n++] = (access){info, t, b, write};
 }

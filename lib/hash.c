@@ -6,6 +6,7 @@
 #include "error.h"
 #include "ir.h"
 #include "signature.h"
+#include "visit.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -31,21 +32,19 @@ typedef struct alpha {
   uint32_t nloops;
 } alpha;
 
-static void visit_expr(alpha *a, const leir_expr *e) {
+/* Numbers the tensors (other than the signature's) by first appearance. */
+static int number_tensor(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  alpha *a = v->ud;
+  const leir_expr *e = *slot;
   if (e->kind == LEIR_EXPR_TENSOR && !a->known[e->sym] && !a->tensor_index[e->sym])
     a->tensor_index[e->sym] = ++a->ntensors;
-  for (uint32_t k = 0; k < e->n; k++) visit_expr(a, e->kids[k]);
+  return LEIR__VISIT_NEXT;
 }
 
 static void visit_nest_tensors(alpha *a, const leir_nest *n) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].eq) {
-      visit_expr(a, n->items[k].eq->lhs);
-      visit_expr(a, n->items[k].eq->rhs);
-    } else {
-      visit_nest_tensors(a, n->items[k].nest);
-    }
-  }
+  leir__visit v = LEIR__VISIT_INIT(number_tensor, a);
+  leir__visit_nest(&v, n);
 }
 
 /* Loops by first appearance: headers in print order (nested nests' headers

@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "options.h"
+#include "vec.h"
 #include "ir.h"
 
 /* A growable array in the arena (see vec_push). */
@@ -207,11 +208,13 @@ static int64_t parse_int(parser *ps, const char *what) {
  * costs at most the final size again). */
 static void vec_push(parser *ps, vec *v, void *item) {
   if (v->n == v->cap) {
-    uint32_t cap = v->cap ? v->cap * 2 : 4;
-    void **items = leir__palloc(ps->p, cap * sizeof *items);
+    size_t cap = 0, bytes = SIZE_MAX; /* an overflow fails as out of memory (longjmp) */
+    if (leir__vec_next_cap(v->cap, (size_t)v->n + 1, sizeof *v->items, 4, UINT32_MAX, &cap))
+      bytes = cap * sizeof *v->items;
+    void **items = leir__palloc(ps->p, bytes);
     if (v->n) memcpy(items, v->items, v->n * sizeof *items);
     v->items = items;
-    v->cap = cap;
+    v->cap = (uint32_t)cap;
   }
   v->items[v->n++] = item;
 }
@@ -830,10 +833,10 @@ leir_status leir__parse_options(const leir_parse_options *opts, leir_parse_optio
 
 leir_status leir_program_parse(leir_program **out, const char *text, size_t len,
                                const leir_parse_options *opts) {
-  if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "out is NULL");
+  if (!out) return leir__error_arg(NULL, "out is NULL");
   *out = NULL;
   if (!text && len)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "text is NULL");
+    return leir__error_arg(NULL, "text is NULL");
   leir_parse_options o;
   leir_status ost = leir__parse_options(opts, &o);
   if (ost != LEIR_OK) return ost;

@@ -246,7 +246,7 @@ void leir__print_expr(leir__strbuf *b, const leir_program *p, const leir_expr *e
 
 leir_status leir_program_print(const leir_program *p, uint32_t flags, char **out,
                                size_t *out_len) {
-  if (!p || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!p || !out) return leir__error_arg(NULL, "NULL argument");
   leir__strbuf b = LEIR__STRBUF_INIT;
   /* most programs print to a few KiB: one allocation instead of doubling */
   leir__sb_reserve(&b, 4096);

@@ -383,7 +383,7 @@ static leir_status copy_signature(leir_program *dst, const leir_program *src) {
 }
 
 leir_status leir_program_clone(leir_program **out, const leir_program *src) {
-  if (!out || !src) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out || !src) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_program *p = leir__program_new(src->arena.total);
   if (!p) return leir__error_nomem();

@@ -40,3 +40,14 @@ bool leir__visit_nest(leir__visit *v, const leir_nest *n) {
   }
   return true;
 }
+
+static int tensor_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)v;
+  (void)parent;
+  return (*slot)->kind == LEIR_EXPR_TENSOR ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
+}
+
+bool leir__expr_has_tensor(const leir_expr *e) {
+  leir__visit v = LEIR__VISIT_INIT(tensor_node, NULL);
+  return !leir__visit_const(&v, e);
+}

@@ -65,4 +65,8 @@ static inline bool leir__visit_const(leir__visit *v, const leir_expr *root) {
  * left side, then right side (v->eq, v->side, v->nest say where). */
 bool leir__visit_nest(leir__visit *v, const leir_nest *n);
 
+/* Does e contain a tensor access (of any tensor; an indirect index when e
+ * is a subscript)? */
+bool leir__expr_has_tensor(const leir_expr *e);
+
 #endif

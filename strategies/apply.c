@@ -95,7 +95,7 @@ static leir_status validate(leir__sctx *c, const leir__pstep *ps, const char *te
 leir_status leir_step_apply(leir_program **out, const leir_program *program, const leir_step *step,
                             leir_exactness *exactness) {
   if (!out || !program || !step)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir__pstep ps;
   leir_status st = leir__step_parse_text(&ps, step->text, step->len);
@@ -114,7 +114,7 @@ leir_status leir_step_apply(leir_program **out, const leir_program *program, con
 leir_status leir_step_cot(char **out, size_t *out_len, const leir_program *program,
                           const leir_step *step) {
   if (!out || !program || !step)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_program *after = NULL;
   leir_status st = leir_step_apply(&after, program, step, NULL);

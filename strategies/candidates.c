@@ -47,7 +47,7 @@ static leir_status run_list(leir__sctx *c, struct leir_candidates *l) {
 leir_status leir_candidates_list(leir_candidates **out, const leir_program *program,
                                  const leir_candidates_options *opts) {
   if (!out || !program)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir__sctx *c;
   leir_status st = leir__sctx_new(&c, program, opts);
@@ -79,7 +79,7 @@ leir_exactness leir_candidates_exactness(const leir_candidates *l, size_t i) {
 
 leir_status leir_candidates_apply(leir_program **out, const leir_candidates *l, size_t i) {
   if (!out || !l || i >= l->l.steps.len)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "no candidate %zu", i);
+    return leir__error_arg(NULL, "no candidate %zu", i);
   *out = NULL;
   leir__pstep ps;
   const leir_step *s = &l->l.steps.data[i];

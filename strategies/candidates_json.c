@@ -13,10 +13,9 @@ leir_status leir_candidates_to_json(const leir_candidates *candidates, uint32_t 
   if (out) *out = NULL;
   if (out_len) *out_len = 0;
   if (!candidates || !out)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   if (flags & ~LEIR_CANDIDATES_JSON_RESULT)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "unknown flags 0x%x for leir_candidates_to_json", (unsigned)flags);
+    return leir__error_arg(NULL, "unknown flags 0x%x for leir_candidates_to_json", (unsigned)flags);
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_putc(&b, '[');
   size_t n = leir_candidates_count(candidates);

@@ -71,8 +71,7 @@ leir_status leir__sctx_new(leir__sctx **out, const leir_program *p,
   if (ost != LEIR_OK) return ost;
   if (o.vector_width == 0) o.vector_width = 8;
   if (o.strategy < -1 || o.strategy >= LEIR__NSTRATEGIES)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "strategy index %d is out of range", (int)o.strategy);
+    return leir__error_arg(NULL, "strategy index %d is out of range", (int)o.strategy);
   leir__sctx *c = calloc(1, sizeof *c);
   if (!c) return leir__error_nomem();
   c->p = p;

@@ -11,8 +11,7 @@
 leir_status leir_strategy_explain(leir_explanation **out, const leir_program *program,
                                   size_t strategy) {
   if (!out || !program || strategy >= LEIR__NSTRATEGIES)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "NULL argument or strategy index out of range");
+    return leir__error_arg(NULL, "NULL argument or strategy index out of range");
   *out = NULL;
   leir_explanation *e = calloc(1, sizeof *e);
   if (!e) return leir__error_nomem();
@@ -60,7 +59,7 @@ const leir_reason *leir_explanation_get(const leir_explanation *e, size_t i) {
 }
 
 leir_status leir_explanation_text(const leir_explanation *e, char **out, size_t *out_len) {
-  if (!e || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!e || !out) return leir__error_arg(NULL, "NULL argument");
   leir__strbuf b = LEIR__STRBUF_INIT;
   const char *name = leir__strategy_name(e->strategy);
   if (e->f.ncand)

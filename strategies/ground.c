@@ -143,7 +143,7 @@ static leir_status target_of(const leir_program *before, const leir_program *aft
 leir_status leir_ground(leir_candidates **out, const leir_program *before,
                         const leir_program *after, const leir_candidates_options *opts) {
   if (!out || !before || !after)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_program *target = NULL;
   uint64_t want = 0;

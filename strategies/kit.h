@@ -37,6 +37,7 @@
 #include "leir/strategy.h"
 #include "strbuf.h"
 #include "vec.h"
+#include "visit.h"
 
 /* ---- strategy ids (catalogue.def) ----------------------------------------- */
 

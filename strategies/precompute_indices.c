@@ -22,17 +22,10 @@
 
 #define MAX_ENTRIES 128
 
-static bool has_tensor(const leir_expr *e) {
-  if (e->kind == LEIR_EXPR_TENSOR) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (has_tensor(e->kids[k])) return true;
-  return false;
-}
-
 static bool compound(const leir_expr *e) {
   const leir_expr *x = e;
   while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
-  return x->kind != LEIR_EXPR_NUMBER && x->kind != LEIR_EXPR_VAR && !has_tensor(e);
+  return x->kind != LEIR_EXPR_NUMBER && x->kind != LEIR_EXPR_VAR && !leir__expr_has_tensor(e);
 }
 
 /* Same tensor name and subscript (dtype and scope aside, as §3.4 rule 2). */
@@ -67,8 +60,22 @@ static uint64_t annotated(const leir_nest *n) {
 /* `self` (may be NULL): the left-hand side; entries of a read equal to it
  * over the loops in `guard` are kept in place like the left side's (see
  * self_read()), so they are no sites either. */
-static void collect(const leir_program *p, const leir_nest *nest, const leir_expr *e,
-                    const leir_expr *self, uint64_t guard, entries *out) {
+typedef struct collect_ctx {
+  const leir_program *p;
+  const leir_nest *nest;
+  const leir_expr *self;
+  uint64_t guard;
+  entries *out;
+} collect_ctx;
+
+static int collect_at(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const collect_ctx *cc = v->ud;
+  const leir_program *p = cc->p;
+  const leir_nest *nest = cc->nest;
+  const leir_expr *self = cc->self, *e = *slot;
+  uint64_t guard = cc->guard;
+  entries *out = cc->out;
   if (e->kind == LEIR_EXPR_TENSOR) {
     bool is_self = self && e != self && same_ref(p, e, p, self);
     for (uint32_t k = 0; k < e->n; k++) {
@@ -81,7 +88,14 @@ static void collect(const leir_program *p, const leir_nest *nest, const leir_exp
       }
     }
   }
-  for (uint32_t k = 0; k < e->n; k++) collect(p, nest, e->kids[k], self, guard, out);
+  return LEIR__VISIT_NEXT;
+}
+
+static void collect(const leir_program *p, const leir_nest *nest, const leir_expr *e,
+                    const leir_expr *self, uint64_t guard, entries *out) {
+  collect_ctx cc = {p, nest, self, guard, out};
+  leir__visit v = LEIR__VISIT_INIT(collect_at, &cc);
+  leir__visit_const(&v, e);
 }
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
@@ -160,6 +174,7 @@ typedef struct rp_ctx {
   uint32_t nsel;
   const leir_expr *src_lhs; /* the equation's left-hand side in src */
   const leir_expr *lhs;     /* ... and in out */
+  bool at_lhs;              /* replace() is walking the left-hand side */
 } rp_ctx;
 
 static leir_expr *table_ref(rp_ctx *x) {
@@ -179,14 +194,27 @@ static bool self_read(const rp_ctx *x, const leir_expr *e) {
   return e != x->lhs && same_ref(x->out, e, x->src, x->src_lhs);
 }
 
-static void replace(rp_ctx *x, leir_expr *e, bool lhs) {
+/* Replaces the entry in the subscripts of the accesses (the left-hand
+ * tensor itself counts as the left side only at the root); the walk then
+ * goes on into the new subscripts. */
+static int replace_at(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  rp_ctx *x = v->ud;
+  leir_expr *e = *slot;
+  bool lhs = x->at_lhs && v->depth == 0;
   bool keep = (lhs || (e->kind == LEIR_EXPR_TENSOR && self_read(x, e))) &&
               (leir__loops_in(x->nest, x->entry) & x->guard);
   if (e->kind == LEIR_EXPR_TENSOR && !keep) {
     for (uint32_t k = 0; k < e->n; k++)
       if (leir__expr_equal(x->out, e->kids[k], x->src, x->entry)) e->kids[k] = table_ref(x);
   }
-  for (uint32_t k = 0; k < e->n; k++) replace(x, e->kids[k], false);
+  return LEIR__VISIT_NEXT;
+}
+
+static void replace(rp_ctx *x, leir_expr **root, bool lhs) {
+  x->at_lhs = lhs;
+  leir__visit v = LEIR__VISIT_INIT(replace_at, x);
+  leir__visit_expr(&v, root);
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -211,14 +239,14 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   (void)fix;
   leir_nest *cp = leir__copy_nest_for(out, r->nest, sel, nsel);
   rp_ctx x = {es.lhs_guard, out, c->p, entry, t, r->nest, sel, nsel, r->nest->items[0].eq->lhs,
-              NULL};
+              NULL, false};
   leir_expr *lhs = table_ref(&x);
   cp->items[0].eq = leir__new_equation(out, lhs, leir__copy_expr(out, c->p, entry));
   leir__finish_copy_nest(out, cp);
   leir_equation *eq = out->nests[top]->items[0].eq;
   x.lhs = eq->lhs;
-  replace(&x, eq->rhs, false); /* first: self-reads compare with the unchanged left side */
-  replace(&x, eq->lhs, true);
+  replace(&x, &eq->rhs, false); /* first: self-reads compare with the unchanged left side */
+  replace(&x, &eq->lhs, true);
   leir__program_insert_nest(out, top, cp);
   return LEIR_OK;
 }

@@ -95,7 +95,7 @@ leir_status leir__strategy_not_implemented(int s) {
 }
 
 leir_status leir_strategy_find(const char *name, size_t *index) {
-  if (!name || !index) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!name || !index) return leir__error_arg(NULL, "NULL argument");
   int i = leir__strategy_index(name, strlen(name));
   if (i < 0) return leir__strategy_unknown(name, strlen(name));
   *index = (size_t)i;

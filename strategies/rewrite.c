@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kit.h"
+#include "vec.h"
 #include "visit.h"
 
 /* ---- building ------------------------------------------------------------ */
@@ -50,12 +51,6 @@ static int find_tensor(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   if (f->name) return strcmp(leir__sym_name(f->p, e->sym), f->name) == 0 ? LEIR__VISIT_STOP
                                                                          : LEIR__VISIT_NEXT;
   return f->sym == LEIR__NOSYM || e->sym == f->sym ? LEIR__VISIT_STOP : LEIR__VISIT_NEXT;
-}
-
-bool leir__expr_has_tensor(const leir_expr *e) {
-  tensor_find f = {LEIR__NOSYM, NULL, false, NULL, NULL};
-  leir__visit v = LEIR__VISIT_INIT(find_tensor, &f);
-  return !leir__visit_const(&v, e);
 }
 
 bool leir__expr_reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip) {
@@ -217,56 +212,149 @@ uint32_t leir__divisors(int64_t n, int64_t *out, uint32_t cap) {
 
 /* ---- copy nests ----------------------------------------------------------------- */
 
-/* Affine form of e over the loops of n (coef by loop index), or false. */
-static bool affine_in(const leir_nest *n, const leir_expr *e, int64_t *coef, int64_t *c) {
-  switch ((leir_expr_kind)e->kind) {
-    case LEIR_EXPR_NUMBER:
-      if (!e->u.num->is_int) return false;
-      memset(coef, 0, n->nloops * sizeof *coef);
-      *c = e->u.num->ival;
-      return true;
-    case LEIR_EXPR_VAR:
-      for (uint32_t k = 0; k < n->nloops; k++)
-        if (n->loops[k].sym == e->sym) {
-          memset(coef, 0, n->nloops * sizeof *coef);
-          coef[k] = 1;
-          *c = 0;
-          return true;
-        }
-      return false;
-    case LEIR_EXPR_PAREN: return affine_in(n, e->kids[0], coef, c);
-    case LEIR_EXPR_NEG:
-      if (!affine_in(n, e->kids[0], coef, c)) return false;
-      for (uint32_t k = 0; k < n->nloops; k++) coef[k] = -coef[k];
-      *c = -*c;
-      return true;
-    case LEIR_EXPR_BINARY: {
-      int64_t l[64], r[64], lc, rc;
-      if (!affine_in(n, e->kids[0], l, &lc) || !affine_in(n, e->kids[1], r, &rc)) return false;
-      bool lvar = false, rvar = false;
-      for (uint32_t k = 0; k < n->nloops; k++) lvar |= l[k] != 0, rvar |= r[k] != 0;
-      switch ((leir_op)e->op) {
-        case LEIR_OP_ADD:
-        case LEIR_OP_SUB: {
-          int64_t sg = e->op == LEIR_OP_ADD ? 1 : -1;
-          for (uint32_t k = 0; k < n->nloops; k++)
-            if (__builtin_mul_overflow(r[k], sg, &r[k]) || __builtin_add_overflow(l[k], r[k], &coef[k]))
-              return false;
-          return !__builtin_mul_overflow(rc, sg, &rc) && !__builtin_add_overflow(lc, rc, c);
-        }
-        case LEIR_OP_MUL: {
-          if (lvar && rvar) return false;
-          const int64_t *v = lvar ? l : r;
-          int64_t k0 = lvar ? rc : lc, base = lvar ? lc : rc;
-          for (uint32_t k = 0; k < n->nloops; k++)
-            if (__builtin_mul_overflow(v[k], k0, &coef[k])) return false;
-          return !__builtin_mul_overflow(base, k0, c);
-        }
-        default: return false;
-      }
+/* Affine form of e over the loops of n (coef by loop index, n->nloops <= 64),
+ * or false. Iterative, so that subscripts nested as deep as the parser
+ * allows (max_depth=1000) need no stack: the pending nodes and the forms of
+ * the evaluated children live in small local arrays that move to the heap
+ * when a deep tree outgrows them. A form is nloops coefficients and the
+ * constant. */
+typedef struct aff_node {
+  const leir_expr *e;
+  uint8_t state; /* children already pushed */
+} aff_node;
+
+typedef struct aff_eval {
+  aff_node local_nodes[32], *nodes;
+  int64_t local_forms[8 * 65], *forms;
+  size_t nnodes, cap_nodes, nforms, cap_forms; /* cap_forms counts forms */
+  size_t stride;                               /* nloops + 1 */
+  bool failed;
+} aff_eval;
+
+/* Grows one of the arrays (moving it off the local storage on first growth). */
+static bool aff_grow(void **data, void *local, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return true;
+  size_t c;
+  if (!leir__vec_next_cap(*cap, need, elem, 0, SIZE_MAX, &c)) return false;
+  void *p = realloc(*data == local ? NULL : *data, c * elem);
+  if (!p) return false;
+  if (*data == local) memcpy(p, local, *cap * elem);
+  *data = p;
+  *cap = c;
+  return true;
+}
+
+static bool aff_push_node(aff_eval *s, const leir_expr *e) {
+  if (!aff_grow((void **)&s->nodes, s->local_nodes, &s->cap_nodes, s->nnodes + 1,
+                sizeof *s->nodes))
+    return false;
+  s->nodes[s->nnodes++] = (aff_node){e, 0};
+  return true;
+}
+
+/* A new zero form on top of the form stack, or NULL. */
+static int64_t *aff_push_form(aff_eval *s) {
+  if (!aff_grow((void **)&s->forms, s->local_forms, &s->cap_forms, s->nforms + 1,
+                s->stride * sizeof *s->forms))
+    return NULL;
+  int64_t *f = &s->forms[s->nforms++ * s->stride];
+  memset(f, 0, s->stride * sizeof *f);
+  return f;
+}
+
+/* Combines the two forms on top (l below r) into l by the binary node e. */
+static bool aff_binary(aff_eval *s, const leir_expr *e, uint32_t nl) {
+  int64_t *l = &s->forms[(s->nforms - 2) * s->stride], *r = l + s->stride;
+  int64_t lc = l[nl], rc = r[nl];
+  s->nforms--;
+  bool lvar = false, rvar = false;
+  for (uint32_t k = 0; k < nl; k++) lvar |= l[k] != 0, rvar |= r[k] != 0;
+  switch ((leir_op)e->op) {
+    case LEIR_OP_ADD:
+    case LEIR_OP_SUB: {
+      int64_t sg = e->op == LEIR_OP_ADD ? 1 : -1;
+      for (uint32_t k = 0; k < nl; k++)
+        if (__builtin_mul_overflow(r[k], sg, &r[k]) || __builtin_add_overflow(l[k], r[k], &l[k]))
+          return false;
+      return !__builtin_mul_overflow(rc, sg, &rc) && !__builtin_add_overflow(lc, rc, &l[nl]);
+    }
+    case LEIR_OP_MUL: {
+      if (lvar && rvar) return false;
+      const int64_t *v = lvar ? l : r;
+      int64_t k0 = lvar ? rc : lc, base = lvar ? lc : rc;
+      for (uint32_t k = 0; k < nl; k++)
+        if (__builtin_mul_overflow(v[k], k0, &l[k])) return false;
+      return !__builtin_mul_overflow(base, k0, &l[nl]);
     }
     default: return false;
   }
+}
+
+/* Evaluates the tree in post-order; the form of e is then the only one. */
+static bool aff_run(aff_eval *s, const leir_nest *n, const leir_expr *root) {
+  uint32_t nl = n->nloops;
+  if (!aff_push_node(s, root)) return false;
+  while (s->nnodes) {
+    aff_node *t = &s->nodes[s->nnodes - 1];
+    const leir_expr *e = t->e;
+    switch ((leir_expr_kind)e->kind) {
+      case LEIR_EXPR_NUMBER: {
+        if (!e->u.num->is_int) return false;
+        int64_t *f = aff_push_form(s);
+        if (!f) return false;
+        f[nl] = e->u.num->ival;
+        s->nnodes--;
+        break;
+      }
+      case LEIR_EXPR_VAR: {
+        uint32_t k = 0;
+        while (k < nl && n->loops[k].sym != e->sym) k++;
+        if (k == nl) return false;
+        int64_t *f = aff_push_form(s);
+        if (!f) return false;
+        f[k] = 1;
+        s->nnodes--;
+        break;
+      }
+      case LEIR_EXPR_PAREN:
+      case LEIR_EXPR_NEG:
+      case LEIR_EXPR_BINARY:
+        if (t->state < (e->kind == LEIR_EXPR_BINARY ? 2 : 1)) {
+          /* left child first: its failure ends the walk before the right one */
+          const leir_expr *kid = e->kids[t->state++];
+          if (!aff_push_node(s, kid)) return false;
+          break;
+        }
+        s->nnodes--;
+        if (e->kind == LEIR_EXPR_NEG) {
+          int64_t *f = &s->forms[(s->nforms - 1) * s->stride];
+          for (uint32_t k = 0; k <= nl; k++) f[k] = -f[k];
+        } else if (e->kind == LEIR_EXPR_BINARY && !aff_binary(s, e, nl)) {
+          return false;
+        }
+        break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+static bool affine_in(const leir_nest *n, const leir_expr *e, int64_t *coef, int64_t *c) {
+  aff_eval s;
+  s.nodes = s.local_nodes;
+  s.forms = s.local_forms;
+  s.nnodes = s.nforms = 0;
+  s.cap_nodes = sizeof s.local_nodes / sizeof *s.local_nodes;
+  s.stride = (size_t)n->nloops + 1;
+  s.cap_forms = sizeof s.local_forms / sizeof *s.local_forms / s.stride;
+  bool ok = aff_run(&s, n, e);
+  if (ok) {
+    memcpy(coef, s.forms, n->nloops * sizeof *coef);
+    *c = s.forms[n->nloops];
+  }
+  if (s.nodes != s.local_nodes) free(s.nodes);
+  if (s.forms != s.local_forms) free(s.forms);
+  return ok;
 }
 
 uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t) {

@@ -22,8 +22,8 @@ void leir__rename_var(leir_nest *n, uint32_t from, uint32_t to);
 void leir__rename_tensor(leir_nest *n, uint32_t from, uint32_t to, leir_scope sc);
 /* Does e (or a subtree) use loop variable sym? */
 bool leir__expr_uses_var(const leir_expr *e, uint32_t sym);
-/* Does e contain a tensor access (of any tensor)? */
-bool leir__expr_has_tensor(const leir_expr *e);
+/* Does e contain a tensor access (of any tensor)? leir__expr_has_tensor,
+ * lib/visit.h. */
 /* Does e access tensor sym outside the subtree `skip` (NULL: none)? */
 bool leir__expr_reads_tensor(const leir_expr *e, uint32_t sym, const leir_expr *skip);
 /* Is tensor sym accessed inside a subscript of e (an indirect index)? */

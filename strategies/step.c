@@ -330,7 +330,7 @@ static leir_status json_to_text(const char *s, size_t n, leir__strbuf *out) {
 
 leir_status leir_step_parse(leir_step **out, const char *text, size_t len) {
   if (!out || (!text && len))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   if (memchr(text, '\0', len))
     return leir__error(LEIR_ERR_PARSE, leir__rule_name(LEIR__R_STEP_SYNTAX), NULL, 0, 0, "NUL byte in a step");
@@ -377,7 +377,7 @@ void leir_step_free(leir_step *step) {
 }
 
 leir_status leir_step_clone(leir_step **out, const leir_step *step) {
-  if (!out || !step) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out || !step) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_step *s = calloc(1, sizeof *s);
   char *txt = malloc(step->len + 1);
@@ -410,12 +410,12 @@ size_t leir_step_param_count(const leir_step *step) {
 
 leir_status leir_step_param(const leir_step *step, size_t i, const char **key, const char **value,
                             size_t *value_len) {
-  if (!step) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!step) return leir__error_arg(NULL, "NULL argument");
   leir__pstep ps;
   leir_status st = leir__step_parse_text(&ps, step->text, step->len);
   if (st != LEIR_OK) return st;
   if (i >= ps.nparams)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "parameter %zu out of range", i);
+    return leir__error_arg(NULL, "parameter %zu out of range", i);
   const leir__tok *first = &ps.toks[ps.params[i].tok0];
   const leir__tok *last = &ps.toks[ps.params[i].tok0 + ps.params[i].ntok - 1];
   if (key) *key = keys[ps.params[i].key].name;
@@ -425,7 +425,7 @@ leir_status leir_step_param(const leir_step *step, size_t i, const char **key, c
 }
 
 leir_status leir_step_to_json(const leir_step *step, char **out, size_t *out_len) {
-  if (!step || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!step || !out) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir__pstep ps;
   leir_status st = leir__step_parse_text(&ps, step->text, step->len);

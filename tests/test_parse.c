@@ -354,13 +354,14 @@ END_TEST
 
 /* ---- stack ---------------------------------------------------------------- */
 
-/* Programs at the largest depth the parser accepts (max_depth=1000) parse
- * and check on a 256 KiB thread stack: the parser's nest recursion, the
- * affine forms of deep subscripts and the index-table substitution keep
- * their large scratch off the stack. Sanitizers put redzones around every
- * frame and need about eight times more (measured: the deepest shape here
- * runs with 2 MiB under ASan), so an instrumented build runs the same
- * programs with 2 MiB. */
+/* Programs at the largest depth the parser accepts (max_depth=1000) parse,
+ * check, list their strategy candidates, apply each and check the results
+ * on a 256 KiB thread stack: the parser's nest recursion, the affine forms
+ * of deep subscripts (the checker's and the strategies'), and the
+ * index-table substitution keep their large scratch off the stack.
+ * Sanitizers put redzones around every frame and need about eight times
+ * more (measured: the deepest shape here runs with 2 MiB under ASan), so an
+ * instrumented build runs the same programs with 2 MiB. */
 #if defined(__SANITIZE_ADDRESS__)
 #define PARSE_STACK ((size_t)2 << 20)
 #elif defined(__has_feature)
@@ -375,7 +376,8 @@ END_TEST
 typedef struct max_depth_job {
   const char *text;
   size_t len;
-  leir_status parsed, checked;
+  leir_status parsed, checked, listed;
+  size_t candidates, applied, results_checked; /* of the strategy candidates */
   char message[256]; /* the thread's last error */
 } max_depth_job;
 
@@ -389,6 +391,23 @@ static void *parse_and_check(void *arg) {
     leir_diagnostics *d = NULL;
     j->checked = leir_program_check(p, NULL, &d);
     leir_diagnostics_free(d);
+  }
+  /* every strategy's candidates, each applied and its result checked (the
+   * subscript analyses of the strategies walk the same deep trees) */
+  if (j->checked == LEIR_OK) {
+    leir_candidates *c = NULL;
+    j->listed = leir_candidates_list(&c, p, NULL);
+    j->candidates = leir_candidates_count(c);
+    for (size_t i = 0; i < j->candidates; i++) {
+      leir_program *q = NULL;
+      if (leir_candidates_apply(&q, c, i) != LEIR_OK) continue;
+      j->applied++;
+      leir_diagnostics *d = NULL;
+      if (leir_program_check(q, NULL, &d) == LEIR_OK) j->results_checked++;
+      leir_diagnostics_free(d);
+      leir_program_free(q);
+    }
+    leir_candidates_free(c);
   }
   snprintf(j->message, sizeof j->message, "%s", leir_error_last()->message);
   leir_program_free(p);
@@ -424,7 +443,9 @@ START_TEST(test_max_depth_programs_fit_a_256k_thread_stack) {
     for (int i = 0; i < levels; i++)
       n += snprintf(text + n, cap - (size_t)n, "%s", shapes[k].closer);
     n += snprintf(text + n, cap - (size_t)n, "%s", shapes[k].suffix);
-    max_depth_job job = {text, (size_t)n, LEIR_ERR_INTERNAL, LEIR_ERR_INTERNAL, ""};
+    max_depth_job job = {text,      (size_t)n, LEIR_ERR_INTERNAL, LEIR_ERR_INTERNAL,
+                         LEIR_ERR_INTERNAL, 0,         0,                 0,
+                         ""};
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     ck_assert_int_eq(pthread_attr_setstacksize(&attr, PARSE_STACK), 0);
@@ -438,6 +459,12 @@ START_TEST(test_max_depth_programs_fit_a_256k_thread_stack) {
      * are valid programs */
     ck_assert_msg(job.checked == (k == 0 ? LEIR_ERR_LIMIT : LEIR_OK), "shape %zu: %s (%s)", k,
                   leir_status_name(job.checked), job.message);
+    if (k == 0) continue;
+    ck_assert_msg(job.listed == LEIR_OK && job.candidates > 0, "shape %zu: %s, %zu candidates (%s)",
+                  k, leir_status_name(job.listed), job.candidates, job.message);
+    ck_assert_msg(job.applied == job.candidates && job.results_checked == job.candidates,
+                  "shape %zu: %zu candidates, %zu applied, %zu results check", k, job.candidates,
+                  job.applied, job.results_checked);
   }
   free(text);
 }

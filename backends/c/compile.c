@@ -29,6 +29,7 @@
 #include "backend.h"
 #include "error.h"
 #include "sandbox.h"
+#include "vec.h"
 
 extern char **environ;
 
@@ -149,13 +150,7 @@ void leir__cc_free(leir__cc *cc) {
 }
 
 static bool push(leir__cc *cc, const char *s, size_t n, size_t *cap) {
-  if (cc->nargs + 2 > *cap) {
-    size_t c = *cap ? *cap * 2 : 32;
-    char **a = realloc(cc->args, c * sizeof *a);
-    if (!a) return false;
-    cc->args = a;
-    *cap = c;
-  }
+  if (!leir__vec_grow((void **)&cc->args, cap, cc->nargs + 2, sizeof *cc->args, 32)) return false;
   char *d = dup_n(s, n);
   if (!d) return false;
   cc->args[cc->nargs++] = d;

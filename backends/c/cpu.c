@@ -24,6 +24,7 @@
 #include "error.h"
 #include "lower_c.h"
 #include "sandbox.h"
+#include "vec.h"
 
 #define CPU_VERSION 1
 #define MEMORY_CACHE_MAX 1024
@@ -196,15 +197,9 @@ static object *add_object(cpu *c, uint64_t key, bool cached, const char *src,
     }
   }
   evict(c);
-  if (c->nobjs == c->cap) {
-    uint32_t cap = c->cap ? c->cap * 2 : 64;
-    object **objs = realloc(c->objs, cap * sizeof *objs);
-    if (!objs) {
-      leir__error_nomem();
-      return NULL;
-    }
-    c->objs = objs;
-    c->cap = cap;
+  if (!leir__vec_grow32((void **)&c->objs, &c->cap, (size_t)c->nobjs + 1, sizeof *c->objs, 64)) {
+    leir__error_nomem();
+    return NULL;
   }
   object *o = calloc(1, sizeof *o);
   if (!o) {

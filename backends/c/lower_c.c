@@ -30,6 +30,7 @@
 #include "leir/run.h"
 #include "prelude.h"
 #include "semantics.h"
+#include "vec.h"
 
 typedef struct lower {
   const leir__analysis *a;
@@ -66,15 +67,10 @@ static void indent(lower *L, int depth) {
 }
 
 static int add_site(lower *L, uint8_t kind, uint32_t dim, uint32_t pos, const char *tensor) {
-  if (L->nsites == L->cap_sites) {
-    uint32_t cap = L->cap_sites ? L->cap_sites * 2 : 16;
-    leir__c_site *s = realloc(L->sites, cap * sizeof *s);
-    if (!s) {
-      L->failed = true;
-      return 0;
-    }
-    L->sites = s;
-    L->cap_sites = cap;
+  if (!leir__vec_grow32((void **)&L->sites, &L->cap_sites, (size_t)L->nsites + 1,
+                        sizeof *L->sites, 16)) {
+    L->failed = true;
+    return 0;
   }
   L->sites[L->nsites] = (leir__c_site){kind, dim, pos, tensor};
   return (int)L->nsites++;
@@ -131,7 +127,7 @@ static void element(leir__cx *x, const leir_expr *t) {
       leir__sb_puts(o, " + ");
     }
     const leir_expr *ix = t->kids[k];
-    bool check = L->o->check_all_bounds || leir__cx_contains_tensor(ix);
+    bool check = L->o->check_all_bounds || leir__expr_has_tensor(ix);
     if (check) {
       int site = add_site(L, LEIR__TRAP_BOUNDS, k, ix->pos, leir__sym_name(L->p, t->sym));
       leir__sb_puts(o, "leir_chk(rt, ");
@@ -186,17 +182,12 @@ static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
   put(L, "}\n");
 }
 
-/* Depths whose loop variable appears in the left-hand subscripts. */
-static void used_depths(const lower *L, const leir_expr *e, bool *used) {
-  if (e->kind == LEIR_EXPR_VAR) used[L->a->expr_loop[e->id]] = true;
-  for (uint32_t k = 0; k < e->n; k++) used_depths(L, e->kids[k], used);
-}
-
 static void emit_init(lower *L, const leir__eqinfo *info) {
   leir__env_init(&L->env, info);
   const leir_expr *lhs = info->eq->lhs;
   bool used[LEIR__MAX_LOOPS] = {false};
-  for (uint32_t k = 0; k < lhs->n; k++) used_depths(L, lhs->kids[k], used);
+  /* depths whose loop variable appears in the left-hand subscripts */
+  for (uint32_t k = 0; k < lhs->n; k++) leir__used_depths(L->a, lhs->kids[k], used);
   leir_dtype dt = (leir_dtype)lhs->dtype;
   leir__ctype ct = leir__ctype_of(dt);
   leir__init_kind kind = (leir__init_kind)info->init;

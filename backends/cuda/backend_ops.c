@@ -114,7 +114,7 @@ static leir_status cuda_execute(leir_backend *b, leir_kernel *k, void *const *co
   if (st != LEIR_OK) return st;
   cuda_kernel *ck = k->impl;
   if (!ck || k->prepared != LEIR_OK)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "the kernel is not prepared");
+    return leir__error_arg(NULL, "the kernel is not prepared");
   leir__cuda_driver_lock();
   leir__cuda_driver_open(); /* current context for this thread */
   for (size_t set = 0; set < nsets && st == LEIR_OK; set++) {

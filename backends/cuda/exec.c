@@ -27,6 +27,7 @@
 #include "error.h"
 #include "options.h"
 #include "semantics.h"
+#include "vec.h"
 
 leir_status leir__cuda_fail(session *s, CUresult r, const char *what) {
   /* 700+ are faults in a kernel (illegal address, launch failure...). */
@@ -228,14 +229,9 @@ leir_status leir__cuda_time_runs(session *s, const leir_cuda_timing_options *o, 
       break;
     }
     if (st != LEIR_OK) break;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 64;
-      double *t = realloc(times, cap * sizeof *t);
-      if (!t) {
-        st = leir__error_nomem();
-        break;
-      }
-      times = t;
+    if (!leir__vec_grow((void **)&times, &cap, n + 1, sizeof *times, 64)) {
+      st = leir__error_nomem();
+      break;
     }
     times[n++] = ms;
     total += ms;

@@ -26,6 +26,7 @@
 #include "cuda_plan.h"
 #include "error.h"
 #include "semantics.h"
+#include "vec.h"
 
 /* Computation types and evaluation rules are the shared ones
  * (backends/semantics.h), so GPU results agree with the interpreter. */
@@ -49,15 +50,10 @@ static bool failed(leir__cuda_gen *g) {
 
 static uint32_t add_trap(leir__cuda_gen *g, uint32_t buffer, uint32_t dim, const leir_expr *ix) {
   leir__cuda_lowered *o = g->out;
-  if (o->ntraps == g->ntrap_cap) {
-    uint32_t cap = g->ntrap_cap ? g->ntrap_cap * 2 : 8;
-    leir__cuda_trap *t = realloc(o->traps, cap * sizeof *t);
-    if (!t) {
-      leir__cx_fail(&g->x, LEIR_ERR_NOMEM);
-      return 0;
-    }
-    o->traps = t;
-    g->ntrap_cap = cap;
+  if (!leir__vec_grow32((void **)&o->traps, &g->ntrap_cap, (size_t)o->ntraps + 1,
+                        sizeof *o->traps, 8)) {
+    leir__cx_fail(&g->x, LEIR_ERR_NOMEM);
+    return 0;
   }
   leir__cuda_trap *t = &o->traps[o->ntraps++];
   t->buffer = buffer;
@@ -110,7 +106,7 @@ static void element(leir__cx *x, const leir_expr *t) {
     if (any) leir__sb_puts(b, " + ");
     any = true;
     const leir_expr *ix = t->kids[k];
-    bool trap = leir__cx_contains_tensor(ix);
+    bool trap = leir__expr_has_tensor(ix);
     if (trap) leir__sb_puts(b, "leir_chk(");
     leir__cx_index(x, ix);
     if (trap)
@@ -285,11 +281,24 @@ static void emit_body(leir__cuda_gen *g, const leir_nest *n, uint32_t from_loop,
 
 /* ---- implicit initialization ---------------------------------------------- */
 
+typedef struct loop_use {
+  leir__cuda_gen *g;
+  const leir__eqinfo *info;
+  const leir__loop *l;
+} loop_use;
+
+static int loop_used(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const loop_use *u = v->ud;
+  return (*slot)->kind == LEIR_EXPR_VAR && leir__cuda_loop_of_var(u->g, u->info, *slot) == u->l
+             ? LEIR__VISIT_STOP
+             : LEIR__VISIT_NEXT;
+}
+
 static bool uses_loop(leir__cuda_gen *g, const leir__eqinfo *info, const leir_expr *e, const leir__loop *l) {
-  if (e->kind == LEIR_EXPR_VAR && leir__cuda_loop_of_var(g, info, e) == l) return true;
-  for (uint32_t k = 0; k < e->n; k++)
-    if (uses_loop(g, info, e->kids[k], l)) return true;
-  return false;
+  loop_use u = {g, info, l};
+  leir__visit v = LEIR__VISIT_INIT(loop_used, &u);
+  return !leir__visit_const(&v, e);
 }
 
 static const char *const init_names[] = {"", "0", "1", "-inf", "+inf"};

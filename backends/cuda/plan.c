@@ -60,9 +60,16 @@ static void note_use(leir__cuda_gen *g, uint32_t bi, uint32_t top) {
     g->multi[bi] = true;
 }
 
-static void scan_uses(leir__cuda_gen *g, const leir_expr *e, uint32_t top) {
-  if (e->kind == LEIR_EXPR_TENSOR) note_use(g, leir__cuda_buffer_of(g, e), top);
-  for (uint32_t k = 0; k < e->n; k++) scan_uses(g, e->kids[k], top);
+typedef struct use_scan {
+  leir__cuda_gen *g;
+  uint32_t top;
+} use_scan;
+
+static int scan_use(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  const use_scan *s = v->ud;
+  if ((*slot)->kind == LEIR_EXPR_TENSOR) note_use(s->g, leir__cuda_buffer_of(s->g, *slot), s->top);
+  return LEIR__VISIT_NEXT;
 }
 
 /* Dimension k of every access to buffer bi is the same hoisted loop variable
@@ -180,13 +187,8 @@ void leir__cuda_geometry(leir__cuda_gen *g, const leir_nest *n, leir__cuda_kerne
 
 
 void leir__cuda_scan_nest_uses(leir__cuda_gen *g, const leir_nest *n, uint32_t top) {
-  for (uint32_t k = 0; k < n->nitems; k++) {
-    if (n->items[k].eq) {
-      scan_uses(g, n->items[k].eq->lhs, top);
-      scan_uses(g, n->items[k].eq->rhs, top);
-    } else {
-      leir__cuda_scan_nest_uses(g, n->items[k].nest, top);
-    }
-  }
+  use_scan s = {g, top};
+  leir__visit v = LEIR__VISIT_INIT(scan_use, &s);
+  leir__visit_nest(&v, n);
 }
 

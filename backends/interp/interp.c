@@ -379,13 +379,6 @@ static void run_loops(interp *it, const leir_nest *n, uint32_t k, uint32_t depth
 
 static void run_nest(interp *it, const leir_nest *n, uint32_t depth) { run_loops(it, n, 0, depth); }
 
-/* Depths whose loop variable appears in a subscript (directly or inside an
- * indirect index): the only loops an initialization has to visit. */
-static void used_depths(const interp *it, const leir_expr *e, bool *used) {
-  if (e->kind == LEIR_EXPR_VAR) used[it->a->expr_loop[e->id]] = true;
-  for (uint32_t k = 0; k < e->n; k++) used_depths(it, e->kids[k], used);
-}
-
 static void init_points(interp *it, const leir__eqinfo *info, const bool *used, uint32_t depth) {
   if (depth == info->nloops) {
     const leir_expr *lhs = info->eq->lhs;
@@ -415,7 +408,9 @@ static void run_program(interp *it) {
       if (info->top != t || info->init == LEIR__INIT_NONE) continue;
       bool used[LEIR__MAX_LOOPS] = {false};
       const leir_expr *lhs = info->eq->lhs;
-      for (uint32_t k = 0; k < lhs->n; k++) used_depths(it, lhs->kids[k], used);
+      /* depths whose loop variable appears in a subscript (directly or
+       * inside an indirect index): the only loops an initialization visits */
+      for (uint32_t k = 0; k < lhs->n; k++) leir__used_depths(it->a, lhs->kids[k], used);
       init_points(it, info, used, 0);
     }
     run_nest(it, it->p->nests[t], 0);

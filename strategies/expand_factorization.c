@@ -1,0 +1,46 @@
+/*
+ * expand_factorization (24, math): multiply out an arithmetic region of a
+ * float equation (leir__alg_expand: products of sums and integer powers
+ * distributed, like terms collected). Sites and steps: math_sites.h. A
+ * candidate must have something to distribute (a product or integer power
+ * with a sum operand) and must not add divisions by non-constants.
+ */
+#include "math_sites.h"
+
+static bool is_sum(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB);
+}
+
+/* a product or integer power with a sum operand, outside calls */
+static bool distributable(const leir_expr *e, unsigned depth) {
+  if (depth > 200 || e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return false;
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL &&
+      (is_sum(e->kids[0]) || is_sum(e->kids[1])))
+    return true;
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW && is_sum(e->kids[0])) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (distributable(e->kids[i], depth + 1)) return true;
+  return false;
+}
+
+static bool accept(const leir_program *p, const leir_expr *before, const leir_expr *after) {
+  (void)p;
+  return distributable(before, 0) && leir__math_divisions(after) <= leir__math_divisions(before);
+}
+
+static const leir__math_spec spec = {.rewrite = leir__alg_expand, .accept = accept};
+
+static void enumerate(leir__sctx *c) { leir__math_enumerate(c, &spec); }
+
+static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
+  return leir__math_apply(c, ps, out, &spec);
+}
+
+const leir__strategy_impl leir__expand_factorization = {
+    .keys = LEIR__MATH_KEYS,
+    .required = LEIR__MATH_KEYS,
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = NULL,
+};

@@ -1,0 +1,270 @@
+/*
+ * Sites of the math strategies (math_sites.h): arithmetic regions of float
+ * equations, each rewritten by one lib/algebra.h rewrite on a scratch copy
+ * during enumeration (the input program is never touched) and in place in
+ * the clone during apply.
+ */
+#include "math_sites.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+
+#define DEFAULT_TERMS 64
+
+uint32_t leir__math_size(const leir_expr *e) {
+  uint32_t n = e->kind == LEIR_EXPR_PAREN ? 0 : 1;
+  if (e->kind == LEIR_EXPR_TENSOR) return n; /* subscripts are not arithmetic */
+  for (uint32_t i = 0; i < e->n && n < UINT32_MAX / 2; i++) n += leir__math_size(e->kids[i]);
+  return n;
+}
+
+static uint32_t divs(const leir_expr *e, unsigned depth) {
+  if (depth > 400 || e->kind == LEIR_EXPR_TENSOR) return 0;
+  uint32_t n = 0;
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV) {
+    const leir_expr *d = e->kids[1];
+    while (d->kind == LEIR_EXPR_PAREN) d = d->kids[0];
+    n += d->kind != LEIR_EXPR_NUMBER;
+  }
+  for (uint32_t i = 0; i < e->n; i++) n += divs(e->kids[i], depth + 1);
+  return n;
+}
+
+uint32_t leir__math_divisions(const leir_expr *e) { return divs(e, 0); }
+
+static const leir_expr *strip(const leir_expr *e) {
+  while (e && e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
+
+static bool is_arith(const leir_expr *e) {
+  if (e->kind == LEIR_EXPR_NEG || e->kind == LEIR_EXPR_PAREN) return true;
+  return e->kind == LEIR_EXPR_BINARY && e->op != LEIR_OP_FLOORDIV && e->op != LEIR_OP_MOD;
+}
+
+static bool is_float(uint8_t dt) {
+  return dt == LEIR_F16 || dt == LEIR_BF16 || dt == LEIR_F32 || dt == LEIR_F64;
+}
+
+static bool reads_sym(const leir_expr *e, uint32_t sym, unsigned depth) {
+  if (depth > 400) return true; /* too deep to tell: treat as a read */
+  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (reads_sym(e->kids[i], sym, depth + 1)) return true;
+  return false;
+}
+
+static bool is_target(const leir_expr *e, const leir_expr *lhs) {
+  e = strip(e);
+  return e->kind == LEIR_EXPR_TENSOR && e->sym == lhs->sym;
+}
+
+/* the accumulation position: R in `X op R` (op + - *) or `R/X` */
+static bool accumulation_operand(const leir_equation *eq, const leir__xsite *x) {
+  const leir_expr *rhs = eq->rhs;
+  if (x->depth != 2 || x->parent != rhs || rhs->kind != LEIR_EXPR_BINARY) return false;
+  if (rhs->op == LEIR_OP_ADD || rhs->op == LEIR_OP_SUB || rhs->op == LEIR_OP_MUL)
+    return x->path[1] == 1 && is_target(rhs->kids[0], eq->lhs);
+  if (rhs->op == LEIR_OP_DIV) return x->path[1] == 0 && is_target(rhs->kids[1], eq->lhs);
+  return false;
+}
+
+static bool region_root(const leir_equation *eq, const leir__xsite *x, bool calls) {
+  const leir_expr *e = x->e;
+  if (!(is_arith(e) || (calls && e->kind == LEIR_EXPR_CALL && e->op != LEIR_OP_IF_THEN_ELSE)))
+    return false;
+  if (!x->parent) return true;
+  if (x->parent->kind == LEIR_EXPR_CALL)
+    return !(x->parent->op == LEIR_OP_IF_THEN_ELSE && x->path[x->depth - 1] == 0);
+  return accumulation_operand(eq, x);
+}
+
+typedef enum { OUT_OK, OUT_REFUSED, OUT_UNPROVEN, OUT_SAME } outcome;
+
+/* the first read of tensor sym in e outside subscripts, or NULL */
+static const leir_expr *first_read(const leir_expr *e, uint32_t sym, unsigned depth) {
+  if (depth > 400) return NULL;
+  if (e->kind == LEIR_EXPR_TENSOR) return e->sym == sym ? e : NULL;
+  for (uint32_t i = 0; i < e->n; i++) {
+    const leir_expr *r = first_read(e->kids[i], sym, depth + 1);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+static leir_expr *run(leir__alg *a, const leir__math_spec *spec, const leir_expr *e,
+                      const leir_expr *x) {
+  return spec->rewrite_x ? spec->rewrite_x(a, e, x) : spec->rewrite(a, e);
+}
+
+/* Runs the rewrite on a scratch copy of e (x: the tensor read, for
+ * rewrite_x); OUT_OK when it is a candidate. */
+static outcome try_region(const leir_program *p, const leir_expr *e, const leir_expr *x,
+                          const leir__math_spec *spec, leir_status *st) {
+  leir_program *s = leir__program_new(4096);
+  leir__alg *a = s ? leir__alg_new(s, spec->max_terms ? spec->max_terms : DEFAULT_TERMS) : NULL;
+  leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
+  leir_expr *xc = copy && x ? leir__copy_expr(s, p, x) : NULL;
+  leir__alg_set_flat(a, true);
+  outcome o = OUT_REFUSED;
+  if (!copy || (x && !xc)) {
+    *st = LEIR_ERR_NOMEM;
+  } else {
+    leir_expr *r = run(a, spec, copy, xc);
+    if (!r) {
+      int err = leir__alg_error(a);
+      if (err == LEIR__ALG_NOMEM) *st = LEIR_ERR_NOMEM;
+      o = err == LEIR__ALG_UNPROVEN                      ? OUT_UNPROVEN
+          : err == LEIR__ALG_NOCHANGE || err == 0 ? OUT_SAME /* 0: the strategy declined */
+                                                  : OUT_REFUSED;
+    } else if (leir__ac_hash(s, copy) == leir__ac_hash(s, r) ||
+               (spec->accept && !spec->accept(s, copy, r))) {
+      o = OUT_SAME;
+    } else {
+      o = OUT_OK;
+    }
+  }
+  leir__alg_free(a);
+  leir_program_free(s);
+  return o;
+}
+
+typedef struct walk {
+  const leir__math_spec *spec;
+} walk;
+
+/* the site string of a region (with the tensor for rewrite_x), in c->site */
+static const char *site_of(leir__sctx *c, const leir__xsite *x, const leir_expr *t) {
+  if (!t) return leir__site_expr(c, x);
+  char path[LEIR__MAX_XPATH * 11];
+  leir__xpath_format(x, path, sizeof path);
+  snprintf(c->site, sizeof c->site, "nest=%.40s tensor=%.40s eq=%u expr=%.120s", x->eq.r->label,
+           leir__name(c, t->sym), x->eq.item, path);
+  return c->site;
+}
+
+static void report(leir__sctx *c, const leir__xsite *x, outcome o, const leir_expr *t) {
+  char path[LEIR__MAX_XPATH * 11];
+  if (o == OUT_OK) {
+    leir__xpath_format(x, path, sizeof path);
+    if (t)
+      leir__emit(c, LEIR_REASSOCIATING, "nest=%s tensor=%s eq=%u expr=%s", x->eq.r->label,
+                 leir__name(c, t->sym), x->eq.item, path);
+    else
+      leir__emit(c, LEIR_REASSOCIATING, "nest=%s eq=%u expr=%s", x->eq.r->label, x->eq.item, path);
+  } else if (o == OUT_UNPROVEN) {
+    LEIR__REJECT(c, site_of(c, x, t), LEIR__R_MATH_UNPROVEN,
+                 "the rewrite's condition (positivity, no new overflow) is not proven");
+  } else if (o == OUT_REFUSED) {
+    LEIR__REJECT(c, site_of(c, x, t), LEIR__R_MATH_OUTSIDE,
+                 "the region has inf, a comparison, or exceeds the algebra's limits");
+  } else {
+    LEIR__REJECT(c, site_of(c, x, t), LEIR__R_MATH_NO_CHANGE,
+                 "the rewrite leaves the region as it is");
+  }
+}
+
+typedef struct tensor_walk {
+  uint32_t seen[64];
+  uint32_t n;
+} tensor_walk;
+
+/* tensors read in e outside subscripts, first-read order (at most 64) */
+static void tensors_of(const leir_expr *e, tensor_walk *w, unsigned depth) {
+  if (depth > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    for (uint32_t i = 0; i < w->n; i++)
+      if (w->seen[i] == e->sym) return;
+    if (w->n < 64) w->seen[w->n++] = e->sym;
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++) tensors_of(e->kids[i], w, depth + 1);
+}
+
+static bool on_node(leir__sctx *c, const leir__xsite *x, void *ud) {
+  walk *w = ud;
+  const leir_equation *eq = x->eq.eq;
+  if (x->path[0] != 1 || x->in_subscript || !region_root(eq, x, w->spec->calls)) return true;
+  if (reads_sym(x->e, eq->lhs->sym, 0)) {
+    LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_MATH_TARGET,
+                 "the region reads %s, the equation's own left-hand tensor",
+                 leir__name(c, eq->lhs->sym));
+    return true;
+  }
+  leir_status st = LEIR_OK;
+  if (!w->spec->rewrite_x) {
+    report(c, x, try_region(c->p, x->e, NULL, w->spec, &st), NULL);
+  } else {
+    tensor_walk tw = {.n = 0};
+    tensors_of(x->e, &tw, 0);
+    for (uint32_t i = 0; i < tw.n && st == LEIR_OK && leir__more(c); i++) {
+      const leir_expr *t = first_read(x->e, tw.seen[i], 0);
+      report(c, x, try_region(c->p, x->e, t, w->spec, &st), t);
+    }
+  }
+  if (st != LEIR_OK) {
+    c->status = st;
+    return false;
+  }
+  return leir__more(c);
+}
+
+static bool on_equation(leir__sctx *c, const leir__eqsite *s, void *ud) {
+  walk *w = ud;
+  if (!is_float(s->eq->lhs->dtype)) {
+    if (!w->spec->rewrite_x) {
+      LEIR__REJECT(c, leir__site_eq(c, s), LEIR__R_MATH_DTYPE,
+                   "%s is computed in an integer dtype", leir__name(c, s->eq->lhs->sym));
+    } else if (c->mode == LEIR__MODE_EXPLAIN) { /* sites name the tensor */
+      tensor_walk tw = {.n = 0};
+      tensors_of(s->eq->rhs, &tw, 0);
+      for (uint32_t i = 0; i < tw.n; i++) {
+        snprintf(c->site, sizeof c->site, "nest=%.40s tensor=%.40s eq=%u", s->r->label,
+                 leir__name(c, tw.seen[i]), s->item);
+        leir__reject(c, c->site, LEIR__R_MATH_DTYPE, "%s is computed in an integer dtype",
+                     leir__name(c, s->eq->lhs->sym));
+      }
+    }
+    return true;
+  }
+  leir__each_subexpr(c, s, on_node, ud);
+  return leir__more(c);
+}
+
+void leir__math_enumerate(leir__sctx *c, const leir__math_spec *spec) {
+  walk w = {spec};
+  leir__each_equation(c, on_equation, &w);
+}
+
+leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program *out,
+                             const leir__math_spec *spec) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  leir__eqsite s;
+  if (!r || !leir__ps_eq(c, r, ps, &s)) return LEIR_ERR_INTERNAL;
+  leir_nest *m = leir__nest_at(out, r->path, r->depth);
+  leir_expr **slot = m ? leir__ps_expr_slot(m, s.item, ps) : NULL;
+  if (!slot) return LEIR_ERR_INTERNAL;
+  leir__alg *a = leir__alg_new(out, spec->max_terms ? spec->max_terms : DEFAULT_TERMS);
+  if (!a) return leir__error_nomem();
+  leir__alg_set_flat(a, true);
+  leir_expr *x = NULL;
+  if (spec->rewrite_x) {
+    uint32_t sym = leir__ps_tensor(c, leir__ps_get(ps, LEIR__K_TENSOR, NULL));
+    const leir_expr *t = sym == LEIR__NOSYM ? NULL : first_read(*slot, sym, 0);
+    if (!t) {
+      leir__alg_free(a);
+      return LEIR_ERR_INTERNAL;
+    }
+    x = (leir_expr *)t;
+  }
+  leir_expr *res = run(a, spec, *slot, x);
+  int err = leir__alg_error(a);
+  leir__alg_free(a);
+  if (!res)
+    return err == LEIR__ALG_NOMEM ? leir__error_nomem()
+                                  : leir__error(LEIR_ERR_INTERNAL, NULL, NULL, 0, 0,
+                                                "the algebra failed (%d) on an emitted step", err);
+  *slot = res;
+  return LEIR_OK;
+}

@@ -1,0 +1,52 @@
+/*
+ * Sites shared by the math strategies (#23-#34): the arithmetic regions of
+ * float equations, each rewritten by one lib/algebra.h rewrite.
+ *
+ * A region root is a node of a right-hand side, outside subscripts, that is
+ * arithmetic (+ - * / **, unary minus, parentheses; `calls` adds calls) and
+ * whose parent is not arithmetic: the right side itself, a call argument,
+ * or R in an accumulation `X op R` / `R/X` (X = the left-hand tensor; the
+ * accumulation form, which the implicit initialization relies on, is kept).
+ * Regions that read the left-hand tensor are skipped (a scan or an
+ * accumulation would change), and so are equations that compute in an
+ * integer dtype (// and % and truncation are not field operations).
+ *
+ * The algebra runs in flat mode: call arguments are regions of their own,
+ * so a region rewrite never reaches into them.
+ *
+ * A region is a candidate when the rewrite succeeds and its result differs
+ * from the region modulo commutativity and associativity (leir__ac_hash);
+ * `accept`, when set, decides further. Steps: `<name> nest=N eq=K expr=P`
+ * (`<name> nest=N tensor=X eq=K expr=P` for rewrite_x), class
+ * reassociating.
+ */
+#ifndef LEIR_STRATEGIES_MATH_SITES_H
+#define LEIR_STRATEGIES_MATH_SITES_H
+
+#include "algebra.h"
+#include "kit.h"
+
+typedef struct leir__math_spec {
+  /* the rewrite: a new expression in the context's program, or NULL */
+  leir_expr *(*rewrite)(leir__alg *a, const leir_expr *e);
+  /* optional: accept the rewrite of `before` into `after` (same program) */
+  bool (*accept)(const leir_program *p, const leir_expr *before, const leir_expr *after);
+  /* or, per tensor X read in the region (outside subscripts, first-read
+   * order; x = the first read): steps get `tensor=X` */
+  leir_expr *(*rewrite_x)(leir__alg *a, const leir_expr *e, const leir_expr *x);
+  bool calls;         /* calls (exp, log, ...) may be region roots too */
+  uint32_t max_terms; /* term limit of the algebra (0: 64) */
+} leir__math_spec;
+
+void leir__math_enumerate(leir__sctx *c, const leir__math_spec *spec);
+leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program *out,
+                             const leir__math_spec *spec);
+/* Number of nodes of e (parentheses not counted). */
+uint32_t leir__math_size(const leir_expr *e);
+/* Number of divisions by a non-constant in e. */
+uint32_t leir__math_divisions(const leir_expr *e);
+
+#define LEIR__MATH_KEYS (LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_EQ) | LEIR__KEY(LEIR__K_EXPR))
+#define LEIR__MATH_KEYS_X (LEIR__MATH_KEYS | LEIR__KEY(LEIR__K_TENSOR))
+
+#endif

@@ -1,0 +1,688 @@
+/*
+ * The expression algebra (lib/algebra.h, docs/algebra.md): every rewrite's
+ * output evaluates equal to its input at random points where its condition
+ * holds; canonical forms are unique for equal polynomials; conditions that
+ * cannot be proven are refused; hostile sizes fail cleanly.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algebra.h"
+#include "jsonl.h"
+#include "testutil.h"
+
+static double eval(const leir_program *p, const leir_expr *e, const double *vals);
+
+/* "A*(D+E)" -> "[C^{f64,g}=A^{f64,g}*(D^{f64,g}+E^{f64,g});];": every
+ * uppercase letter is a scalar f64 tensor. */
+static leir_program *parse_rhs(const char *rhs) {
+  static char buf[65536];
+  size_t k = 0;
+  k += (size_t)snprintf(buf, sizeof buf, "[C^{f64,g}=");
+  for (const char *s = rhs; *s && k + 16 < sizeof buf; s++) {
+    buf[k++] = *s;
+    if (*s >= 'A' && *s <= 'Z') k += (size_t)snprintf(buf + k, sizeof buf - k, "^{f64,g}");
+  }
+  snprintf(buf + k, sizeof buf - k, ";];");
+  return test_parse(buf);
+}
+
+static leir_expr *rhs_of(leir_program *p) { return p->nests[0]->items[0].eq->rhs; }
+
+static char *text_of(const leir_program *p, const leir_expr *e) {
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__print_expr(&b, p, e);
+  ck_assert(!b.failed);
+  return leir__sb_finish(&b, NULL);
+}
+
+/* the printed text with "^{f64,g}" removed, for readable comparisons */
+static char *short_text(const leir_program *p, const leir_expr *e) {
+  char *t = text_of(p, e);
+  char *w = t;
+  for (char *r = t; *r;) {
+    if (strncmp(r, "^{f64,g}", 8) == 0) {
+      r += 8;
+      continue;
+    }
+    *w++ = *r++;
+  }
+  *w = 0;
+  return t;
+}
+
+/* ---- a small evaluator: scalar tensors get the values in vals[sym] ---- */
+
+static double eval(const leir_program *p, const leir_expr *e, const double *vals) {
+  switch (e->kind) {
+  case LEIR_EXPR_NUMBER: return e->u.num->value;
+  case LEIR_EXPR_INF: return INFINITY;
+  case LEIR_EXPR_TENSOR:
+  case LEIR_EXPR_VAR: return vals[e->sym % 64];
+  case LEIR_EXPR_PAREN: return eval(p, e->kids[0], vals);
+  case LEIR_EXPR_NEG: return -eval(p, e->kids[0], vals);
+  case LEIR_EXPR_BINARY: {
+    double x = eval(p, e->kids[0], vals), y = eval(p, e->kids[1], vals);
+    switch (e->op) {
+    case LEIR_OP_ADD: return x + y;
+    case LEIR_OP_SUB: return x - y;
+    case LEIR_OP_MUL: return x * y;
+    case LEIR_OP_DIV: return x / y;
+    case LEIR_OP_POW: return pow(x, y);
+    default: return NAN;
+    }
+  }
+  case LEIR_EXPR_CALL: {
+    double x = eval(p, e->kids[0], vals);
+    switch (e->op) {
+    case LEIR_OP_EXP: return exp(x);
+    case LEIR_OP_LOG: return log(x);
+    case LEIR_OP_SQRT: return sqrt(x);
+    case LEIR_OP_ABS: return fabs(x);
+    case LEIR_OP_MAX: return fmax(x, eval(p, e->kids[1], vals));
+    case LEIR_OP_MIN: return fmin(x, eval(p, e->kids[1], vals));
+    case LEIR_OP_ERF: return erf(x);
+    default: return NAN;
+    }
+  }
+  default: return NAN;
+  }
+}
+
+static unsigned rng_state = 12345;
+static unsigned rnd(unsigned n) {
+  rng_state = rng_state * 1103515245u + 12345u;
+  return (rng_state >> 8) % n;
+}
+
+/* x and y agree at 20 random points (values in [lo, hi]) */
+static void expect_same_values(const leir_program *p, const leir_expr *x, const leir_expr *y,
+                               double lo, double hi) {
+  double vals[64];
+  for (int k = 0; k < 20; k++) {
+    for (int i = 0; i < 64; i++) vals[i] = lo + (hi - lo) * rnd(10000) / 10000.0;
+    double a = eval(p, x, vals), b = eval(p, y, vals);
+    double tol = 1e-9 * (1 + fabs(a));
+    if (!(fabs(a - b) <= tol)) {
+      char *ta = short_text(p, x), *tb = short_text(p, y);
+      ck_abort_msg("%s = %.17g but %s = %.17g", ta, a, tb, b);
+    }
+  }
+}
+
+typedef leir_expr *(*rewrite1)(leir__alg *, const leir_expr *);
+
+/* applies f to rhs; expects `want` (short text) and equal values */
+static void expect_rewrite(rewrite1 f, const char *rhs, const char *want) {
+  leir_program *p = parse_rhs(rhs);
+  leir__alg *a = leir__alg_new(p, 0);
+  leir_expr *r = f(a, rhs_of(p));
+  ck_assert_msg(r, "%s: rewrite failed with %d", rhs, leir__alg_error(a));
+  char *t = short_text(p, r);
+  ck_assert_msg(strcmp(t, want) == 0, "%s -> %s, want %s", rhs, t, want);
+  expect_same_values(p, rhs_of(p), r, 0.25, 2.0);
+  leir_free(t);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+
+static void expect_refused(rewrite1 f, const char *rhs, int code) {
+  leir_program *p = parse_rhs(rhs);
+  leir__alg *a = leir__alg_new(p, 0);
+  ck_assert_msg(f(a, rhs_of(p)) == NULL, "%s was rewritten", rhs);
+  ck_assert_int_eq(leir__alg_error(a), code);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+
+START_TEST(test_expand_collects_like_terms) {
+  expect_rewrite(leir__alg_expand, "A*(D+E)", "A*D+A*E");
+  expect_rewrite(leir__alg_expand, "(A+D)**2", "A**2+2*A*D+D**2");
+  expect_rewrite(leir__alg_expand, "D*A-A*D+E", "E");
+  expect_rewrite(leir__alg_expand, "(A-D)*(A+D)", "A**2-D**2");
+  expect_rewrite(leir__alg_expand, "0.5*A+A/2", "A");
+  expect_rewrite(leir__alg_expand, "A*1e-05*100000", "A");
+  expect_rewrite(leir__alg_expand, "-(A-D)", "-A+D");
+  expect_rewrite(leir__alg_expand, "A/3+D", "A/3+D");
+  /* call arguments are canonical, so these are one atom */
+  expect_rewrite(leir__alg_expand, "exp(A+D)-exp(D+A)", "0");
+  expect_rewrite(leir__alg_expand, "(A+1)/(2*D+2)", "(A/2+1/2)/(D+1)");
+}
+END_TEST
+
+/* random polynomial expressions over A, D, E */
+static void gen(char *buf, size_t *k, size_t cap, int depth) {
+  static const char *const atoms[] = {"A", "D", "E", "2", "3", "0.5", "exp(A)"};
+  if (*k + 64 > cap) depth = 0;
+  unsigned c = depth > 0 ? rnd(6) : 5;
+  switch (c) {
+  case 0:
+  case 1:
+  case 2: {
+    static const char ops[] = "+-*";
+    buf[(*k)++] = '(';
+    gen(buf, k, cap, depth - 1);
+    buf[(*k)++] = ops[c];
+    gen(buf, k, cap, depth - 1);
+    buf[(*k)++] = ')';
+    break;
+  }
+  case 3:
+    buf[(*k)++] = '(';
+    gen(buf, k, cap, depth - 1);
+    *k += (size_t)snprintf(buf + *k, cap - *k, ")**%u", 1 + rnd(3));
+    break;
+  case 4:
+    buf[(*k)++] = '-';
+    buf[(*k)++] = '(';
+    gen(buf, k, cap, depth - 1);
+    buf[(*k)++] = ')';
+    break;
+  default:
+    *k += (size_t)snprintf(buf + *k, cap - *k, "%s", atoms[rnd(7)]);
+  }
+  buf[*k] = 0;
+}
+
+/* commuted spelling: every + and * of the random form has its operands
+ * swapped, and a-b becomes -b+a */
+static void commute(const char *in, char *out);
+
+START_TEST(test_canonical_form_is_unique_for_equal_polynomials) {
+  rng_state = 777;
+  for (int iter = 0; iter < 300; iter++) {
+    char src[2048];
+    size_t k = 0;
+    gen(src, &k, sizeof src, 4);
+    leir_program *p = parse_rhs(src);
+    leir__alg *a = leir__alg_new(p, 0);
+    leir_expr *x = leir__alg_expand(a, rhs_of(p));
+    ck_assert_msg(x, "%s: %d", src, leir__alg_error(a));
+    expect_same_values(p, rhs_of(p), x, 0.5, 1.5);
+    /* idempotent */
+    leir_expr *y = leir__alg_expand(a, x);
+    ck_assert(y);
+    char *tx = text_of(p, x), *ty = text_of(p, y);
+    ck_assert_str_eq(tx, ty);
+    /* an equal polynomial spelled differently has the same canonical text,
+     * also in a fresh context (atom order does not leak into the form) */
+    char com[4096];
+    commute(src, com);
+    leir_program *q = parse_rhs(com);
+    leir__alg *b = leir__alg_new(q, 0);
+    leir_expr *z = leir__alg_expand(b, rhs_of(q));
+    ck_assert(z);
+    char *tz = text_of(q, z);
+    ck_assert_msg(strcmp(tx, tz) == 0, "%s and %s: %s vs %s", src, com, tx, tz);
+    /* equal as rational functions */
+    leir__rf r1, r2;
+    bool eq = false;
+    ck_assert_int_eq(leir__alg_from_expr(a, rhs_of(p), &r1), 0);
+    ck_assert_int_eq(leir__alg_from_expr(a, x, &r2), 0);
+    ck_assert_int_eq(leir__alg_rf_equal(a, &r1, &r2, &eq), 0);
+    ck_assert(eq);
+    leir_free(tx);
+    leir_free(ty);
+    leir_free(tz);
+    leir__alg_free(b);
+    leir_program_free(q);
+    leir__alg_free(a);
+    leir_program_free(p);
+  }
+}
+END_TEST
+
+/* swaps the operands of each binary + and * in the fully parenthesised
+ * random form "(x op y)" */
+static size_t commute_rec(const char *in, size_t i, char *out, size_t *o) {
+  if (in[i] == '(') {
+    /* find the operator at depth 1 */
+    size_t j = i + 1;
+    int d = 0;
+    size_t opos = 0;
+    for (; in[j]; j++) {
+      if (in[j] == '(') d++;
+      else if (in[j] == ')') {
+        if (d == 0) break;
+        d--;
+      } else if (d == 0 && !opos && (in[j] == '+' || in[j] == '*' || in[j] == '-') &&
+                 in[j + 1] != '*' && in[j - 1] != '*' && in[j - 1] != '(' && in[j - 1] != 'e')
+        opos = j;
+    }
+    size_t close = j;
+    if (opos && in[opos] != '-') {
+      char left[2048], right[2048];
+      size_t lo = 0, ro = 0;
+      memcpy(left, in + i + 1, opos - i - 1);
+      left[opos - i - 1] = 0;
+      memcpy(right, in + opos + 1, close - opos - 1);
+      right[close - opos - 1] = 0;
+      char l2[4096], r2[4096];
+      size_t li = 0, ri = 0;
+      while (left[li]) li = commute_rec(left, li, l2, &lo);
+      l2[lo] = 0;
+      while (right[ri]) ri = commute_rec(right, ri, r2, &ro);
+      r2[ro] = 0;
+      *o += (size_t)sprintf(out + *o, "(%s%c%s)", r2, in[opos], l2);
+      return close + 1;
+    }
+    if (opos) { /* (x-y) -> (-(y)+x) */
+      char left[2048], right[2048], l2[4096], r2[4096];
+      size_t lo = 0, ro = 0, li = 0, ri = 0;
+      memcpy(left, in + i + 1, opos - i - 1);
+      left[opos - i - 1] = 0;
+      memcpy(right, in + opos + 1, close - opos - 1);
+      right[close - opos - 1] = 0;
+      while (left[li]) li = commute_rec(left, li, l2, &lo);
+      l2[lo] = 0;
+      while (right[ri]) ri = commute_rec(right, ri, r2, &ro);
+      r2[ro] = 0;
+      *o += (size_t)sprintf(out + *o, "(-(%s)+%s)", r2, l2);
+      return close + 1;
+    }
+  }
+  out[(*o)++] = in[i];
+  return i + 1;
+}
+
+static void commute(const char *in, char *out) {
+  size_t o = 0, i = 0;
+  while (in[i]) i = commute_rec(in, i, out, &o);
+  out[o] = 0;
+}
+
+START_TEST(test_factor_extracts_content_and_roots) {
+  expect_rewrite(leir__alg_factor, "A*D+A*E", "A*(D+E)");
+  expect_rewrite(leir__alg_factor, "2*A+4*D", "2*(A+2*D)");
+  expect_rewrite(leir__alg_factor, "A**2-1", "(A-1)*(A+1)");
+  expect_rewrite(leir__alg_factor, "A**2+2*A+1", "(A+1)**2");
+  expect_rewrite(leir__alg_factor, "2*A**2-A-1", "(A-1)*(2*A+1)");
+  expect_rewrite(leir__alg_factor, "exp(D)**2-1", "(exp(D)-1)*(exp(D)+1)");
+  expect_rewrite(leir__alg_factor, "-A*D-A", "-(A*(D+1))");
+  /* no rational root: kept */
+  expect_rewrite(leir__alg_factor, "A**2+1", "A**2+1");
+}
+END_TEST
+
+static leir_expr *cancel_strict(leir__alg *a, const leir_expr *e) { return leir__alg_cancel(a, e, false); }
+static leir_expr *cancel_any(leir__alg *a, const leir_expr *e) { return leir__alg_cancel(a, e, true); }
+
+START_TEST(test_cancel_needs_a_nonzero_factor) {
+  /* exp(D)+1 > 0 and exp(A) > 0: proven */
+  expect_rewrite(cancel_strict, "(exp(D)**2-1)/(exp(D)+1)", "exp(D)-1");
+  expect_rewrite(cancel_strict, "exp(A)*D/exp(A)", "D");
+  expect_rewrite(cancel_strict, "(A**2+1)*D/(A**2+1)", "D");
+  /* A may be 0: refused unless the caller accepts removing 0/0 */
+  expect_refused(cancel_strict, "A*D/A", LEIR__ALG_UNPROVEN);
+  expect_rewrite(cancel_any, "A*D/A", "D");
+  expect_rewrite(cancel_any, "(A**2-1)/(A-1)", "A+1");
+  expect_rewrite(cancel_any, "(A-1)/(A**2-1)", "1/(A+1)");
+  expect_refused(cancel_any, "A/(D+1)", LEIR__ALG_NOCHANGE);
+}
+END_TEST
+
+START_TEST(test_apart_and_together_are_inverse) {
+  leir_program *p = parse_rhs("(A+E*(exp(D)+1))/(exp(D)+1)");
+  leir__alg *a = leir__alg_new(p, 0);
+  leir_program *xp = parse_rhs("exp(D)");
+  leir_expr *x = leir__copy_expr(p, xp, rhs_of(xp));
+  leir_expr *r = leir__alg_apart(a, rhs_of(p), x);
+  ck_assert_msg(r, "%d", leir__alg_error(a));
+  char *t = short_text(p, r);
+  ck_assert_str_eq(t, "E+A/(exp(D)+1)");
+  expect_same_values(p, rhs_of(p), r, -2, 2);
+  leir_expr *back = leir__alg_together(a, r);
+  ck_assert(back);
+  char *tb = short_text(p, back);
+  ck_assert_str_eq(tb, "(E*exp(D)+A+E)/(exp(D)+1)");
+  expect_same_values(p, r, back, -2, 2);
+  leir_free(t);
+  leir_free(tb);
+  leir__alg_free(a);
+  leir_program_free(xp);
+  leir_program_free(p);
+
+  /* two distinct linear factors, and a polynomial part */
+  p = parse_rhs("(A**3+1)/(A**2-3*A+2)");
+  a = leir__alg_new(p, 0);
+  xp = parse_rhs("A");
+  x = leir__copy_expr(p, xp, rhs_of(xp));
+  r = leir__alg_apart(a, rhs_of(p), x);
+  ck_assert_msg(r, "%d", leir__alg_error(a));
+  t = short_text(p, r);
+  ck_assert_str_eq(t, "A+3-2/(A-1)+9/(A-2)");
+  expect_same_values(p, rhs_of(p), r, 3, 5);
+  leir_free(t);
+  /* a repeated factor is not "distinct linear": refused */
+  leir_program *q = parse_rhs("1/(A-1)**2");
+  ck_assert_ptr_null(leir__alg_apart(a, leir__copy_expr(p, q, rhs_of(q)), x));
+  ck_assert_int_eq(leir__alg_error(a), LEIR__ALG_NOCHANGE);
+  leir_program_free(q);
+  leir__alg_free(a);
+  leir_program_free(xp);
+  leir_program_free(p);
+  /* apart_auto finds the atom itself */
+  expect_rewrite(leir__alg_apart_auto, "(A+E*(exp(D)+1))/(exp(D)+1)", "E+A/(exp(D)+1)");
+  expect_refused(leir__alg_apart_auto, "A/(D*E+1)", LEIR__ALG_NOCHANGE);
+  /* together of a polynomial: nothing to do */
+  expect_refused(leir__alg_together, "A+D", LEIR__ALG_NOCHANGE);
+  expect_rewrite(leir__alg_together, "A/D+E/F", "(A*F+D*E)/(D*F)");
+}
+END_TEST
+
+START_TEST(test_collect_groups_powers) {
+  leir_program *p = parse_rhs("A*D+A*E+A**2*D+E");
+  leir__alg *a = leir__alg_new(p, 0);
+  leir_program *xp = parse_rhs("A");
+  leir_expr *x = leir__copy_expr(p, xp, rhs_of(xp));
+  leir_expr *r = leir__alg_collect(a, rhs_of(p), x);
+  ck_assert(r);
+  char *t = short_text(p, r);
+  ck_assert_str_eq(t, "A**2*D+A*(D+E)+E");
+  expect_same_values(p, rhs_of(p), r, -2, 2);
+  leir_free(t);
+  leir_program *q = parse_rhs("A*D+E");
+  ck_assert_ptr_null(leir__alg_collect(a, leir__copy_expr(p, q, rhs_of(q)), x));
+  ck_assert_int_eq(leir__alg_error(a), LEIR__ALG_NOCHANGE);
+  leir_program_free(q);
+  leir__alg_free(a);
+  leir_program_free(xp);
+  leir_program_free(p);
+}
+END_TEST
+
+static bool prove(const char *rhs, int which, uint32_t assume_sym_of_letter) {
+  leir_program *p = parse_rhs(rhs);
+  leir__alg *a = leir__alg_new(p, 0);
+  if (assume_sym_of_letter) {
+    char name[2] = {(char)assume_sym_of_letter, 0};
+    uint32_t s = leir__sym_find(p, name, 1);
+    if (s != LEIR__NOSYM) leir__alg_assume_positive(a, s);
+  }
+  bool r = which == 0 ? leir__alg_positive(a, rhs_of(p))
+           : which == 1 ? leir__alg_nonneg(a, rhs_of(p))
+                        : leir__alg_nonzero(a, rhs_of(p));
+  leir__alg_free(a);
+  leir_program_free(p);
+  return r;
+}
+
+START_TEST(test_positivity_proofs_and_refusals) {
+  ck_assert(prove("exp(A)", 0, 0));
+  ck_assert(prove("1+exp(-A)", 0, 0));
+  ck_assert(prove("A**2+1", 0, 0));
+  ck_assert(prove("(A-D)**2+0.5", 0, 0));
+  ck_assert(prove("A*A+D*D+1", 0, 0));
+  ck_assert(prove("sqrt(exp(A))*2", 0, 0));
+  ck_assert(prove("A", 0, 'A'));
+  ck_assert(prove("A/(D+1)", 0, 'A') == false); /* D+1 unknown */
+  ck_assert(prove("max(A,exp(D))", 0, 0));
+  ck_assert(!prove("A", 0, 0));
+  ck_assert(!prove("A-1", 0, 0));
+  ck_assert(!prove("A**2", 0, 0)); /* may be 0 */
+  ck_assert(prove("A**2", 1, 0));
+  ck_assert(prove("abs(A)", 1, 0));
+  ck_assert(!prove("A**2-1", 1, 0));
+  ck_assert(!prove("exp(A)-1", 0, 0));
+  ck_assert(!prove("log(A)", 0, 'A'));
+  ck_assert(prove("-exp(A)", 2, 0));
+  ck_assert(!prove("A-D", 2, 0));
+}
+END_TEST
+
+START_TEST(test_powsimp_combines_exp_and_sqrt) {
+  expect_rewrite(leir__alg_powsimp, "exp(A)*exp(D)", "exp(A+D)");
+  expect_rewrite(leir__alg_powsimp, "E*exp(A)*exp(-D)", "E*exp(A+-D)");
+  expect_rewrite(leir__alg_powsimp, "exp(A)/exp(D)", "exp(A-D)");
+  expect_rewrite(leir__alg_powsimp, "sqrt(exp(A))*sqrt(A*A)", "sqrt(exp(A)*(A*A))");
+  /* sqrt(A)*sqrt(D) = sqrt(A*D) needs A, D >= 0 */
+  expect_refused(leir__alg_powsimp, "sqrt(A)*sqrt(D)", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_powsimp, "exp(A)+exp(D)", LEIR__ALG_NOCHANGE);
+}
+END_TEST
+
+START_TEST(test_expand_powsimp_never_adds_overflow) {
+  /* both parts <= 0: each factor is at most 1 */
+  expect_rewrite(leir__alg_expand_powsimp, "exp(-A**2-exp(D))", "exp(-A**2)*exp(-exp(D))");
+  expect_rewrite(leir__alg_expand_powsimp, "exp(A**2+exp(D))", "exp(A**2)*exp(exp(D))");
+  /* exp(A-D) -> exp(A)*exp(-D) overflows for A = D = 800 where the
+   * original is 1: refused (the softmax case) */
+  expect_refused(leir__alg_expand_powsimp, "exp(A-D)", LEIR__ALG_UNPROVEN);
+  expect_refused(leir__alg_expand_powsimp, "A*2+exp(D)", LEIR__ALG_NOCHANGE);
+  leir_program *p = parse_rhs("exp(A-D)");
+  leir__alg *a = leir__alg_new(p, 0);
+  ck_assert_ptr_null(leir__alg_expand_powsimp(a, rhs_of(p)));
+  double vals[64];
+  for (int i = 0; i < 64; i++) vals[i] = 800;
+  ck_assert(isfinite(eval(p, rhs_of(p), vals)));
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_expand_log_needs_positive_operands) {
+  expect_rewrite(leir__alg_expand_log, "log(exp(A)*(D**2+1))", "log(exp(A))+log(D**2+1)");
+  expect_rewrite(leir__alg_expand_log, "log((D**2+1)**3)", "3*log(D**2+1)");
+  expect_rewrite(leir__alg_expand_log, "log(exp(A)/(1+exp(D)))", "log(exp(A))-log(1+exp(D))");
+  expect_refused(leir__alg_expand_log, "log(A*D)", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_expand_log, "log(A**2)", LEIR__ALG_NOCHANGE);
+}
+END_TEST
+
+START_TEST(test_sigmoid_is_not_turned_into_an_overflowing_form) {
+  /* 1/(1+exp(-A)): together/expand keep exp(-A) as an atom, never
+   * multiplying through by exp(A) (NaN for large A) */
+  leir_program *p = parse_rhs("1/(1+exp(-A))");
+  leir__alg *a = leir__alg_new(p, 0);
+  leir_expr *r = leir__alg_expand(a, rhs_of(p));
+  ck_assert(r);
+  char *t = short_text(p, r);
+  ck_assert_str_eq(t, "1/(exp(-A)+1)");
+  double vals[64];
+  for (int i = 0; i < 64; i++) vals[i] = 1000;
+  ck_assert(isfinite(eval(p, r, vals)));
+  leir_free(t);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_refuses_inf_and_bounds_work) {
+  expect_refused(leir__alg_expand, "max(A,-inf)-max(A,-inf)", LEIR__ALG_REFUSED);
+  expect_refused(leir__alg_expand, "(A+D+E+F+G+H+I+J)**40", LEIR__ALG_LIMIT);
+  expect_refused(leir__alg_expand, "A/(D-D)", LEIR__ALG_REFUSED);
+  expect_refused(leir__alg_expand, "A*99999999999*99999999999", LEIR__ALG_OVERFLOW);
+  /* a small term limit */
+  leir_program *p = parse_rhs("(A+D)**10");
+  leir__alg *a = leir__alg_new(p, 5);
+  ck_assert_ptr_null(leir__alg_expand(a, rhs_of(p)));
+  ck_assert_int_eq(leir__alg_error(a), LEIR__ALG_LIMIT);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_flat_mode_leaves_call_arguments_alone) {
+  leir_program *p = parse_rhs("exp(A*(D+E))*exp(F)+log(exp(A)*exp(D))");
+  leir__alg *a = leir__alg_new(p, 0);
+  leir__alg_set_flat(a, true);
+  leir_expr *r = leir__alg_expand(a, rhs_of(p));
+  ck_assert(r);
+  char *t = short_text(p, r);
+  ck_assert_str_eq(t, "exp(A*(D+E))*exp(F)+log(exp(A)*exp(D))");
+  leir_free(t);
+  r = leir__alg_powsimp(a, rhs_of(p));
+  ck_assert(r);
+  t = short_text(p, r);
+  ck_assert_str_eq(t, "exp(A*(D+E)+F)+log(exp(A)*exp(D))");
+  expect_same_values(p, rhs_of(p), r, -1, 1);
+  leir_free(t);
+  leir__alg_set_flat(a, false);
+  r = leir__alg_powsimp(a, rhs_of(p));
+  t = short_text(p, r);
+  ck_assert_str_eq(t, "exp(A*(D+E)+F)+log(exp(A+D))");
+  leir_free(t);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
+static uint64_t ach(const char *rhs) {
+  leir_program *p = parse_rhs(rhs);
+  uint64_t h = leir__ac_hash(p, rhs_of(p));
+  leir_program_free(p);
+  return h;
+}
+
+START_TEST(test_ac_hash_identifies_only_ac_spellings) {
+  ck_assert_uint_eq(ach("A+D"), ach("D+A"));
+  ck_assert_uint_eq(ach("(A+D)+E"), ach("A+(D+E)"));
+  ck_assert_uint_eq(ach("A*D*E"), ach("E*(D*A)"));
+  ck_assert_uint_eq(ach("A-D"), ach("-D+A"));
+  ck_assert_uint_eq(ach("exp(A*D)+E"), ach("E+exp(D*A)"));
+  ck_assert_uint_eq(ach("(A)"), ach("A"));
+  ck_assert_uint_eq(ach("-(-A)"), ach("A"));
+  /* not identified */
+  ck_assert_uint_ne(ach("A-D"), ach("D-A"));
+  ck_assert_uint_ne(ach("A*(D+E)"), ach("A*D+A*E"));
+  ck_assert_uint_ne(ach("A/D"), ach("D/A"));
+  ck_assert_uint_ne(ach("2*A"), ach("2.0*A"));
+  ck_assert_uint_ne(ach("max(A,D)"), ach("max(D,A)"));
+  ck_assert_uint_ne(ach("A+D"), ach("A*D"));
+  ck_assert_uint_ne(ach("A**D"), ach("D**A"));
+  ck_assert_uint_ne(ach("-A"), ach("A"));
+  /* random spellings from the commute generator hash equal */
+  rng_state = 99;
+  for (int i = 0; i < 200; i++) {
+    char src[2048], com[4096];
+    size_t k = 0;
+    gen(src, &k, sizeof src, 4);
+    commute(src, com);
+    ck_assert_msg(ach(src) == ach(com), "%s vs %s", src, com);
+  }
+}
+END_TEST
+
+START_TEST(test_hostile_depth_is_bounded) {
+  /* trees deeper than any parse allows (strategies build trees too):
+   * proofs stay linear, conversion stops at its depth limit */
+  leir_program *p = parse_rhs("A");
+  leir_expr *sum = rhs_of(p), *ex = rhs_of(p);
+  for (int i = 0; i < 5000; i++) {
+    sum = leir__new_binary(p, LEIR_OP_ADD, sum, leir__new_int(p, 1));
+    leir_expr *c = leir__new_call(p, LEIR_OP_EXP, 1);
+    c->kids[0] = ex;
+    ex = c;
+  }
+  leir__alg *a = leir__alg_new(p, 0);
+  ck_assert(!leir__alg_positive(a, sum));
+  ck_assert_ptr_null(leir__alg_expand(a, sum));
+  ck_assert_int_eq(leir__alg_error(a), LEIR__ALG_REFUSED); /* too deep to scan for inf */
+  ck_assert_ptr_null(leir__alg_expand(a, ex));
+  ck_assert(leir__alg_positive(a, ex));
+  ck_assert_ptr_null(leir__alg_powsimp(a, sum));
+  ck_assert_int_eq(leir__alg_error(a), LEIR__ALG_LIMIT);
+  ck_assert_uint_eq(leir__ac_hash(p, sum), leir__ac_hash(p, sum));
+  /* 150 levels: within the limits */
+  leir_expr *s2 = rhs_of(p);
+  for (int i = 0; i < 150; i++) s2 = leir__new_binary(p, LEIR_OP_ADD, s2, leir__new_int(p, 1));
+  leir_expr *r = leir__alg_expand(a, s2);
+  ck_assert(r);
+  char *t = short_text(p, r);
+  ck_assert_str_eq(t, "A+150");
+  leir_free(t);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
+typedef struct corpus_stats {
+  int eqs, converted, rewritten, refused;
+} corpus_stats;
+
+/* every rewrite of a corpus RHS evaluates like the original (where the
+ * original is finite at the point) */
+static void check_rewrites(leir_program *p, const leir_expr *rhs, corpus_stats *st) {
+  leir__alg *a = leir__alg_new(p, 0);
+  ck_assert(a);
+  rewrite1 fs[] = {leir__alg_expand, leir__alg_together, leir__alg_factor, cancel_any,
+                   leir__alg_powsimp, leir__alg_expand_powsimp, leir__alg_expand_log};
+  st->eqs++;
+  leir__rf rf;
+  if (leir__alg_from_expr(a, rhs, &rf) == 0) st->converted++;
+  else ck_assert_int_ne(leir__alg_error(a), LEIR__ALG_NOMEM);
+  for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) {
+    leir_expr *r = fs[i](a, rhs);
+    if (!r) {
+      int err = leir__alg_error(a);
+      ck_assert_msg(err != 0 && err != LEIR__ALG_NOMEM, "rewrite %zu: error %d", i, err);
+      st->refused++;
+      continue;
+    }
+    st->rewritten++;
+    double vals[64];
+    for (int t = 0; t < 5; t++) {
+      for (int j = 0; j < 64; j++) vals[j] = 0.5 + rnd(1000) / 1000.0;
+      double x = eval(p, rhs, vals), y = eval(p, r, vals);
+      if (!isfinite(x)) continue;
+      ck_assert_msg(fabs(x - y) <= 1e-8 * (1 + fabs(x)), "rewrite %zu: %s -> %s: %g vs %g", i,
+                    short_text(p, rhs), short_text(p, r), x, y);
+    }
+  }
+  leir__alg_free(a);
+}
+
+static void walk_nest(leir_program *p, const leir_nest *n, corpus_stats *st) {
+  for (uint32_t i = 0; i < n->nitems; i++) {
+    if (n->items[i].eq) check_rewrites(p, n->items[i].eq->rhs, st);
+    else walk_nest(p, n->items[i].nest, st);
+  }
+}
+
+START_TEST(test_rewrites_hold_on_the_corpus) {
+  jsonl_file *f = test_corpus_open("sources-small.jsonl");
+  const jsonl_value *o;
+  corpus_stats st = {0};
+  rng_state = 4242;
+  while ((o = jsonl_next(f))) {
+    leir_program *p = test_parse(jsonl_str(jsonl_get(o, "leir")));
+    for (uint32_t i = 0; i < p->nnests; i++) walk_nest(p, p->nests[i], &st);
+    leir_program_free(p);
+  }
+  jsonl_close(f);
+  /* most right-hand sides are in the algebra; some rewrites apply */
+  ck_assert_int_gt(st.eqs, 100);
+  ck_assert_int_gt(st.converted * 10, st.eqs * 8);
+  ck_assert_int_gt(st.rewritten, st.eqs);
+  if (getenv("ALG_STATS"))
+    fprintf(stderr, "eqs %d converted %d rewritten %d refused %d\n", st.eqs, st.converted,
+            st.rewritten, st.refused);
+}
+END_TEST
+
+static Suite *algebra_suite(void) {
+  Suite *s = suite_create("algebra");
+  TCase *tc = tcase_create("algebra");
+  tcase_add_test(tc, test_expand_collects_like_terms);
+  tcase_add_test(tc, test_canonical_form_is_unique_for_equal_polynomials);
+  tcase_add_test(tc, test_factor_extracts_content_and_roots);
+  tcase_add_test(tc, test_cancel_needs_a_nonzero_factor);
+  tcase_add_test(tc, test_apart_and_together_are_inverse);
+  tcase_add_test(tc, test_collect_groups_powers);
+  tcase_add_test(tc, test_positivity_proofs_and_refusals);
+  tcase_add_test(tc, test_powsimp_combines_exp_and_sqrt);
+  tcase_add_test(tc, test_expand_powsimp_never_adds_overflow);
+  tcase_add_test(tc, test_expand_log_needs_positive_operands);
+  tcase_add_test(tc, test_sigmoid_is_not_turned_into_an_overflowing_form);
+  tcase_add_test(tc, test_refuses_inf_and_bounds_work);
+  tcase_add_test(tc, test_ac_hash_identifies_only_ac_spellings);
+  tcase_add_test(tc, test_hostile_depth_is_bounded);
+  tcase_add_test(tc, test_flat_mode_leaves_call_arguments_alone);
+  tcase_add_test(tc, test_rewrites_hold_on_the_corpus);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return test_run_suite(algebra_suite()); }
