@@ -299,10 +299,24 @@ static leir_status read_compare_options(leir_compare_options *o, const leir_comp
   return LEIR_OK;
 }
 
+/* The comparison itself; leir_kernels_compare writes its result as far as
+ * the caller's struct goes (an older, smaller leir_comparison). */
+static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
+                                   leir_comparison *out);
+
 leir_status leir_kernels_compare(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
                                  leir_comparison *out) {
-  if (!ka || !kb || !out)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!ka || !kb || !out) return leir__error_arg(NULL, "NULL argument");
+  leir_status st = leir__struct_size_check(out, sizeof *out, "leir_comparison");
+  if (st != LEIR_OK) return st;
+  leir_comparison full;
+  st = compare_kernels(ka, kb, opts, &full);
+  if (st != LEIR_OK) return st;
+  return leir__struct_write(out, &full, sizeof full, "leir_comparison");
+}
+
+static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
+                                   leir_comparison *out) {
   if (ka->backend != kb->backend)
     return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
                        "both kernels must come from the same backend");

@@ -612,7 +612,7 @@ START_TEST(test_compare_under_load) {
   for (int t = 0; t < 3; t++) ck_assert_int_eq(pthread_create(&th[t], NULL, spin, NULL), 0);
   int decided = 0;
   for (int rep = 0; rep < 2; rep++) {
-    leir_comparison c;
+    leir_comparison c = {.size = sizeof c};
     ck_assert_int_eq(leir_kernels_compare(small, big, NULL, &c), LEIR_OK);
     ck_assert_msg(c.order != LEIR_ORDER_SLOWER && c.order != LEIR_ORDER_SAME,
                   "%s: 1x vs 4x said %s (ratio %g in [%g, %g])", name, leir_order_name(c.order),
@@ -653,7 +653,7 @@ START_TEST(test_compare_under_load) {
   leir_compare_options o;
   leir_compare_options_init(&o, sizeof o);
   o.confidence = 1.5;
-  leir_comparison c;
+  leir_comparison c = {.size = sizeof c};
   ck_assert_int_eq(leir_kernels_compare(small, big, &o, &c), LEIR_ERR_ARGUMENT);
   ck_assert_str_eq(leir_order_name(LEIR_ORDER_UNDECIDED), "undecided");
   leir_kernel_free(small);

@@ -593,10 +593,12 @@ typedef enum leir_order {
 /** "undecided", "faster", "slower", "same"; static. */
 LEIR_API const char *leir_order_name(leir_order order);
 
-/** Result of leir_kernels_compare (the caller provides it; the library
- * fills all of it). */
+/** Result of leir_kernels_compare. The caller provides it with `size` set
+ * (`leir_comparison c = {.size = sizeof c};`); the library fills the
+ * first `size` bytes, so a caller built against an older, smaller struct
+ * gets its part. */
 typedef struct leir_comparison {
-  uint32_t size;        /**< set by the library */
+  uint32_t size;        /**< sizeof the caller's struct; set by the caller */
   leir_order order;     /**< the decision (UNDECIDED when max_rounds or max_seconds ran
                          * out first) */
   double ratio;         /**< median over rounds of time(B) / time(A): > 1 when A is faster */
@@ -620,7 +622,8 @@ typedef struct leir_comparison {
  * rounds are run (in batches of min_rounds) until max_rounds or
  * max_seconds, then UNDECIDED. Sequential looks cost a little of the stated
  * confidence; docs/verification.md gives the measured error rates.
- * Errors: as leir_kernels_time. */
+ * Errors: as leir_kernels_time; LEIR_ERR_ARGUMENT when out->size is below
+ * the size field or above this library's struct. */
 LEIR_API leir_status leir_kernels_compare(leir_kernel *a, leir_kernel *b,
                                           const leir_compare_options *opts,
                                           leir_comparison *out);

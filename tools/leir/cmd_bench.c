@@ -39,7 +39,7 @@ static int run_compare(leir_backend *b, leir_program *const *progs, const run_op
   leir_kernel *k[2] = {NULL, NULL};
   leir_status st = LEIR_OK;
   for (int i = 0; i < 2 && st == LEIR_OK; i++) st = leir_kernel_new(&k[i], b, progs[i]);
-  leir_comparison c;
+  leir_comparison c = {.size = sizeof c};
   if (st == LEIR_OK) {
     leir_compare_options co = LEIR_COMPARE_OPTIONS_INIT;
     co.flags = bo->flags;
