@@ -71,6 +71,12 @@ typedef struct leir__analysis {
                             * intermediate as a tensor-free expression of the
                             * loop variables of its subscript (so reads can be
                             * bounded by substitution), else LEIR__NONE */
+  struct leir__affine *value_form; /* by buffer: the values of an index table (an
+                             * integer intermediate defined once, over plain
+                             * loop variables) as an affine form of the loop
+                             * slots of that definition, tables it reads
+                             * substituted (leir__affine_subst_of) ... */
+  uint32_t *value_form_def; /* ... when this is that equation, else LEIR__NONE */
   uint64_t total_evaluations;
 } leir__analysis;
 
@@ -168,6 +174,13 @@ bool leir__narrow(const leir__analysis *a, const leir_expr *cond, bool truth, le
 
 /* Affine form of an integer expression; false if it is not affine. */
 bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *f);
+
+/* The same, reading through index tables: a read D_{i..} of an integer
+ * intermediate defined once as a tensor-free affine function of its
+ * subscript's loops (a->value_def; what precompute_indices builds) is that
+ * function of the read's indices. Two subscripts with equal forms here name
+ * the same element at every iteration, however they are spelled. */
+bool leir__affine_subst_of(const leir__analysis *a, const leir_expr *e, leir__affine *f);
 
 leir__range leir__range_union(leir__range a, leir__range b);
 

@@ -203,7 +203,8 @@ static bool grow_buffers(ctx *c, uint32_t cap) {
 #define GROW(ar, field) \
   (field = grow_copy(ar, field, n * sizeof *field, (size_t)cap * sizeof *field)) != NULL
   bool ok = GROW(&a->arena, a->buffers) && GROW(&a->arena, a->values) &&
-            GROW(&a->arena, a->value_def) && GROW(&c->scratch, c->prev) &&
+            GROW(&a->arena, a->value_def) && GROW(&a->arena, a->value_form) &&
+            GROW(&a->arena, a->value_form_def) && GROW(&c->scratch, c->prev) &&
             GROW(&c->scratch, c->written) && GROW(&c->scratch, c->last_write_top) &&
             GROW(&c->scratch, c->last_read_top) && GROW(&c->scratch, c->value_seen);
 #undef GROW
@@ -234,6 +235,7 @@ static uint32_t new_buffer(ctx *c, const leir_expr *t, leir__buffer_role role) {
   a->values[b].lo = a->values[b].hi = 0;
   c->value_seen[b] = false;
   a->value_def[b] = LEIR__NONE;
+  a->value_form_def[b] = LEIR__NONE;
   c->prev[b] = c->latest[t->sym];
   c->latest[t->sym] = b;
   return b;
@@ -358,6 +360,53 @@ static const leir_expr *same_element_read(const leir__analysis *a, const leir_ex
   return NULL;
 }
 
+/* Every subscript entry of x and y names the same value at every iteration
+ * (equal affine forms, index tables read through; leir__affine_subst_of). */
+static bool same_element_spelled(const leir__analysis *a, const leir_expr *x,
+                                 const leir_expr *y) {
+  if (x->n != y->n) return false;
+  for (uint32_t k = 0; k < x->n; k++) {
+    if (leir__expr_equal(a->p, x->kids[k], a->p, y->kids[k])) continue;
+    leir__affine fx, fy;
+    if (!leir__affine_subst_of(a, x->kids[k], &fx) || !leir__affine_subst_of(a, y->kids[k], &fy))
+      return false;
+    if (fx.nterms != fy.nterms || fx.c != fy.c) return false;
+    for (uint32_t t = 0; t < fx.nterms; t++)
+      if (fx.slot[t] != fy.slot[t] || fx.coef[t] != fy.coef[t]) return false;
+  }
+  return true;
+}
+
+/* A self-read of the element being defined whose subscript is spelled
+ * differently (C_{D_{bya,tx}} for C_{bya*2+tx}, where D_{bya,tx}=bya*2+tx):
+ * §3.4 rule 2 compares subscripts as written, so such a read gets no
+ * implicit initial value. Found iteratively: right sides may be deep. */
+static const leir_expr *respelled_read(const leir__analysis *a, const leir_expr *rhs,
+                                       const leir_expr *lhs, uint32_t b) {
+  const leir_expr *small[64], **stack = small;
+  size_t n = 0, cap = 64;
+  const leir_expr *hit = NULL;
+  stack[n++] = rhs;
+  while (n && !hit) {
+    const leir_expr *e = stack[--n];
+    if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids && a->expr_buffer[e->id] == b &&
+        same_element_spelled(a, e, lhs))
+      hit = e;
+    if (n + e->n > cap) {
+      size_t nc = (n + e->n) * 2;
+      const leir_expr **ns = malloc(nc * sizeof *ns);
+      if (!ns) break; /* no finding: the check is an extra */
+      memcpy(ns, stack, n * sizeof *ns);
+      if (stack != small) free(stack);
+      stack = ns;
+      cap = nc;
+    }
+    for (uint32_t k = e->n; k-- > 0;) stack[n++] = e->kids[k];
+  }
+  if (stack != small) free(stack);
+  return hit;
+}
+
 static bool contains_tensor(const leir_expr *e) {
   if (e->kind == LEIR_EXPR_TENSOR) return true;
   for (uint32_t k = 0; k < e->n; k++)
@@ -465,6 +514,19 @@ static void define(ctx *c, uint32_t eqi) {
         substitutable = lhs->kids[j]->sym != ix->sym;
     }
     a->value_def[b] = !c->value_seen[b] && substitutable ? eqi : LEIR__NONE;
+    /* the affine value form: plain variables on the left (as above), an
+     * affine right side through the tables it reads (stored flattened, so
+     * that reading a chain of copied tables never recurses along it) */
+    bool plain = true;
+    for (uint32_t k = 0; k < lhs->n && plain; k++) {
+      const leir_expr *ix = lhs->kids[k];
+      plain = ix->kind == LEIR_EXPR_VAR && a->expr_loop[ix->id] != LEIR__NONE;
+      for (uint32_t j = 0; j < k && plain; j++) plain = lhs->kids[j]->sym != ix->sym;
+    }
+    a->value_form_def[b] = LEIR__NONE;
+    if (!c->value_seen[b] && plain && r.known &&
+        leir__affine_subst_of(a, info->eq->rhs, &a->value_form[b]))
+      a->value_form_def[b] = eqi;
     a->values[b] = c->value_seen[b] ? leir__range_union(a->values[b], r) : r;
     c->value_seen[b] = true;
   }
@@ -481,6 +543,12 @@ static void define(ctx *c, uint32_t eqi) {
         finding(c, LEIR_ERR_INVALID, bad->pos, "check.uninitialized", name,
                 "%s is read before it is written: only X+..., X-..., X*..., .../X, "
                 "max(X,...) and min(X,...) start from an implicit initial value",
+                name);
+      else if ((bad = respelled_read(a, rhs, lhs, b)))
+        finding(c, LEIR_ERR_INVALID, bad->pos, "check.self-read-spelling", name,
+                "%s is read at the element this equation writes, but its subscript is spelled "
+                "differently from the left-hand side's, so no implicit initial value applies "
+                "and the read sees a never-written element; spell both subscripts the same",
                 name);
     }
   }

@@ -14,6 +14,12 @@
 
 #include "analysis.h"
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 static const leir__range UNKNOWN = {0, 0, false};
 
 static leir__range mk(int64_t lo, int64_t hi) {
@@ -177,6 +183,59 @@ bool leir__affine_of(const leir__analysis *a, const leir_expr *e, leir__affine *
   }
 }
 
+/* Affine form of a read D_{i..} of an index table defined once as
+ * D_{v..} = f(v..) with f affine: f with every v replaced by the read's
+ * index (itself through leir__affine_subst_of). */
+static NOINLINE bool table_affine(const leir__analysis *a, const leir_expr *e, leir__affine *f) {
+  uint32_t b = e->id < a->nids ? a->expr_buffer[e->id] : LEIR__NONE;
+  /* values[b] is known only when every value fits the table's dtype */
+  if (b == LEIR__NONE || !a->value_form_def || a->value_form_def[b] >= a->neqs ||
+      !a->values[b].known)
+    return false;
+  const leir__eqinfo *def = &a->eqs[a->value_form_def[b]];
+  const leir_expr *lhs = def->eq->lhs;
+  if (lhs->n != e->n) return false;
+  /* g, out, term: off the stack (tables nest as deep as trees go) */
+  leir__affine *w = malloc(3 * sizeof *w), *g = w, *out = w + 1, *term = w + 2;
+  bool ok = w != NULL;
+  if (ok) *g = a->value_form[b];
+  if (ok) aff_const(out, g->c);
+  for (uint32_t t = 0; ok && t < g->nterms; t++) {
+    uint32_t k = 0;
+    while (k < lhs->n && slot_of(a, lhs->kids[k]) != g->slot[t]) k++;
+    ok = k < lhs->n && leir__affine_subst_of(a, e->kids[k], term) &&
+         aff_scale(term, g->coef[t]) && aff_add(out, out, term, 1);
+  }
+  if (ok) *f = *out;
+  free(w);
+  return ok;
+}
+
+bool leir__affine_subst_of(const leir__analysis *a, const leir_expr *e, leir__affine *f) {
+  switch ((leir_expr_kind)e->kind) {
+    case LEIR_EXPR_TENSOR: return table_affine(a, e, f);
+    case LEIR_EXPR_PAREN: return leir__affine_subst_of(a, e->kids[0], f);
+    case LEIR_EXPR_NEG: return leir__affine_subst_of(a, e->kids[0], f) && aff_scale(f, -1);
+    case LEIR_EXPR_BINARY: {
+      if (e->op != LEIR_OP_ADD && e->op != LEIR_OP_SUB && e->op != LEIR_OP_MUL) return false;
+      leir__affine *lr = malloc(2 * sizeof *lr); /* off the stack: trees may be deep */
+      if (!lr) return false;
+      bool ok = leir__affine_subst_of(a, e->kids[0], &lr[0]) &&
+                leir__affine_subst_of(a, e->kids[1], &lr[1]);
+      if (ok && e->op == LEIR_OP_MUL) {
+        if (lr[0].nterms && lr[1].nterms) ok = false;
+        else if (lr[0].nterms) *f = lr[0], ok = aff_scale(f, lr[1].c);
+        else *f = lr[1], ok = aff_scale(f, lr[0].c);
+      } else if (ok) {
+        ok = aff_add(f, &lr[0], &lr[1], e->op == LEIR_OP_ADD ? 1 : -1);
+      }
+      free(lr);
+      return ok;
+    }
+    default: return leir__affine_of(a, e, f);
+  }
+}
+
 /* 1 when x and y have the same terms, -1 when y's are x's negated, else 0. */
 static int terms_relation(const leir__affine *x, const leir__affine *y) {
   if (x->nterms != y->nterms || x->nterms == 0) return 0;
@@ -242,11 +301,6 @@ static leir__env *env_dup(const leir__env *src) {
   return e;
 }
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
 
 /* Range of a read of an integer intermediate E_{i..} defined once as
  * E_{v..} = f(v..): f over the loop ranges narrowed to the read's indices. */
@@ -279,6 +333,25 @@ static NOINLINE leir__range substituted_range(const leir__analysis *a, const lei
 done:
   free(sub);
   return v;
+}
+
+/* A read of an index table: an affine table read through
+ * (leir__affine_subst_of) has the range of its affine form, which the
+ * guard facts narrow (if_then_else(d*3+g-1<0,0,A_{E_{d,g}}) with
+ * E_{d,g}=d*3+g-1); otherwise substituted_range. */
+static NOINLINE leir__range table_range(const leir__analysis *a, const leir_expr *e, uint32_t b,
+                                        const leir__env *env) {
+  leir__affine *f = malloc(sizeof *f); /* off the stack: tables nest */
+  if (f && table_affine(a, e, f)) {
+    leir__range r = affine_range(f, env);
+    free(f);
+    if (r.known) return r;
+  } else {
+    free(f);
+  }
+  uint32_t d = a->value_def[b];
+  if (d == LEIR__NONE || d >= a->neqs) return a->values[b];
+  return substituted_range(a, e, b, env);
 }
 
 /* Range of if_then_else(c, t, f): each branch under its narrowed guard. */
@@ -315,9 +388,7 @@ leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const
     case LEIR_EXPR_TENSOR: {
       uint32_t b = e->id < a->nids ? a->expr_buffer[e->id] : LEIR__NONE;
       if (b == LEIR__NONE || !a->values) return UNKNOWN;
-      uint32_t d = a->value_def[b];
-      if (d == LEIR__NONE || d >= a->neqs) return a->values[b];
-      return substituted_range(a, e, b, env);
+      return table_range(a, e, b, env);
     }
     case LEIR_EXPR_PAREN: return leir__index_range(a, e->kids[0], env);
     case LEIR_EXPR_NEG: {

@@ -16,6 +16,12 @@
 #include "options.h"
 #include "ir.h"
 
+/* A growable array in the arena (see vec_push). */
+typedef struct vec {
+  void **items;
+  uint32_t n, cap;
+} vec;
+
 typedef struct parser {
   leir_program *p;
   const char *src;
@@ -26,6 +32,7 @@ typedef struct parser {
   uint32_t depth, max_depth;
   uint32_t nests; /* nests enclosing the cursor */
   uint32_t tree; /* height of the expression tree the last parse_* returned */
+  vec pending;   /* subscripts of the tensors being parsed (parse_tensor) */
   /* Short names (tx, a, Aq) repeat all over a program: a direct-mapped
    * cache in front of the symbol table. key 0 = empty. */
   struct {
@@ -198,11 +205,6 @@ static int64_t parse_int(parser *ps, const char *what) {
 
 /* A growable array in the arena (old storage is abandoned on growth, which
  * costs at most the final size again). */
-typedef struct vec {
-  void **items;
-  uint32_t n, cap;
-} vec;
-
 static void vec_push(parser *ps, vec *v, void *item) {
   if (v->n == v->cap) {
     uint32_t cap = v->cap ? v->cap * 2 : 4;
@@ -241,8 +243,18 @@ static leir_expr *unary(parser *ps, leir_expr_kind kind, leir_expr *a, size_t po
 }
 
 
-/* tensor = tname "^{" dtype "," scope "}" [ "_{" index { "," index } "}" ] */
-static leir_expr *parse_tensor(parser *ps) {
+/* tname "^{" dtype "," scope "}": the header of a tensor, parsed in its
+ * own frame so that the recursion through subscripts (E_{E_{...}}, 1000
+ * levels at most) carries none of these locals. */
+typedef struct tensor_head {
+  uint32_t sym;
+  uint8_t dtype, scope;
+} tensor_head;
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static tensor_head parse_tensor_head(parser *ps) {
   size_t start = ps->i;
   if (!is_upper(peek(ps))) expected(ps, "a tensor name");
   ps->i++;
@@ -279,9 +291,19 @@ static leir_expr *parse_tensor(parser *ps) {
     expected(ps, "a scope (g, s or l)");
   ps->i++;
   expect(ps, '}', "'}' closing the superscript");
-  uint32_t sym = intern(ps, start, name_len);
-  leir_expr *idx[LEIR_MAX_RANK];
-  uint32_t rank = 0, h = 0;
+  tensor_head h = {intern(ps, start, name_len), (uint8_t)dtype, (uint8_t)scope};
+  return h;
+}
+
+/* tensor = tname "^{" dtype "," scope "}" [ "_{" index { "," index } "}" ]
+ * The subscripts wait on ps->pending (one stack for all tensors being
+ * parsed: an inner tensor completes before its outer one continues), not
+ * in this frame. */
+static leir_expr *parse_tensor(parser *ps) {
+  skip_ws(ps);
+  size_t start = ps->i;
+  tensor_head head = parse_tensor_head(ps);
+  uint32_t base = ps->pending.n, rank = 0, h = 0;
   if (peek(ps) == '_') {
     ps->i++;
     expect(ps, '{', "'{' after '_'");
@@ -289,15 +311,19 @@ static leir_expr *parse_tensor(parser *ps) {
     do {
       if (rank == LEIR_MAX_RANK)
         fail_at(ps, ps->i, "parse.rank", "tensor rank above %d", LEIR_MAX_RANK);
-      idx[rank++] = parse_index(ps);
+      leir_expr *ix = parse_index(ps);
+      vec_push(ps, &ps->pending, ix);
+      rank++;
       h = max_u32(h, ps->tree);
     } while (accept(ps, ','));
     leave(ps);
     expect(ps, '}', "',' or '}' in the subscript");
   }
-  leir_expr *t = leir__new_tensor(ps->p, sym, (leir_dtype)dtype, scope, rank);
+  leir_expr *t = leir__new_tensor(ps->p, head.sym, (leir_dtype)head.dtype,
+                                  (leir_scope)head.scope, rank);
   t->pos = pos32(start);
-  for (uint32_t k = 0; k < rank; k++) t->kids[k] = idx[k];
+  for (uint32_t k = 0; k < rank; k++) t->kids[k] = ps->pending.items[base + k];
+  ps->pending.n = base;
   return height(ps, t, h + 1);
 }
 
@@ -722,11 +748,15 @@ static leir_nest *parse_nest(parser *ps) {
   if (++ps->nests > ps->max_depth)
     fail_at(ps, ps->i, "parse.depth", "nests nested deeper than %u levels", ps->max_depth);
   size_t start = ps->i;
-  leir__loop loops_small[16];
-  leir__loop *loops = loops_small;
-  uint32_t nloops = 0, cap = 16;
+  /* Headers go to the arena, not to this frame: a nest recursion 1000
+   * levels deep must fit a 256 KiB thread stack (tests/test_parse.c). */
+  leir__loop *loops = NULL;
+  uint32_t nloops = 0, cap = 0;
   while (at_header(ps)) {
-    if (nloops == cap) {
+    if (nloops == cap && cap == 0) {
+      loops = leir__palloc(ps->p, 4 * sizeof *loops);
+      cap = 4;
+    } else if (nloops == cap) {
       if (nloops >= ps->max_depth)
         fail_at(ps, ps->i, "parse.depth", "more than %u loops in one nest", ps->max_depth);
       leir__loop *bigger = leir__palloc(ps->p, 2 * cap * sizeof *bigger);

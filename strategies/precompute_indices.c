@@ -35,6 +35,18 @@ static bool compound(const leir_expr *e) {
   return x->kind != LEIR_EXPR_NUMBER && x->kind != LEIR_EXPR_VAR && !has_tensor(e);
 }
 
+/* Same tensor name and subscript (dtype and scope aside, as §3.4 rule 2). */
+static bool same_ref(const leir_program *pa, const leir_expr *a, const leir_program *pb,
+                     const leir_expr *b) {
+  if (a->kind != LEIR_EXPR_TENSOR || b->kind != LEIR_EXPR_TENSOR || a->n != b->n ||
+      leir__sym_len(pa, a->sym) != leir__sym_len(pb, b->sym) ||
+      memcmp(leir__sym_name(pa, a->sym), leir__sym_name(pb, b->sym), leir__sym_len(pa, a->sym)))
+    return false;
+  for (uint32_t k = 0; k < a->n; k++)
+    if (!leir__expr_equal(pa, a->kids[k], pb, b->kids[k])) return false;
+  return true;
+}
+
 typedef struct entries {
   uint32_t n;
   const leir_expr *e[MAX_ENTRIES];
@@ -52,11 +64,16 @@ static uint64_t annotated(const leir_nest *n) {
   return m;
 }
 
+/* `self` (may be NULL): the left-hand side; entries of a read equal to it
+ * over the loops in `guard` are kept in place like the left side's (see
+ * self_read()), so they are no sites either. */
 static void collect(const leir_program *p, const leir_nest *nest, const leir_expr *e,
-                    entries *out) {
+                    const leir_expr *self, uint64_t guard, entries *out) {
   if (e->kind == LEIR_EXPR_TENSOR) {
+    bool is_self = self && e != self && same_ref(p, e, p, self);
     for (uint32_t k = 0; k < e->n; k++) {
       const leir_expr *x = e->kids[k];
+      if (is_self && (leir__loops_in(nest, x) & guard)) continue;
       if (compound(x) && leir__loops_in(nest, x)) {
         bool dup = false;
         for (uint32_t j = 0; j < out->n && !dup; j++) dup = leir__expr_equal(p, out->e[j], p, x);
@@ -64,7 +81,7 @@ static void collect(const leir_program *p, const leir_nest *nest, const leir_exp
       }
     }
   }
-  for (uint32_t k = 0; k < e->n; k++) collect(p, nest, e->kids[k], out);
+  for (uint32_t k = 0; k < e->n; k++) collect(p, nest, e->kids[k], self, guard, out);
 }
 
 static bool nest_ok(leir__sctx *c, const leir__nref *r) {
@@ -79,14 +96,14 @@ static bool nest_ok(leir__sctx *c, const leir__nref *r) {
 static void collect_nest(const leir__sctx *c, const leir__nref *r, entries *es) {
   es->n = 0;
   const leir_equation *eq = r->nest->items[0].eq;
-  collect(c->p, r->nest, eq->lhs, es);
+  collect(c->p, r->nest, eq->lhs, NULL, 0, es);
   /* a left-hand entry over a P/V/B loop stays (see annotated()) */
   uint32_t w = 0;
   for (uint32_t k = 0; k < es->n; k++)
     if (!(leir__loops_in(r->nest, es->e[k]) & annotated(r->nest))) es->e[w++] = es->e[k];
   es->n = w;
   es->lhs_guard = annotated(r->nest);
-  collect(c->p, r->nest, eq->rhs, es);
+  collect(c->p, r->nest, eq->rhs, eq->lhs, es->lhs_guard, es);
 }
 
 static int table_fixup(const leir__nref *r, const leir_expr *e, uint32_t *sel, uint32_t *nsel) {
@@ -141,6 +158,8 @@ typedef struct rp_ctx {
   const leir_nest *nest;
   const uint32_t *sel;
   uint32_t nsel;
+  const leir_expr *src_lhs; /* the equation's left-hand side in src */
+  const leir_expr *lhs;     /* ... and in out */
 } rp_ctx;
 
 static leir_expr *table_ref(rp_ctx *x) {
@@ -150,8 +169,20 @@ static leir_expr *table_ref(rp_ctx *x) {
   return t;
 }
 
+/* A read of the left-hand tensor with the left-hand subscript (the
+ * accumulator's self-read X in X_{s}=X_{s}+...) is rewritten exactly when
+ * the left-hand side is: implicit initialization (spec/leir.md §3.4)
+ * compares the two subscripts as written, so a self-read respelled through
+ * the table while the left side keeps the entry would start from whatever
+ * the buffer holds. */
+static bool self_read(const rp_ctx *x, const leir_expr *e) {
+  return e != x->lhs && same_ref(x->out, e, x->src, x->src_lhs);
+}
+
 static void replace(rp_ctx *x, leir_expr *e, bool lhs) {
-  if (e->kind == LEIR_EXPR_TENSOR && !(lhs && (leir__loops_in(x->nest, x->entry) & x->guard))) {
+  bool keep = (lhs || (e->kind == LEIR_EXPR_TENSOR && self_read(x, e))) &&
+              (leir__loops_in(x->nest, x->entry) & x->guard);
+  if (e->kind == LEIR_EXPR_TENSOR && !keep) {
     for (uint32_t k = 0; k < e->n; k++)
       if (leir__expr_equal(x->out, e->kids[k], x->src, x->entry)) e->kids[k] = table_ref(x);
   }
@@ -179,13 +210,15 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t t = leir__tensor_sym(out, c->next_tensor);
   (void)fix;
   leir_nest *cp = leir__copy_nest_for(out, r->nest, sel, nsel);
-  rp_ctx x = {es.lhs_guard, out, c->p, entry, t, r->nest, sel, nsel};
+  rp_ctx x = {es.lhs_guard, out, c->p, entry, t, r->nest, sel, nsel, r->nest->items[0].eq->lhs,
+              NULL};
   leir_expr *lhs = table_ref(&x);
   cp->items[0].eq = leir__new_equation(out, lhs, leir__copy_expr(out, c->p, entry));
   leir__finish_copy_nest(out, cp);
   leir_equation *eq = out->nests[top]->items[0].eq;
+  x.lhs = eq->lhs;
+  replace(&x, eq->rhs, false); /* first: self-reads compare with the unchanged left side */
   replace(&x, eq->lhs, true);
-  replace(&x, eq->rhs, false);
   leir__program_insert_nest(out, top, cp);
   return LEIR_OK;
 }

@@ -229,6 +229,22 @@ START_TEST(test_bounds_indirect_indices) {
         "E:f64:4x4 -> D:f64:4");
   INVALID("B^{4}_{tx=0}[F^{i64,g}_{tx}=4-tx;];B^{4}_{tx=0}[D^{f64,g}_{tx}=E^{f64,g}_{tx,F^{i64,g}_{tx}};];",
           "E:f64:4x4 -> D:f64:4", "check.bounds", 0, "ranges over [1, 4]");
+  /* a table's affine value is narrowed by the guard around its read
+   * (precompute_indices on padding: E_{c}=c-2 read under 2<=c<26) ... */
+  const char *pad = "B^{28}_{tx=0}[F^{i64,g}_{tx}=tx-2;];%sB^{2}_{tx=0}L^{28}_{c=0}"
+                    "[D^{f64,g}_{tx,c}=if_then_else(2<=c<26,A^{f64,g}_{tx,%s_{c}},0);];";
+  char text[512];
+  snprintf(text, sizeof text, pad, "", "F^{i64,g}");
+  VALID(text, "A:f64:2x24 -> D:f64:2x28");
+  /* ... also through a copy of the table (cache_read_write on it) */
+  snprintf(text, sizeof text, pad, "B^{28}_{tx=0}[E^{i64,s}_{tx}=F^{i64,g}_{tx};];", "E^{i64,s}");
+  VALID(text, "A:f64:2x24 -> D:f64:2x28");
+  /* ... and only there */
+  snprintf(text, sizeof text,
+           "B^{28}_{tx=0}[F^{i64,g}_{tx}=tx-2;];B^{28}_{tx=0}[E^{i64,s}_{tx}=F^{i64,g}_{tx};];"
+           "B^{2}_{tx=0}L^{28}_{c=0}[D^{f64,g}_{tx,c}=if_then_else(1<=c<26,"
+           "A^{f64,g}_{tx,E^{i64,s}_{c}},0);];");
+  INVALID(text, "A:f64:2x24 -> D:f64:2x28", "check.bounds", 0, "ranges over [-1, 23]");
   /* an intermediate cannot take its shape from unknown index values */
   INVALID("B^{4}_{tx=0}[D^{f64,g}_{C^{i64,g}_{tx}}=1;];B^{1}_{tx=0}[G^{f64,g}=D^{f64,g}_{0};];",
           "C:i64:4 -> G:f64:", "check.shape", 0,
@@ -554,6 +570,183 @@ START_TEST(test_corpus_programs_pass_with_inferred_signatures) {
 }
 END_TEST
 
+/* ---- self-reads spelled differently (issue 11.2) ------------------------------ */
+
+/* Implicit initialization compares the read's subscript with the left
+ * side's as written (spec/leir.md §3.4 rule 2); a self-read of the very
+ * element being defined, spelled otherwise, would read a never-written
+ * element, so the checker flags it. */
+START_TEST(test_self_read_spelling) {
+  /* the program precompute_indices used to produce from the issue's input */
+  INVALID("B^{2}_{bya=0}B^{2}_{tx=0}[D^{i64,g}_{bya,tx}=bya*2+tx;];B^{2}_{bya=0}B^{2}_{tx=0}"
+          "L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{D^{i64,g}_{bya,tx}}+"
+          "A^{f64,g}_{D^{i64,g}_{bya,tx},a};];",
+          "A:f64:4x8 -> C:f64:4", "check.self-read-spelling", 115,
+          "C is read at the element this equation writes, but its subscript is spelled");
+  /* the table on the left, the expression on the right; max and min forms */
+  INVALID("L^{2}_{b=0}L^{2}_{c=0}[D^{i64,g}_{b,c}=b*2+c;];L^{8}_{a=0}L^{2}_{b=0}L^{2}_{c=0}"
+          "[C^{f64,g}_{D^{i64,g}_{b,c}}=max(C^{f64,g}_{b*2+c},A^{f64,g}_{b*2+c,a});];",
+          "A:f64:4x8 -> C:f64:4", "check.self-read-spelling", 0, NULL);
+  /* no table: the same affine value, written in another order or with
+   * parentheses */
+  INVALID("B^{2}_{tx=0}L^{2}_{c=0}L^{8}_{a=0}[C^{f64,g}_{tx*2+c}=C^{f64,g}_{c+tx*2}+"
+          "A^{f64,g}_{tx*2+c,a};];",
+          "A:f64:4x8 -> C:f64:4", "check.self-read-spelling", 55, NULL);
+  INVALID("B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{(tx)}*A^{f64,g}_{tx,a};];",
+          "A:f64:2x8 -> C:f64:2", "check.self-read-spelling", 0, NULL);
+  /* in a nested nest, two dimensions */
+  INVALID("B^{2}_{tx=0}[L^{3}_{c=0}[L^{8}_{a=0}[E^{f64,g}_{tx,c}=E^{f64,g}_{tx+0,c}+"
+          "A^{f64,g}_{tx,a};];];];",
+          NULL, "check.self-read-spelling", 0, NULL);
+  /* spelled the same: the accumulation starts from its initial value */
+  VALID("B^{2}_{bya=0}B^{2}_{tx=0}[D^{i64,g}_{bya,tx}=bya*2+tx;];B^{2}_{bya=0}B^{2}_{tx=0}"
+        "L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{bya*2+tx}+"
+        "A^{f64,g}_{D^{i64,g}_{bya,tx},a};];",
+        "A:f64:4x8 -> C:f64:4");
+  VALID("L^{2}_{b=0}L^{2}_{c=0}[D^{i64,g}_{b,c}=b*2+c;];L^{8}_{a=0}L^{2}_{b=0}L^{2}_{c=0}"
+        "[C^{f64,g}_{D^{i64,g}_{b,c}}=max(C^{f64,g}_{D^{i64,g}_{b,c}},A^{f64,g}_{b*2+c,a});];",
+        "A:f64:4x8 -> C:f64:4");
+  /* a self-read of another element is not this rule's business (a scan
+   * reads what earlier iterations wrote) */
+  VALID("L^{4}_{a=0}[E^{i64,g}_{a}=3-a;];L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else(a<2,"
+        "A^{f64,g}_{a},C^{f64,g}_{E^{i64,g}_{a}});];",
+        "A:f64:4 -> C:f64:4");
+  /* once something wrote the buffer there is no implicit initial value to
+   * lose: the respelled read reads that value */
+  VALID("B^{2}_{tx=0}[C^{f64,g}_{tx}=0;];B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{(tx)}+"
+        "A^{f64,g}_{tx,a};];",
+        "A:f64:2x8 -> C:f64:2");
+}
+END_TEST
+
+/* precompute_indices on the issue's program and its variants: the result
+ * checks, keeps the accumulator's self-read spelled like the left side,
+ * and computes what the source computes (interpreter, three input sets). */
+static void expect_precompute(const char *src, const char *sig, const char *step_text,
+                              const char *want) {
+  leir_program *p = test_parse(src);
+  test_set_signature(p, sig);
+  leir_step *step = NULL;
+  ck_assert_int_eq(leir_step_parse(&step, step_text, strlen(step_text)), LEIR_OK);
+  leir_program *q = NULL;
+  ck_assert_msg(leir_step_apply(&q, p, step, NULL) == LEIR_OK, "%s on %s: %s", step_text, src,
+                leir_error_last()->message);
+  char *out = test_print(q);
+  ck_assert_str_eq(out, want);
+  leir_free(out);
+  leir_diagnostics *d = NULL;
+  leir_status st = leir_program_check(q, NULL, &d);
+  ck_assert_msg(st == LEIR_OK, "%s: %s", want,
+                leir_diagnostics_count(d) ? leir_diagnostics_get(d, 0)->message : "");
+  leir_diagnostics_free(d);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verify(b, p, q, NULL, &r), LEIR_OK);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_EQUAL, "%s: %s (%s)", want,
+                leir_verdict_name(r->verdict), r->message);
+  leir_verify_report_free(r);
+  leir_backend_free(b);
+  leir_step_free(step);
+  leir_program_free(q);
+  leir_program_free(p);
+}
+
+START_TEST(test_precompute_indices_keeps_self_reads) {
+  /* the issue's program: the left entry stays (B loops), so does the
+   * self-read's; only A's subscript reads the table */
+  expect_precompute(
+      "B^{2}_{bya=0}B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{bya*2+tx}+"
+      "A^{f64,g}_{bya*2+tx,a};];",
+      "A:f64:4x8 -> C:f64:4", "precompute_indices nest=0 entry=bya*2+tx",
+      "B^{2}_{bya=0}B^{2}_{tx=0}[D^{i64,g}_{bya,tx}=bya*2+tx;];B^{2}_{bya=0}B^{2}_{tx=0}"
+      "L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{bya*2+tx}+A^{f64,g}_{D^{i64,g}_{bya,tx},a};];");
+  /* sequential loops: the left side and the self-read both read the table */
+  expect_precompute(
+      "L^{2}_{b=0}L^{2}_{c=0}L^{8}_{a=0}[C^{f64,g}_{b*2+c}=C^{f64,g}_{b*2+c}+"
+      "A^{f64,g}_{b*2+c,a};];",
+      "A:f64:4x8 -> C:f64:4", "precompute_indices nest=0 entry=b*2+c",
+      "B^{2}_{tx=0}L^{2}_{c=0}[D^{i64,g}_{tx,c}=tx*2+c;];L^{2}_{b=0}L^{2}_{c=0}L^{8}_{a=0}"
+      "[C^{f64,g}_{D^{i64,g}_{b,c}}=C^{f64,g}_{D^{i64,g}_{b,c}}+A^{f64,g}_{D^{i64,g}_{b,c},a};];");
+  /* reduction loop outermost, max form, a P loop keeping the left entry */
+  expect_precompute(
+      "L^{8}_{a=0}P^{2}_{b=0}L^{2}_{c=0}[C^{f64,g}_{b*2+c}=max(C^{f64,g}_{b*2+c},"
+      "A^{f64,g}_{b*2+c,a});];",
+      "A:f64:4x8 -> C:f64:4", "precompute_indices nest=0 entry=b*2+c",
+      "B^{2}_{tx=0}L^{2}_{c=0}[D^{i64,g}_{tx,c}=tx*2+c;];L^{8}_{a=0}P^{2}_{b=0}L^{2}_{c=0}"
+      "[C^{f64,g}_{b*2+c}=max(C^{f64,g}_{b*2+c},A^{f64,g}_{D^{i64,g}_{b,c},a});];");
+  /* an entry only the left side and its self-read use is no site */
+  leir_program *p = test_parse(
+      "B^{2}_{bya=0}B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{bya*2+tx}*"
+      "A^{f64,g}_{a};];");
+  test_set_signature(p, "A:f64:8 -> C:f64:4");
+  leir_candidates *c = NULL;
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  ck_assert_int_eq(leir_candidates_list(&c, p, &o), LEIR_OK);
+  for (size_t i = 0; i < leir_candidates_count(c); i++)
+    ck_assert_msg(strncmp(leir_step_text(leir_candidates_step(c, i)), "precompute_indices", 18),
+                  "%s", leir_step_text(leir_candidates_step(c, i)));
+  leir_candidates_free(c);
+  leir_program_free(p);
+}
+END_TEST
+
+/* Every candidate of every strategy on accumulator programs (the issue's
+ * and variants: other nestings, max and * forms, nested nests, a partial
+ * accumulator E_{tx,a%2}) checks and computes what its source computes:
+ * no strategy may respell an accumulator's self-read (layout_transformation,
+ * set_storage_layout and cache_read_write rewrite both sides alike). */
+START_TEST(test_accumulators_under_every_strategy) {
+  static const char *const programs[][2] = {
+      {"B^{2}_{bya=0}B^{2}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{bya*2+tx}=C^{f64,g}_{bya*2+tx}+"
+       "A^{f64,g}_{bya*2+tx,a};];",
+       "A:f64:4x8 -> C:f64:4"},
+      {"L^{2}_{b=0}L^{2}_{c=0}L^{8}_{a=0}[C^{f64,g}_{b*2+c}=C^{f64,g}_{b*2+c}+"
+       "A^{f64,g}_{b*2+c,a};];",
+       "A:f64:4x8 -> C:f64:4"},
+      {"B^{4}_{tx=0}L^{8}_{a=0}[E^{f64,g}_{tx,a%2}=max(E^{f64,g}_{tx,a%2},A^{f64,g}_{tx,a});];"
+       "B^{4}_{tx=0}L^{2}_{c=0}[C^{f64,g}_{tx,c}=E^{f64,g}_{tx,c}*2;];",
+       "A:f64:4x8 -> C:f64:4x2"},
+      {"B^{2}_{tx=0}L^{3}_{c=0}L^{8}_{a=0}[E^{f64,g}_{tx,c}=E^{f64,g}_{tx,c}+"
+       "A^{f64,g}_{tx,a}*A^{f64,g}_{tx,c};];B^{2}_{tx=0}L^{3}_{c=0}[C^{f64,g}_{tx,c}="
+       "E^{f64,g}_{tx,c};];",
+       "A:f64:2x8 -> C:f64:2x3"},
+      {"B^{2}_{tx=0}[L^{8}_{a=0}[E^{f64,g}_{tx}=E^{f64,g}_{tx}*A^{f64,g}_{tx,a};];"
+       "C^{f64,g}_{tx}=E^{f64,g}_{tx};];",
+       "A:f64:2x8 -> C:f64:2"},
+  };
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  size_t total = 0;
+  for (size_t i = 0; i < sizeof programs / sizeof *programs; i++) {
+    leir_program *p = test_parse(programs[i][0]);
+    test_set_signature(p, programs[i][1]);
+    leir_candidates *c = NULL;
+    ck_assert_int_eq(leir_candidates_list(&c, p, NULL), LEIR_OK);
+    for (size_t k = 0; k < leir_candidates_count(c); k++, total++) {
+      const char *step = leir_step_text(leir_candidates_step(c, k));
+      leir_program *q = NULL;
+      ck_assert_int_eq(leir_candidates_apply(&q, c, k), LEIR_OK);
+      leir_diagnostics *d = NULL;
+      leir_status st = leir_program_check(q, NULL, &d);
+      ck_assert_msg(st == LEIR_OK, "%s on %s: %s", step, programs[i][0],
+                    leir_diagnostics_count(d) ? leir_diagnostics_get(d, 0)->message : "");
+      leir_diagnostics_free(d);
+      leir_verify_report *r = NULL;
+      ck_assert_int_eq(leir_verify(b, p, q, NULL, &r), LEIR_OK);
+      ck_assert_msg(leir_verdict_passes(r->verdict), "%s on %s: %s (%s)", step, programs[i][0],
+                    leir_verdict_name(r->verdict), r->message);
+      leir_verify_report_free(r);
+      leir_program_free(q);
+    }
+    leir_candidates_free(c);
+    leir_program_free(p);
+  }
+  ck_assert_uint_gt(total, 100);
+  leir_backend_free(b);
+}
+END_TEST
+
 static Suite *check_suite(void) {
   Suite *s = suite_create("check");
   TCase *tc = tcase_create("rules");
@@ -577,6 +770,9 @@ static Suite *check_suite(void) {
   tcase_add_test(tc, test_implicit_initialization_kinds);
   tcase_add_test(tc, test_implicit_initialization_conditions);
   tcase_add_test(tc, test_buffers_and_shapes);
+  tcase_add_test(tc, test_self_read_spelling);
+  tcase_add_test(tc, test_precompute_indices_keeps_self_reads);
+  tcase_add_test(tc, test_accumulators_under_every_strategy);
   suite_add_tcase(s, tc);
   tc = tcase_create("corpus");
   tcase_add_test(tc, test_sources_small_pass_with_their_signatures);

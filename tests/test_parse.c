@@ -3,7 +3,9 @@
  * calls, nest structure, and every malformed form with its exact position
  * and what was expected.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -350,6 +352,97 @@ START_TEST(test_clone_is_deep_and_independent) {
 }
 END_TEST
 
+/* ---- stack ---------------------------------------------------------------- */
+
+/* Programs at the largest depth the parser accepts (max_depth=1000) parse
+ * and check on a 256 KiB thread stack: the parser's nest recursion, the
+ * affine forms of deep subscripts and the index-table substitution keep
+ * their large scratch off the stack. Sanitizers put redzones around every
+ * frame and need about eight times more (measured: the deepest shape here
+ * runs with 2 MiB under ASan), so an instrumented build runs the same
+ * programs with 2 MiB. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PARSE_STACK ((size_t)2 << 20)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PARSE_STACK ((size_t)2 << 20)
+#endif
+#endif
+#ifndef PARSE_STACK
+#define PARSE_STACK ((size_t)256 << 10)
+#endif
+
+typedef struct max_depth_job {
+  const char *text;
+  size_t len;
+  leir_status parsed, checked;
+  char message[256]; /* the thread's last error */
+} max_depth_job;
+
+static void *parse_and_check(void *arg) {
+  max_depth_job *j = arg;
+  leir_parse_options o = LEIR_PARSE_OPTIONS_INIT;
+  o.max_depth = 1000;
+  leir_program *p = NULL;
+  j->parsed = leir_program_parse(&p, j->text, j->len, &o);
+  if (j->parsed == LEIR_OK) {
+    leir_diagnostics *d = NULL;
+    j->checked = leir_program_check(p, NULL, &d);
+    leir_diagnostics_free(d);
+  }
+  snprintf(j->message, sizeof j->message, "%s", leir_error_last()->message);
+  leir_program_free(p);
+  return NULL;
+}
+
+START_TEST(test_max_depth_programs_fit_a_256k_thread_stack) {
+  static const struct {
+    const char *prefix, *opener, *core, *closer, *suffix;
+    int levels; /* tree levels per repetition: 1 or 2 */
+  } shapes[] = {
+      {"", "L^{1}_{v%d=0}[", "C^{f64,g}=1;", "];", "", 1}, /* %d: the level */
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{", "(1+", "a", ")", "-494};];", 2},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{", "(", "a", "+1)", "-494};];", 2},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{", "-(", "a", ")", "+1};];", 2},
+      {"L^{2}_{a=0}[E^{i64,g}_{a}=a;C^{f64,g}_{a}=A^{f64,g}_{", "E^{i64,g}_{", "a", "}", "};];", 1},
+      {"L^{2}_{a=0}L^{3}_{c=0}[C^{f64,g}_{a}=", "if_then_else(a<1,", "a", ",c)", ";];", 1},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=if_then_else(", "(a<1)&(", "a<2", ")", ",A^{f64,g}_{a},0);];", 2},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=", "max(", "a", ",1)", ";];", 1},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=", "-", "a", "", ";];", 1},
+      {"L^{2}_{a=0}[C^{f64,g}_{a}=C^{f64,g}_{a}+", "(", "A^{f64,g}_{a}", ")", ";];", 1},
+  };
+  size_t cap = 1 << 20;
+  char *text = malloc(cap);
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+    /* as deep as max_depth=1000 allows with the prefix's own levels */
+    int levels = 990 / shapes[k].levels;
+    int n = snprintf(text, cap, "%s", shapes[k].prefix);
+    for (int i = 0; i < levels; i++)
+      n += strstr(shapes[k].opener, "%d") ? snprintf(text + n, cap - (size_t)n, shapes[k].opener, i)
+                                          : snprintf(text + n, cap - (size_t)n, "%s", shapes[k].opener);
+    n += snprintf(text + n, cap - (size_t)n, "%s", shapes[k].core);
+    for (int i = 0; i < levels; i++)
+      n += snprintf(text + n, cap - (size_t)n, "%s", shapes[k].closer);
+    n += snprintf(text + n, cap - (size_t)n, "%s", shapes[k].suffix);
+    max_depth_job job = {text, (size_t)n, LEIR_ERR_INTERNAL, LEIR_ERR_INTERNAL, ""};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    ck_assert_int_eq(pthread_attr_setstacksize(&attr, PARSE_STACK), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, &attr, parse_and_check, &job), 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    pthread_attr_destroy(&attr);
+    ck_assert_msg(job.parsed == LEIR_OK, "shape %zu: %s (%s)", k, leir_status_name(job.parsed),
+                  job.message);
+    /* nests beyond the loop limit fail the check (limit.depth); the others
+     * are valid programs */
+    ck_assert_msg(job.checked == (k == 0 ? LEIR_ERR_LIMIT : LEIR_OK), "shape %zu: %s (%s)", k,
+                  leir_status_name(job.checked), job.message);
+  }
+  free(text);
+}
+END_TEST
+
 static Suite *parse_suite(void) {
   Suite *s = suite_create("parse");
   TCase *tc = tcase_create("precedence");
@@ -373,6 +466,9 @@ static Suite *parse_suite(void) {
   tcase_add_test(bad, test_reference_malformed_programs_are_rejected);
   tcase_add_test(bad, test_failed_parse_leaves_output_null_and_reports_argument_errors);
   suite_add_tcase(s, bad);
+  TCase *stack = tcase_create("stack");
+  tcase_add_test(stack, test_max_depth_programs_fit_a_256k_thread_stack);
+  suite_add_tcase(s, stack);
   return s;
 }
 

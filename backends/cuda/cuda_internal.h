@@ -82,6 +82,13 @@ const char *leir__cuda_prelude(void);
  * LEIR_ERR_INVALID (rule "cuda.bound-dependence") and returns it. */
 leir_status leir__cuda_check_bound_loops(const leir__analysis *a, uint32_t top);
 
+/* True when loop `loop` (of top-level nest `top`, extent > 1) may not run
+ * its iterations on parallel threads; then *tensor (may be NULL) names the
+ * buffer and `what` says why. The name rule (t[xyz]/b[xyz]) is not part of
+ * this question. */
+bool leir__cuda_loop_conflict(const leir__analysis *a, uint32_t top, const leir__loop *loop,
+                              const char **tensor, char *what, size_t cap);
+
 /* True when the value of the affine subscript `f` (over the loops of
  * equation `info`) determines loop slot `slot` uniquely. */
 bool leir__cuda_determines(const leir__affine *f, const leir__eqinfo *info, uint32_t slot);

@@ -17,180 +17,42 @@
  * holds the enclosing loops fixed), every other loop counts as free here:
  * the launch grid takes the bound loop out of the loops around it, so
  * threads run at different iterations of those loops at the same time.
+ * The test itself is the dependence model's (lib/dependence.c, asked with
+ * LEIR__HOLD_NONE); this file adds the naming rule and the diagnostic.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "dependence.h"
 #include "error.h"
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
+/* The nest (at any level under n) that owns `loop`, and its index. */
+static bool find_nest(const leir_nest *n, const leir__loop *loop, const leir_nest **out,
+                      uint32_t *k) {
+  for (uint32_t i = 0; i < n->nloops; i++)
+    if (&n->loops[i] == loop) {
+      *out = n;
+      *k = i;
+      return true;
+    }
+  for (uint32_t i = 0; i < n->nitems; i++)
+    if (n->items[i].nest && find_nest(n->items[i].nest, loop, out, k)) return true;
+  return false;
 }
 
-typedef struct term {
-  int64_t coef; /* absolute value */
-  int64_t span; /* extent - 1 */
-} term;
-
-static int by_coef(const void *x, const void *y) {
-  const term *a = x, *b = y;
-  return (a->coef > b->coef) - (a->coef < b->coef);
-}
-
-/* h = cb*b + sum(c_v*v) + c. If the terms with small coefficients cannot
- * add up to |cb| (S < |cb|) and the others are multiples of D greater than
- * the spread of cb*b plus S, then h(i) == h(i') forces b == b'. Every split
- * of the other terms by coefficient size is tried. */
 bool leir__cuda_determines(const leir__affine *f, const leir__eqinfo *info, uint32_t slot) {
-  int64_t cb = 0;
-  term others[LEIR__AFFINE_TERMS];
-  uint32_t n = 0;
-  for (uint32_t k = 0; k < f->nterms; k++) {
-    int64_t ext = info->loops[f->slot[k]]->extent;
-    int64_t c = f->coef[k] < 0 ? -f->coef[k] : f->coef[k];
-    if (f->slot[k] == slot)
-      cb = c;
-    else if (ext > 1)
-      others[n++] = (term){c, ext - 1};
-  }
-  if (cb == 0) return false;
-  int64_t bspan;
-  if (__builtin_mul_overflow(cb, info->loops[slot]->extent - 1, &bspan)) return false;
-  qsort(others, n, sizeof *others, by_coef);
-  int64_t small = 0;
-  for (uint32_t split = 0; split <= n; split++) {
-    if (split > 0) {
-      int64_t t;
-      if (__builtin_mul_overflow(others[split - 1].coef, others[split - 1].span, &t) ||
-          __builtin_add_overflow(small, t, &small))
-        return false;
-    }
-    if (small >= cb) return false; /* only grows */
-    int64_t d = 0;
-    for (uint32_t k = split; k < n; k++) d = gcd64(others[k].coef, d);
-    int64_t spread;
-    if (__builtin_add_overflow(bspan, small, &spread)) return false;
-    if (split == n || d > spread) return true;
-  }
-  return false;
+  return leir__dep_determines(f, info, slot);
 }
 
-/* Slot of `loop` in the equation's loop list; LEIR__NONE if absent. */
-static uint32_t slot_of(const leir__eqinfo *info, const leir__loop *loop) {
-  for (uint32_t k = 0; k < info->nloops; k++)
-    if (info->loops[k] == loop) return k;
-  return LEIR__NONE;
-}
-
-/* Same affine function of loops with the same names and extents. */
-static bool same_form(const leir__affine *x, const leir__eqinfo *ix, const leir__affine *y,
-                      const leir__eqinfo *iy) {
-  if (x->nterms != y->nterms || x->c != y->c) return false;
-  for (uint32_t k = 0; k < x->nterms; k++) {
-    const leir__loop *lx = ix->loops[x->slot[k]];
-    bool found = false;
-    for (uint32_t j = 0; j < y->nterms && !found; j++) {
-      const leir__loop *ly = iy->loops[y->slot[j]];
-      found = lx->sym == ly->sym && lx->extent == ly->extent && x->coef[k] == y->coef[j];
-    }
-    if (!found) return false;
-  }
-  return true;
-}
-
-static const leir_expr *unparen(const leir_expr *e) {
-  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
-  return e;
-}
-
-/* Identical integer expressions over loops with the same names/extents. */
-static bool same_expr(const leir__analysis *a, const leir_expr *x, const leir__eqinfo *ix,
-                      const leir_expr *y, const leir__eqinfo *iy) {
-  if (!leir__expr_equal(a->p, x, a->p, y)) return false;
-  leir__affine fx, fy;
-  if (leir__affine_of(a, x, &fx) && leir__affine_of(a, y, &fy)) return same_form(&fx, ix, &fy, iy);
-  return false;
-}
-
-/* E//c and E%c in two dimensions (layout strategies split an index this
- * way) give E itself: E = c*(E//c) + E%c. */
-static bool split_pair(const leir__analysis *a, const leir_expr *w, const leir__eqinfo *wi,
-                       const leir_expr *r, const leir__eqinfo *ri, uint32_t ws) {
-  for (uint32_t k1 = 0; k1 < w->n && k1 < r->n; k1++) {
-    const leir_expr *d1 = unparen(w->kids[k1]), *e1 = unparen(r->kids[k1]);
-    if (d1->kind != LEIR_EXPR_BINARY || d1->op != LEIR_OP_FLOORDIV ||
-        !leir__expr_equal(a->p, d1, a->p, e1))
-      continue;
-    for (uint32_t k2 = 0; k2 < w->n && k2 < r->n; k2++) {
-      const leir_expr *d2 = unparen(w->kids[k2]), *e2 = unparen(r->kids[k2]);
-      if (d2->kind != LEIR_EXPR_BINARY || d2->op != LEIR_OP_MOD ||
-          !leir__expr_equal(a->p, d2, a->p, e2) ||
-          !leir__expr_equal(a->p, d1->kids[0], a->p, d2->kids[0]) ||
-          !leir__expr_equal(a->p, d1->kids[1], a->p, d2->kids[1]))
-        continue;
-      const leir_expr *c = unparen(d1->kids[1]);
-      if (c->kind != LEIR_EXPR_NUMBER || !c->u.num->is_int || c->u.num->ival <= 0) continue;
-      leir__affine fw;
-      if (!same_expr(a, d1->kids[0], wi, e1->kids[0], ri) || !leir__affine_of(a, d1->kids[0], &fw))
-        continue;
-      if (leir__cuda_determines(&fw, wi, ws)) return true;
-    }
-  }
-  return false;
-}
-
-/* Does some dimension prove that W and R touch one element only with the
- * same value of `loop`? */
-static bool separated(const leir__analysis *a, const leir__eqinfo *wi, const leir_expr *w,
-                      const leir__eqinfo *ri, const leir_expr *r, const leir__loop *loop) {
-  uint32_t ws = slot_of(wi, loop), rs = slot_of(ri, loop);
-  if (ws == LEIR__NONE || rs == LEIR__NONE) return false;
-  for (uint32_t k = 0; k < w->n && k < r->n; k++) {
-    leir__affine fw, fr;
-    if (!leir__affine_of(a, w->kids[k], &fw) || !leir__affine_of(a, r->kids[k], &fr)) continue;
-    if (!same_form(&fw, wi, &fr, ri)) continue;
-    if (leir__cuda_determines(&fw, wi, ws)) return true;
-  }
-  return split_pair(a, w, wi, r, ri, ws);
-}
-
-typedef struct conflict {
-  const leir_expr *w, *r;
-  const leir__eqinfo *wi, *ri;
-} conflict;
-
-static bool find_in(const leir__analysis *a, const leir__eqinfo *wi, const leir__eqinfo *ri,
-                    const leir_expr *e, const leir__loop *loop, conflict *out) {
-  if (e->kind == LEIR_EXPR_TENSOR && e->id < a->nids &&
-      a->expr_buffer[e->id] == wi->lhs_buffer &&
-      !separated(a, wi, wi->eq->lhs, ri, e, loop)) {
-    out->w = wi->eq->lhs;
-    out->r = e;
-    out->wi = wi;
-    out->ri = ri;
-    return true;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (find_in(a, wi, ri, e->kids[k], loop, out)) return true;
-  return false;
-}
-
-static bool uses_loop(const leir__analysis *a, const leir__eqinfo *info, const leir_expr *e,
-                      const leir__loop *loop) {
-  if (e->kind == LEIR_EXPR_VAR && e->id < a->nids) {
-    uint32_t s = a->expr_loop[e->id];
-    if (s != LEIR__NONE && s < info->nloops && info->loops[s] == loop) return true;
-  }
-  for (uint32_t k = 0; k < e->n; k++)
-    if (uses_loop(a, info, e->kids[k], loop)) return true;
-  return false;
+/* Why loop `loop` of top-level nest `top` may not run its iterations on
+ * parallel threads (the "what" of the diagnostic); false when it may. */
+bool leir__cuda_loop_conflict(const leir__analysis *a, uint32_t top, const leir__loop *loop,
+                              const char **tensor, char *what, size_t cap) {
+  const leir_nest *n = NULL;
+  uint32_t k = 0;
+  if (!find_nest(a->p->nests[top], loop, &n, &k)) return false;
+  return !leir__dep_loop_independent(a, n, k, LEIR__HOLD_NONE, tensor, what, cap);
 }
 
 static leir_status check_loop(const leir__analysis *a, uint32_t top, const leir__loop *loop) {
@@ -204,42 +66,13 @@ static leir_status check_loop(const leir__analysis *a, uint32_t top, const leir_
                        "bound loop '%s' must be named t[xyz]... or b[xyz]... to select a "
                        "thread or block axis",
                        var);
-  if (loop->extent <= 1) return LEIR_OK;
-  for (uint32_t i = 0; i < a->neqs; i++) {
-    const leir__eqinfo *wi = &a->eqs[i];
-    if (wi->top != top || wi->lhs_buffer == LEIR__NONE || slot_of(wi, loop) == LEIR__NONE)
-      continue;
-    for (uint32_t j = 0; j < a->neqs; j++) {
-      const leir__eqinfo *ri = &a->eqs[j];
-      if (ri->top != top || slot_of(ri, loop) == LEIR__NONE) continue;
-      conflict c;
-      if (!find_in(a, wi, ri, ri->eq->lhs, loop, &c) && !find_in(a, wi, ri, ri->eq->rhs, loop, &c))
-        continue;
-      const char *t = leir__sym_name(p, c.w->sym);
-      bool write = c.r == c.ri->eq->lhs;
-      bool reduction = write && c.wi == c.ri && !uses_loop(a, wi, c.w, loop);
-      char what[512];
-      if (reduction)
-        snprintf(what, sizeof what,
-                 "iterations with different values of %s write the same element of %s (a "
-                 "reduction across %s)",
-                 var, t, var);
-      else if (write)
-        snprintf(what, sizeof what,
-                 "iterations with different values of %s may write the same element of %s", var,
-                 t);
-      else
-        snprintf(what, sizeof what,
-                 "an iteration may read an element of %s that an iteration with a different "
-                 "value of %s writes",
-                 t, var);
-      return leir__error(LEIR_ERR_INVALID, "cuda.bound-dependence", var, line, col,
-                         "bound loop '%s' carries a dependence through %s: %s; the CUDA backend "
-                         "does not race it (bind another loop, or make the loop L)",
-                         var, t, what);
-    }
-  }
-  return LEIR_OK;
+  char what[512];
+  const char *t = NULL;
+  if (!leir__cuda_loop_conflict(a, top, loop, &t, what, sizeof what)) return LEIR_OK;
+  return leir__error(LEIR_ERR_INVALID, "cuda.bound-dependence", var, line, col,
+                     "bound loop '%s' carries a dependence through %s: %s; the CUDA backend "
+                     "does not race it (bind another loop, or make the loop L)",
+                     var, t, what);
 }
 
 static leir_status walk(const leir__analysis *a, uint32_t top, const leir_nest *n) {
