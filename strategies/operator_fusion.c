@@ -1,0 +1,209 @@
+/*
+ * operator_fusion (0, graph): put the items of two consecutive top-level
+ * nests with the same loops into one nest: `L[e1;];L[e2;];` becomes
+ * `L[e1;e2;];`, the second nest's loop variables renamed to the first's.
+ *
+ * Sites: every top-level nest N with a next nest N+1 such that
+ *  - both have the same number of loops with the same extents and kinds
+ *    (bound loops also the same name, i.e. the same GPU axis);
+ *  - no loop inside a nested nest of N+1 has the name of one of N's loops;
+ *  - no dependence from an iteration of N to one of N+1 is reversed
+ *    (leir__dep_nests_fusable of lib/dependence.c, on index sets: a
+ *    producer writing X_{a} and a consumer reading X_{a+1} do not fuse);
+ *  - on every P, V or B loop no element is touched by the two bodies at
+ *    different values of that loop with a write among them (the fused
+ *    loop's iterations stay independent).
+ * The reference also accepts only pairs without reductions and changes the
+ * scope of tensors not used later to a random `l` or `s` (outputs
+ * included); libleir fuses reductions when the dependences allow it and
+ * leaves scopes to set_storage_scope. Parameters: `nest=N` (the site spans
+ * N and N+1). Exact: every element sees the same operations in the same
+ * order.
+ */
+#include <stdlib.h>
+
+#include "dependence.h"
+#include "kit.h"
+#include "visit.h"
+
+typedef struct acc {
+  const leir__eqinfo *info;
+  const leir_expr *t;
+  uint32_t buffer;
+  bool write;
+} acc;
+
+typedef LEIR__VEC(acc) accv;
+
+static void push(accv *v, const leir__analysis *a, const leir__eqinfo *info, const leir_expr *t,
+                 bool write, bool *failed) {
+  acc *x = LEIR__VEC_PUSH(v);
+  if (!x) {
+    *failed = true;
+    return;
+  }
+  x->info = info;
+  x->t = t;
+  x->buffer = t->id < a->nids ? a->expr_buffer[t->id] : LEIR__NONE;
+  x->write = write;
+}
+
+static void expr_reads(accv *v, const leir__analysis *a, const leir__eqinfo *info,
+                       const leir_expr *e, bool *failed) {
+  if (e->kind == LEIR_EXPR_TENSOR) push(v, a, info, e, false, failed);
+  for (uint32_t k = 0; k < e->n && !*failed; k++) expr_reads(v, a, info, e->kids[k], failed);
+}
+
+/* Every access of top-level nest `top`. */
+static void nest_accesses(accv *v, const leir__analysis *a, uint32_t top, bool *failed) {
+  for (uint32_t i = 0; i < a->neqs && !*failed; i++) {
+    const leir__eqinfo *info = &a->eqs[i];
+    if (info->top != top) continue;
+    push(v, a, info, info->eq->lhs, true, failed);
+    for (uint32_t k = 0; k < info->eq->lhs->n && !*failed; k++)
+      expr_reads(v, a, info, info->eq->lhs->kids[k], failed);
+    if (!*failed) expr_reads(v, a, info, info->eq->rhs, failed);
+  }
+}
+
+/* A P/V/B loop k of the fused nest whose iterations the two bodies would
+ * couple: its index, or -1. *bad gets the tensor. */
+static int coupled_parallel_loop(const leir__analysis *a, uint32_t t, uint32_t *bad) {
+  const leir_nest *x = a->p->nests[t], *y = a->p->nests[t + 1];
+  bool any = false;
+  for (uint32_t k = 0; k < x->nloops; k++)
+    if (x->loops[k].kind == LEIR_LOOP_PARALLEL || x->loops[k].kind == LEIR_LOOP_VECTORIZED ||
+        x->loops[k].kind == LEIR_LOOP_BOUND)
+      any = true;
+  if (!any) return -1;
+  accv v1 = LEIR__VEC_INIT, v2 = LEIR__VEC_INIT;
+  bool failed = false;
+  nest_accesses(&v1, a, t, &failed);
+  nest_accesses(&v2, a, t + 1, &failed);
+  int found = failed ? 0 : -1;
+  *bad = LEIR__NOSYM;
+  for (uint32_t k = 0; k < x->nloops && found < 0; k++) {
+    uint8_t kind = x->loops[k].kind;
+    if (kind != LEIR_LOOP_PARALLEL && kind != LEIR_LOOP_VECTORIZED && kind != LEIR_LOOP_BOUND)
+      continue;
+    /* different values: less or greater (each exact in Banerjee's test) */
+    leir__dep_pair lt = {&x->loops[k], &y->loops[k], LEIR__DEP_LT};
+    leir__dep_pair gt = {&x->loops[k], &y->loops[k], LEIR__DEP_GT};
+    for (size_t i = 0; i < v1.len && found < 0; i++)
+      for (size_t j = 0; j < v2.len && found < 0; j++) {
+        const acc *p = &v1.data[i], *q = &v2.data[j];
+        if ((!p->write && !q->write) || p->buffer != q->buffer) continue;
+        if (p->buffer == LEIR__NONE ||
+            leir__dep_may_meet(a, p->info, p->t, q->info, q->t, &lt, 1) ||
+            leir__dep_may_meet(a, p->info, p->t, q->info, q->t, &gt, 1)) {
+          found = (int)k;
+          *bad = p->t->sym;
+        }
+      }
+  }
+  free(v1.data);
+  free(v2.data);
+  return found;
+}
+
+/* Does a nest inside n (not n itself) have a loop named by one of m's? */
+static bool inner_loop_clash(const leir_nest *n, const leir_nest *m, bool top) {
+  if (!top)
+    for (uint32_t i = 0; i < n->nloops; i++)
+      for (uint32_t j = 0; j < m->nloops; j++)
+        if (n->loops[i].sym == m->loops[j].sym) return true;
+  for (uint32_t k = 0; k < n->nitems; k++)
+    if (n->items[k].nest && inner_loop_clash(n->items[k].nest, m, false)) return true;
+  return false;
+}
+
+static void enumerate(leir__sctx *c) {
+  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
+    const leir__nref *r = &c->nests[i];
+    if (r->depth != 1 || leir__skip_nest(c, r)) continue;
+    uint32_t t = r->path[0];
+    if (t + 1 >= c->p->nnests) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_LAST_NEST,
+                   "nest %u is the last nest; there is no next nest to fuse it with", t);
+      continue;
+    }
+    const leir_nest *x = c->p->nests[t], *y = c->p->nests[t + 1];
+    bool same = x->nloops == y->nloops && x->nloops > 0;
+    for (uint32_t k = 0; same && k < x->nloops; k++)
+      same = x->loops[k].extent == y->loops[k].extent && x->loops[k].kind == y->loops[k].kind &&
+             (x->loops[k].kind != LEIR_LOOP_BOUND || x->loops[k].sym == y->loops[k].sym);
+    if (!same) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_LOOPS_DIFFER,
+                   "nests %u and %u do not have the same loops (number, extents, kinds, GPU axes)",
+                   t, t + 1);
+      continue;
+    }
+    if (inner_loop_clash(y, x, true)) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_NAMES,
+                   "a nest inside nest %u has a loop named like a loop of nest %u", t + 1, t);
+      continue;
+    }
+    char why[256];
+    why[0] = '\0';
+    if (!leir__dep_nests_fusable(c->a, t, t + 1, x->nloops, why, sizeof why)) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_DEPENDENCE,
+                   "nests %u and %u cannot share their loops: %s", t, t + 1, why);
+      continue;
+    }
+    uint32_t bad;
+    int k = coupled_parallel_loop(c->a, t, &bad);
+    if (k >= 0) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_PARALLEL,
+                   "fused, different iterations of the %c loop %s would touch one element of %s",
+                   leir__loop_kind_letters[x->loops[k].kind], leir__loop_name(c, r, (uint32_t)k),
+                   bad == LEIR__NOSYM ? "a tensor" : leir__name(c, bad));
+      continue;
+    }
+    leir__emit(c, LEIR_EXACT, "nest=%s", r->label);
+  }
+}
+
+typedef struct renamer {
+  const leir_nest *from, *to;
+} renamer;
+
+static int rename_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)parent;
+  renamer *rn = v->ud;
+  leir_expr *e = *slot;
+  if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
+  for (uint32_t k = 0; k < rn->from->nloops; k++)
+    if (e->sym == rn->from->loops[k].sym) {
+      e->sym = rn->to->loops[k].sym;
+      break;
+    }
+  return LEIR__VISIT_NEXT;
+}
+
+static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  if (!r || r->depth != 1 || r->path[0] + 1 >= out->nnests) return LEIR_ERR_INTERNAL;
+  uint32_t t = r->path[0];
+  leir_nest *x = out->nests[t], *y = out->nests[t + 1];
+  /* simultaneous renaming: every VAR is looked up in y's original loops */
+  renamer rn = {y, x};
+  leir__visit v = LEIR__VISIT_INIT(rename_node, &rn);
+  leir__visit_nest(&v, y);
+  leir_nest *m = leir__new_nest(out, x->nloops, x->nitems + y->nitems);
+  if (!m) return LEIR_ERR_NOMEM;
+  for (uint32_t k = 0; k < x->nloops; k++) m->loops[k] = x->loops[k];
+  for (uint32_t k = 0; k < x->nitems; k++) m->items[k] = x->items[k];
+  for (uint32_t k = 0; k < y->nitems; k++) m->items[x->nitems + k] = y->items[k];
+  out->nests[t] = m;
+  leir__program_remove_nest(out, t + 1);
+  return LEIR_OK;
+}
+
+const leir__strategy_impl leir__operator_fusion = {
+    .keys = LEIR__KEY(LEIR__K_NEST),
+    .required = LEIR__KEY(LEIR__K_NEST),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = NULL,
+    .span = 2,
+};
