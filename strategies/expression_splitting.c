@@ -13,15 +13,17 @@
  *    an if_then_else (branches are lazy: computed for every iteration the
  *    sub-expression could read out of bounds);
  *  - free of tensors the nest writes (computed earlier it would read
- *    values the nest has not produced yet), and using at least one loop
- *    variable of the nest;
+ *    values the nest has not produced yet);
  *  - with T's elements (the product of the extents of the loops it uses)
  *    at most 2^24 (LEIR__SPLIT_MAX_ELEMENTS): the reference builds one
  *    dimension per subscript entry and reaches 11 GB on convolutions;
  *    libleir indexes T by the loops the sub-expression uses, in loop order,
  *    and refuses larger ones (rule expression_splitting.size).
  * The new nest has those loops (names, extents and kinds of the nest's
- * loops; each iteration writes its own element) and the equation
+ * loops; each iteration writes its own element), in nest order or, with
+ * `perm=p1,...` (every other permutation of up to 4 loops; the reference's
+ * order is a hash order), loop p_i of them at position i; a sub-expression
+ * without loops gets `B^{1}_{tx=0}` and a scalar T. The new equation is
  * T_{loops} = sub-expression; T takes the name c->next_tensor, scope g and
  * dtype f64 or f32 as the equation computes (f32 for f16/bf16 equations, so
  * nothing is rounded); integer and bool equations are not split. A
@@ -34,6 +36,25 @@
 #include "visit.h"
 
 #define LEIR__SPLIT_MAX_ELEMENTS ((int64_t)1 << 24)
+#define LEIR__SPLIT_MAX_PERM 4
+
+/* The next permutation in lexicographic order; false after the last. */
+static bool next_perm(uint8_t *p, uint32_t n) {
+  uint32_t i = n - 1;
+  while (i > 0 && p[i - 1] >= p[i]) i--;
+  if (i == 0) return false;
+  uint32_t j = n - 1;
+  while (p[j] <= p[i - 1]) j--;
+  uint8_t t = p[i - 1];
+  p[i - 1] = p[j];
+  p[j] = t;
+  for (uint32_t a = i, b = n - 1; a < b; a++, b--) {
+    t = p[a];
+    p[a] = p[b];
+    p[b] = t;
+  }
+  return true;
+}
 
 static bool float_dtype(uint8_t dt) {
   return dt == LEIR_F64 || dt == LEIR_F32 || dt == LEIR_F16 || dt == LEIR_BF16;
@@ -96,11 +117,6 @@ static bool site(leir__sctx *c, const leir__xsite *x, void *ud) {
     return true;
   }
   uint64_t used = leir__loops_in(r->nest, e);
-  if (!used) {
-    LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_NO_LOOPS,
-                 "the sub-expression uses no loop variable of the nest");
-    return true;
-  }
   int64_t elems = 1;
   for (uint32_t l = 0; l < r->nest->nloops && l < 64; l++)
     if (used >> l & 1) {
@@ -118,6 +134,19 @@ static bool site(leir__sctx *c, const leir__xsite *x, void *ud) {
   char path[LEIR__MAX_XPATH * 11];
   leir__xpath_format(x, path, sizeof path);
   leir__emit(c, LEIR_EXACT, "nest=%s eq=%u expr=%s", r->label, x->eq.item, path);
+  /* every other order of the intermediate's loops (and subscript), up to
+   * LEIR__SPLIT_MAX_PERM loops */
+  uint32_t k = (uint32_t)__builtin_popcountll(used);
+  if (k < 2 || k > LEIR__SPLIT_MAX_PERM) return leir__more(c);
+  uint8_t p[LEIR__SPLIT_MAX_PERM];
+  for (uint32_t i = 0; i < k; i++) p[i] = (uint8_t)i;
+  while (leir__more(c) && next_perm(p, k)) {
+    char perm[LEIR__SPLIT_MAX_PERM * 4];
+    size_t off = 0;
+    for (uint32_t i = 0; i < k; i++)
+      off += (size_t)snprintf(perm + off, sizeof perm - off, i ? ",%u" : "%u", p[i]);
+    leir__emit(c, LEIR_EXACT, "nest=%s perm=%s eq=%u expr=%s", r->label, perm, x->eq.item, path);
+  }
   return leir__more(c);
 }
 
@@ -159,8 +188,21 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   leir_expr *sub = *slot;
   while (sub->kind == LEIR_EXPR_PAREN) sub = sub->kids[0];
   uint64_t used = leir__loops_in(m, sub);
-  uint32_t nl = 0;
-  for (uint32_t l = 0; l < m->nloops && l < 64; l++) nl += (uint32_t)(used >> l & 1);
+  uint32_t nl = 0, order[64];
+  for (uint32_t l = 0; l < m->nloops && l < 64; l++)
+    if (used >> l & 1) order[nl++] = l;
+  uint32_t nperm = 0;
+  const leir__tok *pt = leir__ps_get(ps, LEIR__K_PERM, &nperm);
+  if (pt) {
+    if (nperm != nl) return LEIR_ERR_INTERNAL;
+    uint32_t by[64];
+    for (uint32_t i = 0; i < nl; i++) {
+      int64_t v;
+      if (!leir__tok_int(&pt[i], &v) || v < 0 || v >= (int64_t)nl) return LEIR_ERR_INTERNAL;
+      by[i] = order[v];
+    }
+    memcpy(order, by, nl * sizeof *order);
+  }
   uint32_t tsym = leir__tensor_sym(out, c->next_tensor);
   uint8_t dt = es.eq->lhs->dtype == LEIR_F64 ? LEIR_F64 : LEIR_F32;
   leir_expr *lhs = leir__new_expr(out, LEIR_EXPR_TENSOR, LEIR_OP_NONE, nl);
@@ -169,16 +211,22 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   lhs->sym = use->sym = tsym;
   lhs->dtype = use->dtype = dt;
   lhs->scope = use->scope = LEIR_SCOPE_GLOBAL;
-  leir_nest *prod = leir__new_nest(out, nl, 1);
+  leir_nest *prod = leir__new_nest(out, nl ? nl : 1, 1);
   if (!prod) return LEIR_ERR_NOMEM;
-  uint32_t k = 0;
-  for (uint32_t l = 0; l < m->nloops && l < 64; l++)
-    if (used >> l & 1) {
-      prod->loops[k] = m->loops[l];
-      lhs->kids[k] = leir__mk_var(out, m->loops[l].sym);
-      use->kids[k] = leir__mk_var(out, m->loops[l].sym);
-      k++;
-    }
+  for (uint32_t k = 0; k < nl; k++) {
+    prod->loops[k] = m->loops[order[k]];
+    lhs->kids[k] = leir__mk_var(out, m->loops[order[k]].sym);
+    use->kids[k] = leir__mk_var(out, m->loops[order[k]].sym);
+  }
+  if (!nl) {
+    /* a scalar: one bound loop of extent 1 named tx, as the reference */
+    leir_nest *none = leir__new_nest(out, 0, 0);
+    if (!none) return LEIR_ERR_NOMEM;
+    prod->loops[0].kind = LEIR_LOOP_BOUND;
+    prod->loops[0].extent = 1;
+    prod->loops[0].pos = LEIR__NOPOS;
+    prod->loops[0].sym = leir__fresh_loop_named(out, none, "tx");
+  }
   leir_equation *eq = leir__palloc(out, sizeof *eq);
   if (!eq) return LEIR_ERR_NOMEM;
   eq->lhs = lhs;
@@ -192,7 +240,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__expression_splitting = {
-    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_EQ) | LEIR__KEY(LEIR__K_EXPR),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_PERM) | LEIR__KEY(LEIR__K_EQ) |
+            LEIR__KEY(LEIR__K_EXPR),
     .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_EQ) | LEIR__KEY(LEIR__K_EXPR),
     .enumerate = enumerate,
     .apply = apply,

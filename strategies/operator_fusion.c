@@ -16,9 +16,13 @@
  * The reference also accepts only pairs without reductions and changes the
  * scope of tensors not used later to a random `l` or `s` (outputs
  * included); libleir fuses reductions when the dependences allow it and
- * leaves scopes to set_storage_scope. Parameters: `nest=N` (the site spans
- * N and N+1). Exact: every element sees the same operations in the same
- * order.
+ * does not change scopes unless asked. Parameters: `nest=N` (the site spans
+ * N and N+1), and optionally `scopes=S1,...` (each s or l, every
+ * combination) for the tensors the two nests write that no other nest uses,
+ * in order of first write (the reference's storage choice: such a tensor
+ * lives only inside the fused nest; an output's scope letter is ignored,
+ * spec/leir.md §2); not offered when there are more than 4. Exact: every
+ * element sees the same operations in the same order.
  */
 #include <stdlib.h>
 
@@ -117,6 +121,48 @@ static bool inner_loop_clash(const leir_nest *n, const leir_nest *m, bool top) {
   return false;
 }
 
+#define LEIR__FUSION_MAX_SCOPES 4
+
+static bool tensor_in(const leir_expr *e, uint32_t sym) {
+  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
+  for (uint32_t k = 0; k < e->n; k++)
+    if (tensor_in(e->kids[k], sym)) return true;
+  return false;
+}
+
+static bool nest_uses(const leir_nest *n, uint32_t sym) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest ? nest_uses(n->items[k].nest, sym)
+                         : tensor_in(n->items[k].eq->lhs, sym) || tensor_in(n->items[k].eq->rhs, sym))
+      return true;
+  }
+  return false;
+}
+
+/* The tensors written directly by equations of nests t and t+1 (in order of
+ * first write) that no other nest uses; 0 when there are more than
+ * LEIR__FUSION_MAX_SCOPES. */
+static uint32_t local_tensors(const leir_program *p, uint32_t t, uint32_t *out) {
+  uint32_t k = 0;
+  for (uint32_t m = t; m <= t + 1; m++) {
+    const leir_nest *n = p->nests[m];
+    for (uint32_t i = 0; i < n->nitems; i++) {
+      if (!n->items[i].eq) continue;
+      uint32_t sym = n->items[i].eq->lhs->sym;
+      bool seen = false;
+      for (uint32_t j = 0; j < k; j++) seen = seen || out[j] == sym;
+      if (seen) continue;
+      bool later = false;
+      for (uint32_t q = 0; q < p->nnests && !later; q++)
+        if (q != t && q != t + 1) later = nest_uses(p->nests[q], sym);
+      if (later) continue;
+      if (k == LEIR__FUSION_MAX_SCOPES) return 0;
+      out[k++] = sym;
+    }
+  }
+  return k;
+}
+
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
@@ -160,6 +206,18 @@ static void enumerate(leir__sctx *c) {
       continue;
     }
     leir__emit(c, LEIR_EXACT, "nest=%s", r->label);
+    /* the reference's storage choice: tensors of the fused nest that no
+     * other nest uses become s or l (every combination, up to 4 tensors) */
+    uint32_t loc[LEIR__FUSION_MAX_SCOPES];
+    uint32_t nloc = local_tensors(c->p, t, loc);
+    for (uint32_t bits = 0; nloc && bits < (1u << nloc) && leir__more(c); bits++) {
+      char sc[LEIR__FUSION_MAX_SCOPES * 2 + 1];
+      for (uint32_t j = 0; j < nloc; j++) {
+        sc[2 * j] = (bits >> (nloc - 1 - j) & 1) ? 'l' : 's';
+        sc[2 * j + 1] = j + 1 < nloc ? ',' : '\0';
+      }
+      leir__emit(c, LEIR_EXACT, "nest=%s scopes=%s", r->label, sc);
+    }
   }
 }
 
@@ -194,13 +252,24 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   for (uint32_t k = 0; k < x->nloops; k++) m->loops[k] = x->loops[k];
   for (uint32_t k = 0; k < x->nitems; k++) m->items[k] = x->items[k];
   for (uint32_t k = 0; k < y->nitems; k++) m->items[x->nitems + k] = y->items[k];
+  uint32_t nsc = 0;
+  const leir__tok *sc = leir__ps_get(ps, LEIR__K_SCOPES, &nsc);
+  if (sc) {
+    uint32_t loc[LEIR__FUSION_MAX_SCOPES];
+    uint32_t k = local_tensors(c->p, t, loc);
+    if (k != nsc) return LEIR_ERR_INTERNAL;
+    for (uint32_t j = 0; j < k; j++) {
+      uint32_t sym = leir__sym_find(out, leir__name(c, loc[j]), leir__sym_len(c->p, loc[j]));
+      leir__set_tensor_scope(m, sym, sc[j].s[0] == 'l' ? LEIR_SCOPE_LOCAL : LEIR_SCOPE_SHARED);
+    }
+  }
   out->nests[t] = m;
   leir__program_remove_nest(out, t + 1);
   return LEIR_OK;
 }
 
 const leir__strategy_impl leir__operator_fusion = {
-    .keys = LEIR__KEY(LEIR__K_NEST),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_SCOPES),
     .required = LEIR__KEY(LEIR__K_NEST),
     .enumerate = enumerate,
     .apply = apply,
