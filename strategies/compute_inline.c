@@ -5,8 +5,9 @@
  * Sites: every top-level nest N (the producer) with a next nest N+1 (the
  * consumer) where
  *  - N is one equation X_{i1,...,ik} = f whose subscript entries are the
- *    nest's loop variables, each exactly once (every element is written
- *    once, by the iteration that names it);
+ *    nest's loop variables, each exactly once, except loops of extent 1,
+ *    which may be missing (their variable is 0 in f): every element is
+ *    written once, by the iteration that names it;
  *  - X is an intermediate (no signature variable) read by N+1 and by no
  *    nest after it (so the producer can go);
  *  - the equation is X's only writer, f does not read X, and no nest from
@@ -18,7 +19,7 @@
  *    read of an element the producer does not write).
  * A read X_{s1,...,sk} becomes f with loop i_j replaced by s_j (all at
  * once), parenthesized like the reference unless it is a tensor, number,
- * variable or call. Parameters: `nest=N` (the site spans N and N+1).
+ * variable or a call whose arguments hold no parentheses. Parameters: `nest=N` (the site spans N and N+1).
  * Exact when X has the dtype of every equation that reads it and that
  * dtype is f32 or f64 (the consumer computes f as the producer did and
  * storing X rounded nothing); reassociating otherwise (the store to X no
@@ -58,7 +59,7 @@ static int reader_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   uint8_t dt = v->eq->lhs->dtype;
   if (!is_float(dt)) s->bad_dtype = true;
   if (dt != s->xdtype) s->mixed_dtype = true;
-  if (e->n != s->producer->nloops) {
+  if (e->n != s->producer->items[0].eq->lhs->n) {
     s->out_of_range = true;
     return LEIR__VISIT_NEXT;
   }
@@ -73,11 +74,12 @@ static int reader_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   return LEIR__VISIT_NEXT;
 }
 
-/* Is nest n one equation X_{loops...} = f with each loop exactly once? */
+/* Is nest n one equation X_{loops...} = f with each loop of extent > 1
+ * exactly once (loops of extent 1 may be missing)? */
 static bool plain_producer(const leir_nest *n) {
-  if (n->nitems != 1 || !n->items[0].eq || n->nloops == 0) return false;
+  if (n->nitems != 1 || !n->items[0].eq || n->nloops == 0 || n->nloops > 64) return false;
   const leir_expr *lhs = n->items[0].eq->lhs;
-  if (lhs->n != n->nloops) return false;
+  if (lhs->n > n->nloops) return false;
   uint64_t seen = 0;
   for (uint32_t k = 0; k < lhs->n; k++) {
     const leir_expr *e = lhs->kids[k];
@@ -87,6 +89,8 @@ static bool plain_producer(const leir_nest *n) {
     if (l == n->nloops || l >= 64 || (seen >> l & 1)) return false;
     seen |= (uint64_t)1 << l;
   }
+  for (uint32_t l = 0; l < n->nloops; l++)
+    if (!(seen >> l & 1) && n->loops[l].extent != 1) return false;
   return true;
 }
 
@@ -193,9 +197,26 @@ typedef struct subst {
   const leir_expr *read;     /* the read X_{s...} being replaced */
 } subst;
 
+static bool has_call_or_paren(const leir_expr *e) {
+  if (e->kind == LEIR_EXPR_CALL || e->kind == LEIR_EXPR_PAREN) return true;
+  for (uint32_t k = 0; k < e->n; k++)
+    if (has_call_or_paren(e->kids[k])) return true;
+  return false;
+}
+
+/* The reference's rule: no parentheses around a tensor, a number, or a
+ * call whose arguments hold no parentheses (`exp(A_{a})`, not
+ * `min(max(F,0),1)`). */
 static bool needs_parens(const leir_expr *e) {
-  return e->kind != LEIR_EXPR_TENSOR && e->kind != LEIR_EXPR_NUMBER && e->kind != LEIR_EXPR_VAR &&
-         e->kind != LEIR_EXPR_CALL && e->kind != LEIR_EXPR_PAREN && e->kind != LEIR_EXPR_INF;
+  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_NUMBER || e->kind == LEIR_EXPR_VAR ||
+      e->kind == LEIR_EXPR_PAREN || e->kind == LEIR_EXPR_INF)
+    return false;
+  if (e->kind == LEIR_EXPR_CALL) {
+    for (uint32_t k = 0; k < e->n; k++)
+      if (has_call_or_paren(e->kids[k])) return true;
+    return false;
+  }
+  return true;
 }
 
 static leir_expr *paren(leir_program *p, leir_expr *e) {
@@ -215,6 +236,12 @@ static int var_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   for (uint32_t k = 0; k < lhs->n; k++)
     if (lhs->kids[k]->sym == e->sym) {
       *slot = leir__copy_expr(s->p, s->p, s->read->kids[k]); /* printed with the parentheses precedence needs */
+      return LEIR__VISIT_SKIP;
+    }
+  /* a loop of extent 1 missing from the subscript is 0 */
+  for (uint32_t l = 0; l < s->producer->nloops; l++)
+    if (s->producer->loops[l].sym == e->sym) {
+      *slot = leir__mk_int(s->p, 0);
       return LEIR__VISIT_SKIP;
     }
   return LEIR__VISIT_NEXT;
