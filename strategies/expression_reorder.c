@@ -4,9 +4,9 @@
  * Sites: every top-level nest N with a next nest N+1 such that no element
  * one of them writes is read or written by the other (index sets, not
  * names: leir__dep_nests_commute of lib/dependence.c), and the two do not
- * write the same buffer at all (the implicit initialization of an
- * accumulator depends on which equation writes it first; spec/leir.md
- * §3.4). The reference only checks that no output name of N is an input
+ * write one buffer when either write is an accumulation with an implicit
+ * initialization (which depends on which equation writes the buffer
+ * first; spec/leir.md §3.4). The reference only checks that no output name of N is an input
  * name of N+1, which misses anti and output dependences. Parameters:
  * `nest=N` (the site spans N and N+1). Exact: every element sees the same
  * operations in the same order.
@@ -14,12 +14,15 @@
 #include "dependence.h"
 #include "kit.h"
 
-/* A buffer written by both top-level nests (its symbol), or LEIR__NOSYM. */
+/* A buffer written by both top-level nests, one of the writes an
+ * accumulation with an implicit initialization (its symbol), or
+ * LEIR__NOSYM. Plain writes of one buffer are left to the element test. */
 static uint32_t shared_write(const leir__analysis *a, uint32_t n1, uint32_t n2) {
   for (uint32_t i = 0; i < a->neqs; i++) {
     if (a->eqs[i].top != n1) continue;
     for (uint32_t j = 0; j < a->neqs; j++)
-      if (a->eqs[j].top == n2 && a->eqs[j].lhs_buffer == a->eqs[i].lhs_buffer)
+      if (a->eqs[j].top == n2 && a->eqs[j].lhs_buffer == a->eqs[i].lhs_buffer &&
+          (a->eqs[i].init != LEIR__INIT_NONE || a->eqs[j].init != LEIR__INIT_NONE))
         return a->eqs[i].eq->lhs->sym;
   }
   return LEIR__NOSYM;
