@@ -21,9 +21,13 @@
  *    and refuses larger ones (rule expression_splitting.size).
  * The new nest has those loops (names, extents and kinds of the nest's
  * loops; each iteration writes its own element), in nest order or, with
- * `perm=p1,...` (every other permutation of up to 4 loops; the reference's
+ * `perm=p1,...` (every other permutation of up to 5 loops; the reference's
  * order is a hash order), loop p_i of them at position i; a sub-expression
- * without loops gets `B^{1}_{tx=0}` and a scalar T. The new equation is
+ * without loops gets `B^{1}_{tx=0}` and a scalar T; when no loop of the
+ * new nest is named tx or bound to the x thread axis, its first loop (if its
+ * extent is at most 1024) becomes B and is renamed tx there, as the
+ * reference's fix-up does (each iteration writes its own element, so the
+ * bound loop is independent). The new equation is
  * T_{loops} = sub-expression; T takes the name c->next_tensor, scope g and
  * dtype f64 or f32 as the equation computes (f32 for f16/bf16 equations, so
  * nothing is rounded); integer and bool equations are not split. A
@@ -36,7 +40,7 @@
 #include "visit.h"
 
 #define LEIR__SPLIT_MAX_ELEMENTS ((int64_t)1 << 24)
-#define LEIR__SPLIT_MAX_PERM 4
+#define LEIR__SPLIT_MAX_PERM 5
 
 /* The next permutation in lexicographic order; false after the last. */
 static bool next_perm(uint8_t *p, uint32_t n) {
@@ -60,14 +64,15 @@ static bool float_dtype(uint8_t dt) {
   return dt == LEIR_F64 || dt == LEIR_F32 || dt == LEIR_F16 || dt == LEIR_BF16;
 }
 
-/* Is the node at x under a lazy branch or a condition, or is it one? */
+/* Is the node at x inside a branch of an if_then_else (lazy) or under a
+ * `&`/`|` of conditions? (Operands of a comparison, conditions included,
+ * are always evaluated.) */
 static bool under_condition(const leir__xsite *x) {
   const leir_expr *e = x->eq.eq->rhs;
   for (uint32_t k = 1; k < x->depth; k++) {
     uint32_t i = x->path[k];
-    if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE) return true;
-    if (e->kind == LEIR_EXPR_COMPARE || e->kind == LEIR_EXPR_AND || e->kind == LEIR_EXPR_OR)
-      return true;
+    if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && i > 0) return true;
+    if (e->kind == LEIR_EXPR_AND || e->kind == LEIR_EXPR_OR) return true;
     e = e->kids[i];
   }
   return false;
@@ -218,6 +223,37 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     lhs->kids[k] = leir__mk_var(out, m->loops[order[k]].sym);
     use->kids[k] = leir__mk_var(out, m->loops[order[k]].sym);
   }
+  /* the reference's fix-up: without a tx axis among them, the first loop
+   * (extent <= 1024) becomes B and is renamed tx in the new nest */
+  bool has_tx = false;
+  for (uint32_t k = 0; k < nl; k++) {
+    const leir__loop *l = &m->loops[order[k]];
+    const char *name = leir__sym_name(out, l->sym);
+    if (strcmp(name, "tx") == 0 ||
+        (l->kind == LEIR_LOOP_BOUND && leir__axis_of(name) == LEIR__AXIS_TX))
+      has_tx = true;
+  }
+  if (nl && !has_tx && prod->loops[0].extent <= 1024) {
+    uint32_t from = prod->loops[0].sym;
+    uint32_t tx = leir__fresh_loop_named(out, prod, "tx");
+    prod->loops[0].kind = LEIR_LOOP_BOUND;
+    prod->items[0].eq = NULL;
+    /* rename in the new nest only (its equation is attached below) */
+    leir_nest *tmp = leir__new_nest(out, nl, 1);
+    if (!tmp) return LEIR_ERR_NOMEM;
+    for (uint32_t k = 0; k < nl; k++) tmp->loops[k] = prod->loops[k];
+    leir_equation *teq = leir__palloc(out, sizeof *teq);
+    if (!teq) return LEIR_ERR_NOMEM;
+    teq->lhs = lhs;
+    teq->rhs = sub;
+    teq->pos = LEIR__NOPOS;
+    teq->id = out->next_id++;
+    tmp->items[0].eq = teq;
+    leir__rename_var(tmp, from, tx);
+    prod = tmp;
+    sub = teq->rhs;
+    lhs = teq->lhs;
+  }
   if (!nl) {
     /* a scalar: one bound loop of extent 1 named tx, as the reference */
     leir_nest *none = leir__new_nest(out, 0, 0);
@@ -227,13 +263,15 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     prod->loops[0].pos = LEIR__NOPOS;
     prod->loops[0].sym = leir__fresh_loop_named(out, none, "tx");
   }
-  leir_equation *eq = leir__palloc(out, sizeof *eq);
-  if (!eq) return LEIR_ERR_NOMEM;
-  eq->lhs = lhs;
-  eq->rhs = sub;
-  eq->pos = LEIR__NOPOS;
-  eq->id = out->next_id++;
-  prod->items[0].eq = eq;
+  if (!prod->items[0].eq) {
+    leir_equation *eq = leir__palloc(out, sizeof *eq);
+    if (!eq) return LEIR_ERR_NOMEM;
+    eq->lhs = lhs;
+    eq->rhs = sub;
+    eq->pos = LEIR__NOPOS;
+    eq->id = out->next_id++;
+    prod->items[0].eq = eq;
+  }
   *slot = use;
   if (!leir__program_insert_nest(out, t, prod)) return LEIR_ERR_NOMEM;
   return LEIR_OK;
