@@ -10,9 +10,11 @@
  *  - no dependence from an iteration of N to one of N+1 is reversed
  *    (leir__dep_nests_fusable of lib/dependence.c, on index sets: a
  *    producer writing X_{a} and a consumer reading X_{a+1} do not fuse);
- *  - on every P, V or B loop no element is touched by the two bodies at
- *    different values of that loop with a write among them (the fused
- *    loop's iterations stay independent).
+ *  - every P, V or B loop of the fused nest passes the backends' own
+ *    independence test (leir__dep_loop_independent on the fused nest,
+ *    analysed alone, tensors of other nests as inputs:
+ *    enclosing loops held, as the CPU backend does, and for B also none
+ *    held, as the CUDA backend does), so both accept the result.
  * The reference also accepts only pairs without reductions and changes the
  * scope of tensors not used later to a random `l` or `s` (outputs
  * included); libleir fuses reductions when the dependences allow it and
@@ -24,89 +26,74 @@
  * spec/leir.md §2); not offered when there are more than 4. Exact: every
  * element sees the same operations in the same order.
  */
+#include <setjmp.h>
 #include <stdlib.h>
 
 #include "dependence.h"
+#include "error.h"
 #include "kit.h"
 #include "visit.h"
 
-typedef struct acc {
-  const leir__eqinfo *info;
-  const leir_expr *t;
-  uint32_t buffer;
-  bool write;
-} acc;
+static void fuse(leir_program *out, uint32_t t);
 
-typedef LEIR__VEC(acc) accv;
-
-static void push(accv *v, const leir__analysis *a, const leir__eqinfo *info, const leir_expr *t,
-                 bool write, bool *failed) {
-  acc *x = LEIR__VEC_PUSH(v);
-  if (!x) {
-    *failed = true;
-    return;
-  }
-  x->info = info;
-  x->t = t;
-  x->buffer = t->id < a->nids ? a->expr_buffer[t->id] : LEIR__NONE;
-  x->write = write;
-}
-
-static void expr_reads(accv *v, const leir__analysis *a, const leir__eqinfo *info,
-                       const leir_expr *e, bool *failed) {
-  if (e->kind == LEIR_EXPR_TENSOR) push(v, a, info, e, false, failed);
-  for (uint32_t k = 0; k < e->n && !*failed; k++) expr_reads(v, a, info, e->kids[k], failed);
-}
-
-/* Every access of top-level nest `top`. */
-static void nest_accesses(accv *v, const leir__analysis *a, uint32_t top, bool *failed) {
-  for (uint32_t i = 0; i < a->neqs && !*failed; i++) {
-    const leir__eqinfo *info = &a->eqs[i];
-    if (info->top != top) continue;
-    push(v, a, info, info->eq->lhs, true, failed);
-    for (uint32_t k = 0; k < info->eq->lhs->n && !*failed; k++)
-      expr_reads(v, a, info, info->eq->lhs->kids[k], failed);
-    if (!*failed) expr_reads(v, a, info, info->eq->rhs, failed);
-  }
-}
-
-/* A P/V/B loop k of the fused nest whose iterations the two bodies would
- * couple: its index, or -1. *bad gets the tensor. */
-static int coupled_parallel_loop(const leir__analysis *a, uint32_t t, uint32_t *bad) {
-  const leir_nest *x = a->p->nests[t], *y = a->p->nests[t + 1];
+/* A P/V/B loop of the fused nest that the backends would not accept (the
+ * CPU and CUDA legality test, leir__dep_loop_independent, run on the fused
+ * program): its index, or -1; why gets the reason. */
+static int rejected_parallel_loop(leir__sctx *c, uint32_t t, char *why, size_t cap) {
+  const leir_nest *x = c->p->nests[t];
   bool any = false;
   for (uint32_t k = 0; k < x->nloops; k++)
     if (x->loops[k].kind == LEIR_LOOP_PARALLEL || x->loops[k].kind == LEIR_LOOP_VECTORIZED ||
         x->loops[k].kind == LEIR_LOOP_BOUND)
       any = true;
   if (!any) return -1;
-  accv v1 = LEIR__VEC_INIT, v2 = LEIR__VEC_INIT;
-  bool failed = false;
-  nest_accesses(&v1, a, t, &failed);
-  nest_accesses(&v2, a, t + 1, &failed);
-  int found = failed ? 0 : -1;
-  *bad = LEIR__NOSYM;
-  for (uint32_t k = 0; k < x->nloops && found < 0; k++) {
-    uint8_t kind = x->loops[k].kind;
+  /* the two nests alone (linear in their size, whatever the program's):
+   * tensors the rest of the program writes become inputs, and the test
+   * only looks at the fused nest's accesses */
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__print_nest(&b, c->p, c->p->nests[t], NULL);
+  leir__print_nest(&b, c->p, c->p->nests[t + 1], NULL);
+  leir_program *q = NULL;
+  leir_status st = b.failed ? LEIR_ERR_NOMEM : leir_program_parse(&q, b.data, b.len, NULL);
+  leir__sb_release(&b);
+  if (st != LEIR_OK) {
+    leir_error_clear();
+    if (st == LEIR_ERR_NOMEM) c->status = LEIR_ERR_NOMEM;
+    snprintf(why, cap, "the two nests cannot be analysed alone");
+    return 0;
+  }
+  jmp_buf jb;
+  if (setjmp(jb)) {
+    leir_program_free(q);
+    c->status = LEIR_ERR_NOMEM;
+    return 0;
+  }
+  q->oom_jmp = &jb;
+  fuse(q, 0);
+  q->oom_jmp = NULL;
+  leir__analysis *a = NULL;
+  if (leir_program_infer_signature(q) != LEIR_OK || leir__analyze_program(q, NULL, &a) != LEIR_OK) {
+    leir_error_clear();
+    leir_program_free(q);
+    snprintf(why, cap, "the fused nest cannot be analysed alone");
+    return 0;
+  }
+  int found = -1;
+  const leir_nest *m = q->nests[0];
+  for (uint32_t k = 0; k < m->nloops && found < 0; k++) {
+    uint8_t kind = m->loops[k].kind;
     if (kind != LEIR_LOOP_PARALLEL && kind != LEIR_LOOP_VECTORIZED && kind != LEIR_LOOP_BOUND)
       continue;
-    /* different values: less or greater (each exact in Banerjee's test) */
-    leir__dep_pair lt = {&x->loops[k], &y->loops[k], LEIR__DEP_LT};
-    leir__dep_pair gt = {&x->loops[k], &y->loops[k], LEIR__DEP_GT};
-    for (size_t i = 0; i < v1.len && found < 0; i++)
-      for (size_t j = 0; j < v2.len && found < 0; j++) {
-        const acc *p = &v1.data[i], *q = &v2.data[j];
-        if ((!p->write && !q->write) || p->buffer != q->buffer) continue;
-        if (p->buffer == LEIR__NONE ||
-            leir__dep_may_meet(a, p->info, p->t, q->info, q->t, &lt, 1) ||
-            leir__dep_may_meet(a, p->info, p->t, q->info, q->t, &gt, 1)) {
-          found = (int)k;
-          *bad = p->t->sym;
-        }
-      }
+    if (m->loops[k].extent <= 1) continue;
+    /* the CPU backend's test (enclosing loops held) for every kind, and the
+     * CUDA one (nothing held) for bound loops */
+    if (!leir__dep_loop_independent(a, m, k, LEIR__HOLD_ENCLOSING, NULL, why, cap) ||
+        (kind == LEIR_LOOP_BOUND &&
+         !leir__dep_loop_independent(a, m, k, LEIR__HOLD_NONE, NULL, why, cap)))
+      found = (int)k;
   }
-  free(v1.data);
-  free(v2.data);
+  leir__analysis_free(a);
+  leir_program_free(q);
   return found;
 }
 
@@ -196,15 +183,15 @@ static void enumerate(leir__sctx *c) {
                    "nests %u and %u cannot share their loops: %s", t, t + 1, why);
       continue;
     }
-    uint32_t bad;
-    int k = coupled_parallel_loop(c->a, t, &bad);
+    int k = rejected_parallel_loop(c, t, why, sizeof why);
     if (k >= 0) {
       LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_PARALLEL,
-                   "fused, different iterations of the %c loop %s would touch one element of %s",
+                   "fused, the %c loop %s would not be independent: %s",
                    leir__loop_kind_letters[x->loops[k].kind], leir__loop_name(c, r, (uint32_t)k),
-                   bad == LEIR__NOSYM ? "a tensor" : leir__name(c, bad));
+                   why);
       continue;
     }
+    if (c->status != LEIR_OK) return;
     leir__emit(c, LEIR_EXACT, "nest=%s", r->label);
     /* the reference's storage choice: tensors of the fused nest that no
      * other nest uses become s or l (every combination, up to 4 tensors) */
@@ -238,20 +225,30 @@ static int rename_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   return LEIR__VISIT_NEXT;
 }
 
-static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
-  const leir__nref *r = leir__ps_nest(c, ps);
-  if (!r || r->depth != 1 || r->path[0] + 1 >= out->nnests) return LEIR_ERR_INTERNAL;
-  uint32_t t = r->path[0];
+/* Fuses top-level nests t and t+1 of `out` (builders longjmp on failure). */
+static void fuse(leir_program *out, uint32_t t) {
   leir_nest *x = out->nests[t], *y = out->nests[t + 1];
   /* simultaneous renaming: every VAR is looked up in y's original loops */
   renamer rn = {y, x};
   leir__visit v = LEIR__VISIT_INIT(rename_node, &rn);
   leir__visit_nest(&v, y);
   leir_nest *m = leir__new_nest(out, x->nloops, x->nitems + y->nitems);
-  if (!m) return LEIR_ERR_NOMEM;
+  if (!m) return;
   for (uint32_t k = 0; k < x->nloops; k++) m->loops[k] = x->loops[k];
   for (uint32_t k = 0; k < x->nitems; k++) m->items[k] = x->items[k];
   for (uint32_t k = 0; k < y->nitems; k++) m->items[x->nitems + k] = y->items[k];
+  out->nests[t] = m;
+  leir__program_remove_nest(out, t + 1);
+}
+
+static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  if (!r || r->depth != 1 || r->path[0] + 1 >= out->nnests) return LEIR_ERR_INTERNAL;
+  uint32_t t = r->path[0];
+  uint32_t before = out->nnests;
+  fuse(out, t);
+  if (out->nnests != before - 1) return LEIR_ERR_NOMEM;
+  leir_nest *m = out->nests[t];
   uint32_t nsc = 0;
   const leir__tok *sc = leir__ps_get(ps, LEIR__K_SCOPES, &nsc);
   if (sc) {
@@ -263,8 +260,6 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
       leir__set_tensor_scope(m, sym, sc[j].s[0] == 'l' ? LEIR_SCOPE_LOCAL : LEIR_SCOPE_SHARED);
     }
   }
-  out->nests[t] = m;
-  leir__program_remove_nest(out, t + 1);
   return LEIR_OK;
 }
 
