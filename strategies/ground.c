@@ -108,8 +108,10 @@ static void step_region(const leir__pstep *ps, const leir_program *p, const uint
     leir__tok top = {nest->s, len};
     int64_t v;
     if (leir__tok_int(&top, &v) && v < (int64_t)p->nnests) {
+      const leir__strategy_impl *impl = leir__strategies[ps->strategy].impl;
+      uint32_t span = impl && impl->span > 1 && len == nest->len ? impl->span : 1;
       *t0 = (uint32_t)v;
-      *t1 = (uint32_t)v + 1;
+      *t1 = (uint32_t)v + span < p->nnests ? (uint32_t)v + span : p->nnests;
     }
     return;
   }

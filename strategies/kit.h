@@ -130,6 +130,10 @@ typedef struct leir__strategy_impl {
    * diff of the program before and after the step; false (or NULL) falls
    * back to the generic facts. */
   bool (*cot)(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+  /* Top-level nests a `nest=N` site changes: N .. N+span-1 (0 means 1);
+   * the graph strategies that swap, fuse or inline two consecutive nests
+   * set 2 (leir_ground widens the region it compares). */
+  uint8_t span;
 } leir__strategy_impl;
 
 /* ---- the program as the strategies see it (context.c) --------------------------- */

@@ -15,7 +15,7 @@
 /* ---- the fixture files -------------------------------------------------------- */
 
 typedef struct fixture_case {
-  char *name, *before, *step, *after, *cls, *reject;
+  char *name, *before, *step, *after, *cls, *reject, *outputs;
   unsigned line;
 } fixture_case;
 
@@ -34,7 +34,32 @@ static void case_free(fixture_case *c) {
   free(c->after);
   free(c->cls);
   free(c->reject);
+  free(c->outputs);
   memset(c, 0, sizeof *c);
+}
+
+/* `outputs: C,E`: the inferred signature keeps its inputs and only the
+ * listed outputs (the other written tensors become intermediates, as a
+ * YAML program's signature may make them). */
+static void restrict_outputs(leir_program *p, const char *names) {
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  size_t n = leir_program_signature_count(p), m = 0;
+  leir_tensor_decl *d = calloc(n ? n : 1, sizeof *d);
+  ck_assert_ptr_nonnull(d);
+  for (size_t i = 0; i < n; i++) {
+    leir_tensor_decl t;
+    ck_assert_int_eq(leir_program_signature_get(p, i, &t), LEIR_OK);
+    bool keep = t.role == LEIR_ROLE_INPUT;
+    size_t len = strlen(t.name);
+    for (const char *at = names; *at && !keep;) {
+      size_t k = strcspn(at, ",");
+      keep = k == len && !memcmp(at, t.name, len);
+      at += k + (at[k] == ',');
+    }
+    if (keep) d[m++] = t;
+  }
+  ck_assert_int_eq(leir_program_set_signature(p, d, m), LEIR_OK);
+  free(d);
 }
 
 /* Checks one case of `strategy` (file:line for messages); returns true
@@ -46,6 +71,7 @@ static bool run_case(const char *file, const char *strategy, const fixture_case 
                 "%s:%u: %s: give either after (and class) or reject", file, c->line, c->name);
   ck_assert_msg(!c->after || c->cls, "%s:%u: %s: after without class", file, c->line, c->name);
   leir_program *p = test_parse(c->before);
+  if (c->outputs) restrict_outputs(p, c->outputs);
   leir_step *s = NULL;
   ck_assert_msg(leir_step_parse(&s, c->step, strlen(c->step)) == LEIR_OK, "%s:%u: %s: %s", file,
                 c->line, c->name, leir_error_last()->message);
@@ -144,6 +170,8 @@ static file_stats run_file(const char *dir, const char *fname) {
         slot = &c.cls;
       } else if (kl == 6 && !memcmp(at, "reject", 6)) {
         slot = &c.reject;
+      } else if (kl == 7 && !memcmp(at, "outputs", 7)) {
+        slot = &c.outputs;
       }
       ck_assert_msg(slot != NULL, "%s:%u: unknown key '%.*s'", path, line, (int)kl, at);
       ck_assert_msg(*slot == NULL, "%s:%u: '%.*s' given twice in a case", path, line, (int)kl, at);
