@@ -124,3 +124,32 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
   *out = s;
   return LEIR_OK;
 }
+
+/* leir_timing_json: one JSON object per timing, every field of the struct
+ * (reserved space aside) under its own name. */
+leir_status leir_timing_json(const leir_timing *t, char **out, size_t *out_len) {
+  if (!t || !out) return leir__error_arg(NULL, "NULL argument");
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  /* every put_* writes a leading comma: the first one becomes the brace */
+  put_num(&b, "median_s", t->median_s);
+  put_num(&b, "min_s", t->min_s);
+  put_num(&b, "max_s", t->max_s);
+  put_num(&b, "mean_s", t->mean_s);
+  put_num(&b, "q1_s", t->q1_s);
+  put_num(&b, "q3_s", t->q3_s);
+  put_num(&b, "spread", t->spread);
+  leir__sb_printf(&b, ",\"noisy\":%s", t->noisy ? "true" : "false");
+  put_u64(&b, "threads", t->threads);
+  put_u64(&b, "runs", t->runs);
+  put_u64(&b, "flops", t->flops);
+  put_u64(&b, "bytes", t->bytes);
+  put_num(&b, "gflops", t->gflops);
+  put_num(&b, "gbytes_per_s", t->gbytes_per_s);
+  put_num(&b, "speedup", t->speedup);
+  leir__sb_puts(&b, "}");
+  char *s = leir__sb_finish(&b, out_len);
+  if (!s) return leir__error_nomem();
+  s[0] = '{';
+  *out = s;
+  return LEIR_OK;
+}

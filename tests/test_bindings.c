@@ -152,6 +152,42 @@ END_TEST
 
 /* ---- the last error ---------------------------------------------------------- */
 
+/* leir_timing_json: every field under its name, doubles that read back
+ * exactly, NaN as a string, valid JSON. */
+START_TEST(test_timing_json_has_every_field) {
+  leir_timing t;
+  memset(&t, 0, sizeof t);
+  t.median_s = 0.125, t.min_s = 0.0625, t.max_s = 0.25, t.mean_s = 0.1;
+  t.q1_s = 0.1, t.q3_s = 0.15, t.spread = 0.4, t.noisy = 1, t.threads = 2, t.runs = 17;
+  t.flops = 1u << 20, t.bytes = 3u << 20, t.gflops = 1.0 / 3.0, t.gbytes_per_s = 0.0 / 0.0;
+  t.speedup = 1;
+  char *js = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(leir_timing_json(&t, &js, &len), LEIR_OK);
+  ck_assert_uint_eq(strlen(js), len);
+  char msg[128];
+  jsonl_value *v = jsonl_parse(js, len, msg, sizeof msg);
+  ck_assert_msg(v != NULL, "%s: %s", js, msg);
+  static const char *const keys[] = {"median_s", "min_s", "max_s",  "mean_s", "q1_s",
+                                     "q3_s",     "spread", "noisy", "threads", "runs",
+                                     "flops",    "bytes", "gflops", "gbytes_per_s", "speedup"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    ck_assert_msg(jsonl_get(v, keys[i]) != NULL, "no %s in %s", keys[i], js);
+  ck_assert_uint_eq(jsonl_len(v), sizeof keys / sizeof keys[0]);
+  ck_assert(jsonl_bool(jsonl_get(v, "noisy"), false));
+  ck_assert_int_eq(jsonl_int(jsonl_get(v, "runs"), -1), 17);
+  ck_assert_int_eq(jsonl_int(jsonl_get(v, "threads"), -1), 2);
+  ck_assert_int_eq(jsonl_int(jsonl_get(v, "bytes"), -1), 3 << 20);
+  ck_assert_str_eq(jsonl_str(jsonl_get(v, "gbytes_per_s")), "nan");
+  ck_assert_ptr_nonnull(strstr(js, "\"median_s\":0.125,"));
+  ck_assert_ptr_nonnull(strstr(js, "\"gflops\":0.3333333333333333,")); /* shortest that reads back */
+  jsonl_free(v);
+  leir_free(js);
+  ck_assert_int_eq(leir_timing_json(NULL, &js, NULL), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_timing_json(&t, NULL, NULL), LEIR_ERR_ARGUMENT);
+}
+END_TEST
+
 START_TEST(test_error_sequence_tells_a_stale_record) {
   leir_program *p = NULL;
   uint64_t before = leir_error_sequence();
@@ -188,6 +224,7 @@ static Suite *bindings_suite(void) {
   tcase_add_test(tc, test_run_sized_refuses_short_and_long_buffers);
   tcase_add_test(tc, test_run_sized_scalars_and_small_dtypes);
   tcase_add_test(tc, test_candidates_json_has_every_field);
+  tcase_add_test(tc, test_timing_json_has_every_field);
   tcase_add_test(tc, test_error_sequence_tells_a_stale_record);
   suite_add_tcase(s, tc);
   return s;

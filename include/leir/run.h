@@ -612,6 +612,14 @@ typedef struct leir_comparison {
   leir_timing b;        /**< kernel B's timed runs (speedup: median of A / median of B) */
 } leir_comparison;
 
+/** One JSON object (one line, no trailing newline) with every field of the
+ * timing under the field's name (median_s, min_s, max_s, mean_s, q1_s,
+ * q3_s, spread, noisy, threads, runs, flops, bytes, gflops, gbytes_per_s,
+ * speedup); doubles read back exactly, NaN and infinities as the strings
+ * "nan", "inf", "-inf". Caller frees *out with leir_free; `out_len` may be
+ * NULL. Errors: LEIR_ERR_ARGUMENT (NULL), LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_timing_json(const leir_timing *timing, char **out, size_t *out_len);
+
 /** Is kernel A faster than kernel B? Runs them in alternation in the same
  * process (one run of A, one of B per round, caches flushed before each
  * unless LEIR_BENCH_NO_FLUSH), pairs the two runs of each round (both see
