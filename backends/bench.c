@@ -130,10 +130,9 @@ static leir_status read_bench_options(leir_bench_options *o, const leir_bench_op
   leir_status st = LEIR__OPTIONS_READ(leir_bench_options, o, in, LEIR_BENCH_OPTIONS_INIT);
   if (st != LEIR_OK) return st;
   if (o->max_runs < 1 || o->max_runs > 1000000 || o->min_runs > o->max_runs)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "need 1 <= min_runs <= max_runs <= 1000000");
+    return leir__error_arg(NULL, "need 1 <= min_runs <= max_runs <= 1000000");
   if (!(o->min_seconds >= 0) || !(o->max_seconds > 0))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "bad time limits");
+    return leir__error_arg(NULL, "bad time limits");
   return LEIR_OK;
 }
 
@@ -177,15 +176,14 @@ static leir_status alloc_buffers(leir_kernel *const *ks, size_t n, uint64_t seed
 leir_status leir_kernels_time(leir_kernel *const *ks, size_t n, const leir_bench_options *opts,
                               leir_timing *out) {
   if (!ks || !out || n == 0)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument or no kernels");
+    return leir__error_arg(NULL, "NULL argument or no kernels");
   leir_bench_options o;
   leir_status st = read_bench_options(&o, opts);
   if (st != LEIR_OK) return st;
   leir_backend *b = ks[0]->backend;
   for (size_t k = 0; k < n; k++)
     if (!ks[k] || ks[k]->backend != b)
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "all kernels must come from the same backend");
+      return leir__error_arg(NULL, "all kernels must come from the same backend");
   void ***bufs = NULL;
   leir__samples smp = {NULL, o.max_runs, NULL};
   st = alloc_buffers(ks, n, o.seed, &bufs);
@@ -221,7 +219,7 @@ done:
 leir_status leir_bench(leir_backend *b, const leir_program *const *programs, size_t n,
                        const leir_bench_options *opts, leir_timing *out) {
   if (!b || !programs || !out || n == 0)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument or no programs");
+    return leir__error_arg(NULL, "NULL argument or no programs");
   leir_kernel **ks = calloc(n, sizeof *ks);
   if (!ks) return leir__error_nomem();
   leir_status st = LEIR_OK;
@@ -290,12 +288,10 @@ static leir_status read_compare_options(leir_compare_options *o, const leir_comp
   leir_status st = LEIR__OPTIONS_READ(leir_compare_options, o, in, LEIR_COMPARE_OPTIONS_INIT);
   if (st != LEIR_OK) return st;
   if (o->min_rounds < 1 || o->max_rounds < o->min_rounds || o->max_rounds > 100000)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "need 1 <= min_rounds <= max_rounds <= 100000");
+    return leir__error_arg(NULL, "need 1 <= min_rounds <= max_rounds <= 100000");
   if (!(o->confidence > 0.5 && o->confidence < 1) || !(o->min_effect >= 0 && o->min_effect < 1) ||
       !(o->max_seconds > 0))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "need 0.5 < confidence < 1, 0 <= min_effect < 1, max_seconds > 0");
+    return leir__error_arg(NULL, "need 0.5 < confidence < 1, 0 <= min_effect < 1, max_seconds > 0");
   return LEIR_OK;
 }
 
@@ -318,8 +314,7 @@ leir_status leir_kernels_compare(leir_kernel *ka, leir_kernel *kb, const leir_co
 static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
                                    leir_comparison *out) {
   if (ka->backend != kb->backend)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "both kernels must come from the same backend");
+    return leir__error_arg(NULL, "both kernels must come from the same backend");
   leir_compare_options o;
   leir_status st = read_compare_options(&o, opts);
   if (st != LEIR_OK) return st;

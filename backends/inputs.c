@@ -348,7 +348,7 @@ leir_status leir__fill_inputs(leir__analysis *a, uint32_t nknown, uint64_t seed,
 leir_status leir_program_fill_inputs(const leir_program *p, uint64_t seed, uint32_t set,
                                      void *const *buffers, size_t n) {
   if (!p || (!buffers && n))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   leir__analysis *a = NULL;
   leir_status st = leir__analyze_program(p, NULL, &a);
   if (st != LEIR_OK) return st;
@@ -356,13 +356,12 @@ leir_status leir_program_fill_inputs(const leir_program *p, uint64_t seed, uint3
   while (nknown < a->nbuffers && a->buffers[nknown].decl != LEIR__NONE) nknown++;
   if (n != nknown) {
     leir__analysis_free(a);
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "the program's signature has %u variables, got %zu buffers", nknown, n);
+    return leir__error_arg(NULL, "the program's signature has %u variables, got %zu buffers", nknown, n);
   }
   for (size_t i = 0; i < n; i++)
     if (!buffers[i]) {
       leir__analysis_free(a);
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "buffer %zu is NULL", i);
+      return leir__error_arg(NULL, "buffer %zu is NULL", i);
     }
   st = leir__fill_inputs(a, nknown, seed, set, buffers);
   leir__analysis_free(a);

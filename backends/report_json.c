@@ -37,7 +37,7 @@ static void put_u64(leir__strbuf *b, const char *key, uint64_t v) {
 }
 
 leir_status leir_verify_report_json(const leir_verify_report *r, char **out, size_t *out_len) {
-  if (!r || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!r || !out) return leir__error_arg(NULL, "NULL argument");
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_printf(&b, "{\"verdict\":\"%s\"", leir_verdict_name(r->verdict));
   leir__sb_printf(&b, ",\"pass\":%s", leir_verdict_passes(r->verdict) ? "true" : "false");

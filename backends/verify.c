@@ -149,8 +149,7 @@ leir_status leir_verify_class_from_name(const char *name, uint32_t *out) {
       *out = c;
       return LEIR_OK;
     }
-  return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0,
-                     "unknown candidate class '%s' (any, exact, reassociating)", name);
+  return leir__error_arg(name, "unknown candidate class '%s' (any, exact, reassociating)", name);
 }
 
 /* Stages of a verification; a failure of the reference is remembered with
@@ -192,17 +191,13 @@ static leir_status read_verify_options(leir_verify_options *o, const leir_verify
   leir_status st = LEIR__OPTIONS_READ(leir_verify_options, o, in, LEIR_VERIFY_OPTIONS_INIT);
   if (st != LEIR_OK) return st;
   if (o->input_sets < 1 || o->input_sets > 64)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "input_sets must be between 1 and 64");
+    return leir__error_arg(NULL, "input_sets must be between 1 and 64");
   if (o->candidate_class > LEIR_VERIFY_CLASS_REASSOCIATING)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "candidate_class must be LEIR_VERIFY_CLASS_ANY, _EXACT or _REASSOCIATING");
+    return leir__error_arg(NULL, "candidate_class must be LEIR_VERIFY_CLASS_ANY, _EXACT or _REASSOCIATING");
   if (!(o->reassoc_factor >= 1.0) || !isfinite(o->reassoc_factor))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "reassoc_factor must be a finite number >= 1");
+    return leir__error_arg(NULL, "reassoc_factor must be a finite number >= 1");
   if (!(o->min_finite_fraction >= 0.0 && o->min_finite_fraction <= 1.0))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "min_finite_fraction must be in [0, 1]");
+    return leir__error_arg(NULL, "min_finite_fraction must be in [0, 1]");
   return LEIR_OK;
 }
 
@@ -340,7 +335,7 @@ static double longest_reduction(const leir__analysis *a) {
 leir_status leir_verifier_new(leir_verifier **out, leir_backend *b, const leir_program *ref,
                               const leir_verifier_options *opts) {
   if (!out || !b || !ref)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_verifier_options vin;
   leir_status rst = LEIR__OPTIONS_READ(leir_verifier_options, &vin, opts,
@@ -991,10 +986,9 @@ done:
 }
 
 static leir_status check_judge_args(leir_verifier *v, uint32_t cls) {
-  if (!v) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!v) return leir__error_arg(NULL, "NULL argument");
   if (cls > LEIR_VERIFY_CLASS_REASSOCIATING)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "candidate_class must be LEIR_VERIFY_CLASS_ANY, _EXACT or _REASSOCIATING");
+    return leir__error_arg(NULL, "candidate_class must be LEIR_VERIFY_CLASS_ANY, _EXACT or _REASSOCIATING");
   return LEIR_OK;
 }
 
@@ -1029,10 +1023,10 @@ static bool needs_prepare(const leir_verifier *v, const leir_kernel *k) {
 leir_status leir_verifier_judge_batch(leir_verifier *v, const leir_program *const *cands,
                                       const uint32_t *classes, size_t n, leir_verify_report **out) {
   if (!v || (n && (!cands || !out)))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   for (size_t i = 0; i < n; i++) {
     out[i] = NULL;
-    if (!cands[i]) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL candidate");
+    if (!cands[i]) return leir__error_arg(NULL, "NULL candidate");
     leir_status st = check_judge_args(v, classes ? classes[i] : 0);
     if (st != LEIR_OK) return st;
   }
@@ -1086,7 +1080,7 @@ leir_status leir_verifier_judge_batch(leir_verifier *v, const leir_program *cons
 
 leir_status leir_verifier_judge(leir_verifier *v, const leir_program *cand, uint32_t cls,
                                 leir_verify_report **out) {
-  if (!out || !cand) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out || !cand) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   const leir_program *c[1] = {cand};
   uint32_t k[1] = {cls};
@@ -1096,7 +1090,7 @@ leir_status leir_verifier_judge(leir_verifier *v, const leir_program *cand, uint
 leir_status leir_verify(leir_backend *b, const leir_program *ref, const leir_program *cand,
                         const leir_verify_options *opts, leir_verify_report **out) {
   if (!b || !ref || !cand || !out)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   double t0 = leir__now();
   leir_verify_options o;

@@ -215,7 +215,7 @@ leir_status leir_program_domain_get(const leir_program *p, size_t i, leir_domain
 
 leir_status leir_program_domain_set(leir_program *p, size_t i, const leir_domain *dom) {
   if (!p || i >= p->nsig)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "signature index out of range");
+    return leir__error_arg(NULL, "signature index out of range");
   leir__decl *d = &p->sig[i];
   /* read through the options reader first: a caller's older, smaller
    * struct must not be read past its size */
@@ -230,11 +230,10 @@ leir_status leir_program_domain_set(leir_program *p, size_t i, const leir_domain
   }
   const char *name = leir__sym_name(p, d->sym);
   if (d->role != LEIR_ROLE_INPUT)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0,
-                       "%s is an output; only inputs have domains", name);
+    return leir__error_arg(name, "%s is an output; only inputs have domains", name);
   char why[200];
   if (!leir__domain_validate((leir_dtype)d->dtype, dom, why, sizeof why))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", name, 0, 0, "domain of %s: %s", name, why);
+    return leir__error_arg(name, "domain of %s: %s", name, why);
   d->domain = (uint8_t)dom->kind;
   d->dom_a = d->dom_b = 0.0;
   switch (dom->kind) {

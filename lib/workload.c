@@ -403,7 +403,7 @@ static leir_status eval_expr(const char *s, size_t len, const wl_param *params, 
 leir_status leir_expr_eval(const char *expr, const char *const *names, const double *values,
                            const bool *is_float, size_t n, double *out, bool *out_is_float) {
   if (!expr || !out || (n && (!names || !values)) || n > MAX_PARAMS)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument or n > 64");
+    return leir__error_arg(NULL, "NULL argument or n > 64");
   wl_param ps[MAX_PARAMS];
   for (size_t i = 0; i < n; i++) {
     ps[i].name = (char *)names[i];
@@ -832,7 +832,7 @@ static leir_workload *load_text(const char *text, size_t len, const char *label)
 }
 
 leir_status leir_catalog_new(leir_catalog **out) {
-  if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out) return leir__error_arg(NULL, "NULL argument");
   *out = calloc(1, sizeof **out);
   if (!*out) return leir__error_nomem();
   (*out)->dir = strdup("");
@@ -870,7 +870,7 @@ static leir_status add_workload(leir_catalog *cat, leir_workload *w) {
 leir_status leir_catalog_add_text(leir_catalog *cat, const char *text, size_t len,
                                   const char *label) {
   if (!cat || (!text && len))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   if (cat->n >= MAX_FILES)
     return leir__error(LEIR_ERR_LIMIT, "workload.limit", label, 0, 0,
                        "more than %d workloads", MAX_FILES);
@@ -890,10 +890,10 @@ void leir_catalog_options_init(leir_catalog_options *opts) {
 }
 
 leir_status leir_catalog_open(leir_catalog **out, const leir_catalog_options *opts) {
-  if (!out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   if (opts && opts->size < sizeof(uint32_t))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "options size too small");
+    return leir__error_arg(NULL, "options size too small");
   const char *dir = opts && opts->size >= offsetof(leir_catalog_options, dir) + sizeof(char *)
                         ? opts->dir
                         : NULL;
@@ -994,7 +994,7 @@ const leir_workload *leir_catalog_get(const leir_catalog *cat, size_t i) {
 
 const leir_workload *leir_catalog_find(const leir_catalog *cat, const char *name) {
   if (!cat || !name) {
-    leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    leir__error_arg(NULL, "NULL argument");
     return NULL;
   }
   int level = -1;
@@ -1023,7 +1023,7 @@ size_t leir_workload_param_count(const leir_workload *w) { return w ? w->nparams
 
 leir_status leir_workload_param_get(const leir_workload *w, size_t i, leir_workload_param *out) {
   if (!w || !out || i >= w->nparams)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "no parameter %zu", i);
+    return leir__error_arg(NULL, "no parameter %zu", i);
   const wl_param *p = &w->params[i];
   out->name = p->name;
   out->is_float = p->is_float;
@@ -1361,20 +1361,19 @@ leir_status leir_workload_emit(const leir_workload *w, const leir_emit_options *
                                size_t nvalues) {
   if (yaml_out) *yaml_out = NULL;
   if (program_out) *program_out = NULL;
-  if (!w) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL workload");
+  if (!w) return leir__error_arg(NULL, "NULL workload");
   leir_emit_options o = LEIR_EMIT_OPTIONS_INIT;
   if (opts) {
     if (opts->size < sizeof(uint32_t))
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "options size too small");
+      return leir__error_arg(NULL, "options size too small");
     memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
     o.size = sizeof o;
   }
   if (values_out && nvalues < w->nparams)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "values_out holds %zu values; the workload has %zu parameters", nvalues,
+    return leir__error_arg(NULL, "values_out holds %zu values; the workload has %zu parameters", nvalues,
                        w->nparams);
   if (o.shape != LEIR_SHAPE_DEFAULT && o.shape != LEIR_SHAPE_SMALL && o.shape != LEIR_SHAPE_RANDOM)
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "unknown shape kind");
+    return leir__error_arg(NULL, "unknown shape kind");
   if (o.nargs > w->nparams || (o.nargs && !o.args))
     return leir__error(LEIR_ERR_ARGUMENT, "workload.args", w->name, 0, 0,
                        "%zu arguments given; workload %s has %zu parameters", o.nargs, w->name,

@@ -416,7 +416,7 @@ static void relocate(const char *text, size_t len, const yaml_node_t *node, cons
 leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t len,
                                     const leir_parse_options *opts) {
   if (!out || (!text && len))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+    return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_parse_options o;
   leir_status ost = leir__parse_options(opts, &o);
@@ -585,7 +585,7 @@ static void put_decls(leir__strbuf *b, const leir_program *p, leir_role role) {
 }
 
 leir_status leir_program_to_yaml(const leir_program *p, char **out, size_t *out_len) {
-  if (!p || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!p || !out) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   if (!p->nsig)
     return leir__error(LEIR_ERR_SIGNATURE, "signature.missing", NULL, 0, 0,
@@ -633,7 +633,7 @@ static bool has_suffix(const char *s, const char *suffix) {
 
 leir_status leir_program_load_file(leir_program **out, const char *path,
                                    const leir_parse_options *opts) {
-  if (!out || !path) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!out || !path) return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_parse_options o;
   leir_status ost = leir__parse_options(opts, &o);

@@ -715,20 +715,18 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
                            size_t *len) {
   if (out) *out = NULL;
   if (len) *len = 0;
-  if (!program || !out) return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0, "NULL argument");
+  if (!program || !out) return leir__error_arg(NULL, "NULL argument");
   leir_tir_options o = LEIR_TIR_OPTIONS_INIT;
   if (opts) {
     if (opts->size < offsetof(leir_tir_options, flags) + sizeof opts->flags)
-      return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                         "leir_tir_options.size is too small (use LEIR_TIR_OPTIONS_INIT)");
+      return leir__error_arg(NULL, "leir_tir_options.size is too small (use LEIR_TIR_OPTIONS_INIT)");
     o.flags = opts->flags;
     if (opts->size >= offsetof(leir_tir_options, func_name) + sizeof opts->func_name)
       o.func_name = opts->func_name;
   }
   const char *fname = o.func_name ? o.func_name : "main";
   if (!valid_func_name(fname))
-    return leir__error(LEIR_ERR_ARGUMENT, "argument", NULL, 0, 0,
-                       "func_name must be a Python identifier of at most 64 characters, not a "
+    return leir__error_arg(NULL, "func_name must be a Python identifier of at most 64 characters, not a "
                        "keyword");
   leir__analysis *a = NULL;
   leir_status st = leir__analyze_program(program, NULL, &a);
