@@ -332,6 +332,9 @@ static double longest_reduction(const leir__analysis *a) {
   return nred;
 }
 
+static leir_status verifier_open(leir_verifier **out, leir_backend *b, const leir_program *ref,
+                                 const leir_verify_options *opts);
+
 leir_status leir_verifier_new(leir_verifier **out, leir_backend *b, const leir_program *ref,
                               const leir_verifier_options *opts) {
   if (!out || !b || !ref)
@@ -352,6 +355,16 @@ leir_status leir_verifier_new(leir_verifier **out, leir_backend *b, const leir_p
   leir_verify_options o;
   leir_status st = read_verify_options(&o, &vo);
   if (st != LEIR_OK) return st;
+  return verifier_open(out, b, ref, &o);
+}
+
+/* The verifier for options already read and checked (leir_verifier_new and
+ * leir_verify both end here, so leir_verify needs no round trip through
+ * leir_verifier_options). */
+static leir_status verifier_open(leir_verifier **out, leir_backend *b, const leir_program *ref,
+                                 const leir_verify_options *opts) {
+  leir_verify_options o = *opts;
+  leir_status st;
   leir_verifier *v = calloc(1, sizeof *v);
   if (!v) return leir__error_nomem();
   v->b = b;
@@ -1096,16 +1109,8 @@ leir_status leir_verify(leir_backend *b, const leir_program *ref, const leir_pro
   leir_verify_options o;
   leir_status st = read_verify_options(&o, opts);
   if (st != LEIR_OK) return st;
-  leir_verifier_options vo = LEIR_VERIFIER_OPTIONS_INIT;
-  vo.flags = o.flags;
-  vo.seed = o.seed;
-  vo.input_sets = o.input_sets;
-  vo.rtol = o.rtol;
-  vo.atol = o.atol;
-  vo.reassoc_factor = o.reassoc_factor;
-  vo.min_finite_fraction = o.min_finite_fraction;
   leir_verifier *v = NULL;
-  st = leir_verifier_new(&v, b, ref, &vo);
+  st = verifier_open(&v, b, ref, &o);
   if (st != LEIR_OK) return st;
   st = leir_verifier_judge(v, cand, o.candidate_class, out);
   leir_verifier_free(v);
