@@ -13,14 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuda_emul.h"
 #include "nested_exprs.h"
 #include "testutil.h"
-
-#include <dlfcn.h>
-
-/* Internal headers for the emulation test (lowered kernels and buffers). */
-#include "../backends/cuda/cuda_internal.h"
-#include "../backends/semantics.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -920,159 +915,63 @@ END_TEST
 
 /* ---- emulation: the generated CUDA C run on the CPU -------------------------
  *
- * Without a GPU the generated kernels can still be executed: compiled as
- * C++ with a small shim (threadIdx/blockIdx as globals, __shared__ as
- * static, atomicCAS on the host) and launched by running every (block,
- * thread) in turn. Legality makes threads independent, so running them one
- * after another gives what the GPU gives; host libm equals the
- * interpreter's, so the result must be bitwise EQUAL to the interpreter's.
- * This checks the lowering itself: indexing, bound-variable decomposition,
- * stride loops, implicit initialization, dtypes and placement. */
-/* The host's headers come first, as under nvcc: the generated source must
- * not redeclare their types (issue 18.4). */
-static const char emul_host_headers[] =
-    "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n";
-
-/* CUDA keywords and intrinsics defined away for a host C++ compiler. */
-static const char emul_shim[] =
-    "typedef int8_t leir_i8_t; typedef int16_t leir_i16_t; typedef int32_t leir_i32_t;\n"
-    "typedef int64_t leir_i64_t; typedef uint8_t leir_u8_t; typedef uint16_t leir_u16_t;\n"
-    "struct leir_dim3 { unsigned x, y, z; };\n"
-    "static leir_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
-    "#define __global__\n#define __device__\n#define __forceinline__ inline\n"
-    "#define __launch_bounds__(n)\n#define __shared__ static\n#define __syncthreads() ((void)0)\n"
-    "static inline int atomicCAS(int *p, int c, int v) { int o = *p; if (o == c) *p = v; return o; }\n"
-    "static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }\n"
-    "static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }\n"
-    "static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }\n";
-
-static const char *cxx(void) {
-  const char *c = getenv("CXX");
-  return c && *c ? c : "c++";
-}
-
-static bool have_cxx(void) {
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "%s --version >/dev/null 2>&1", cxx());
-  return system(cmd) == 0;
-}
-
-typedef int (*emul_fn)(void **bufs, int *trap);
-
-/* Builds the emulator of a lowered program; NULL handle on failure. */
-static void *emul_build(const leir__cuda_lowered *l, const char *dir, int serial) {
-  char src_path[512], so_path[512];
-  snprintf(src_path, sizeof src_path, "%s/p%d.cpp", dir, serial);
-  snprintf(so_path, sizeof so_path, "%s/p%d.so", dir, serial);
-  FILE *f = fopen(src_path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs(emul_host_headers, f);
-  fputs(emul_shim, f);
-  fputs(l->source, f);
-  fprintf(f, "\nextern \"C\" int leir_emulate(void **bufs, int *trap) {\n");
-  for (uint32_t k = 0; k < l->nkernels; k++) {
-    const leir__cuda_kernel *kn = &l->kernels[k];
-    fprintf(f, "  gridDim = {%uu, %uu, %uu}; blockDim = {%uu, %uu, %uu};\n", kn->grid[0], kn->grid[1],
-            kn->grid[2], kn->block[0], kn->block[1], kn->block[2]);
-    fprintf(f,
-            "  for (unsigned bz = 0; bz < gridDim.z; bz++) for (unsigned by = 0; by < gridDim.y; "
-            "by++) for (unsigned bx = 0; bx < gridDim.x; bx++)\n"
-            "  for (unsigned tz = 0; tz < blockDim.z; tz++) for (unsigned ty = 0; ty < blockDim.y; "
-            "ty++) for (unsigned tx = 0; tx < blockDim.x; tx++) {\n"
-            "    blockIdx = {bx, by, bz}; threadIdx = {tx, ty, tz};\n    %s(",
-            kn->name);
-    for (uint32_t j = 0; j < l->nparams; j++) {
-      const leir__buffer *b = &l->a->buffers[l->params[j]];
-      const char *t = "double";
-      switch (b->dtype) {
-        case LEIR_F32: t = "float"; break;
-        case LEIR_F16: case LEIR_BF16: t = "leir_u16_t"; break;
-        case LEIR_I8: t = "leir_i8_t"; break;
-        case LEIR_I16: t = "leir_i16_t"; break;
-        case LEIR_I32: t = "leir_i32_t"; break;
-        case LEIR_I64: t = "leir_i64_t"; break;
-        case LEIR_U8: case LEIR_BOOL: t = "leir_u8_t"; break;
-        default: break;
-      }
-      fprintf(f, "(%s *)bufs[%u], ", t, j);
-    }
-    fprintf(f, "trap);\n    if (*trap) return *trap;\n  }\n");
-  }
-  fprintf(f, "  return 0;\n}\n");
-  fclose(f);
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "%s -O1 -w -ffp-contract=off -fno-fast-math -shared -fPIC -o %s %s 2>&1",
-           cxx(), so_path, src_path);
-  FILE *pp = popen(cmd, "r");
-  char out[4096];
-  size_t n = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
-  out[n] = '\0';
-  int rc = pp ? pclose(pp) : -1;
-  ck_assert_msg(rc == 0, "C++ emulation build failed:\n%s", out);
-  void *h = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
-  ck_assert_msg(h != NULL, "%s", dlerror());
-  return h;
-}
-
+ * tests/support/cuda_emul.c runs the generated kernels on the CPU (every
+ * block and thread in turn), so the lowering is checked without a GPU: the
+ * result must be bitwise EQUAL to the interpreter's. tests/test_differential.c
+ * runs it on generated programs too. */
 /* Runs `p` by emulation and by the interpreter on seeded inputs; returns
  * true when every output is bitwise equal. */
 static int emul_rejected;
 
 static bool emul_matches(leir_program *p, leir_backend *interp, const char *dir, int serial,
                          const char *label) {
-  leir__cuda_lowered *l = NULL;
-  if (leir__cuda_lower(p, NULL, &l) != LEIR_OK) { /* rejected: nothing to run */
+  (void)dir, (void)serial;
+  cuda_emul *e = cuda_emul_new();
+  ck_assert_ptr_nonnull(e);
+  int idx = cuda_emul_add(e, p);
+  if (idx < 0) { /* rejected: nothing to run */
     emul_rejected++;
+    cuda_emul_free(e);
     return true;
   }
-  void *h = emul_build(l, dir, serial);
-  emul_fn fn = (emul_fn)(uintptr_t)dlsym(h, "leir_emulate");
-  ck_assert_ptr_nonnull(fn);
+  char log[4096];
+  ck_assert_msg(cuda_emul_build(e, log, sizeof log), "C++ emulation build failed:\n%s", log);
   size_t n = leir_program_signature_count(p);
-  void *ref[64];
+  ck_assert_uint_le(n, 64);
+  void *ref[64], *emu[64];
   size_t bytes[64];
-  void **dev = calloc(l->nparams ? l->nparams : 1, sizeof *dev);
   for (size_t k = 0; k < n; k++) {
-    const leir__buffer *b = &l->a->buffers[k];
-    bytes[k] = (size_t)b->elements * leir_dtype_size((leir_dtype)b->dtype);
+    leir_tensor_decl d;
+    leir_program_signature_get(p, k, &d);
+    bytes[k] = leir_dtype_size(d.dtype);
+    for (uint32_t r = 0; r < d.rank; r++) bytes[k] *= (size_t)d.shape[r];
     ref[k] = malloc(bytes[k] ? bytes[k] : 1);
+    emu[k] = malloc(bytes[k] ? bytes[k] : 1);
   }
   ck_assert_int_eq(leir_program_fill_inputs(p, 3, 0, ref, n), LEIR_OK);
-  for (uint32_t j = 0; j < l->nparams; j++) {
-    const leir__buffer *b = &l->a->buffers[l->params[j]];
-    size_t nb = (size_t)b->elements * leir_dtype_size((leir_dtype)b->dtype);
-    dev[j] = malloc(nb ? nb : 1);
-    if (b->decl != LEIR__NONE)
-      memcpy(dev[j], ref[b->decl], nb);
-    else
-      leir__fill_sentinel(dev[j], (leir_dtype)b->dtype, b->elements);
-  }
-  int trap = 0;
-  int rc = fn(dev, &trap);
-  ck_assert_msg(rc == 0, "%s: emulated kernel trapped (%d)", label, rc);
+  for (size_t k = 0; k < n; k++) memcpy(emu[k], ref[k], bytes[k]);
+  leir_status st = cuda_emul_run(e, idx, emu);
+  ck_assert_msg(st == LEIR_OK, "%s: emulated kernel trapped", label);
   ck_assert_msg(leir_run(interp, p, ref, n) == LEIR_OK, "%s: interpreter: %s", label,
                 leir_error_last()->message);
   bool equal = true;
-  for (uint32_t j = 0; j < l->nparams; j++) {
-    const leir__buffer *b = &l->a->buffers[l->params[j]];
-    if (b->role != LEIR__BUF_OUTPUT) continue;
-    if (memcmp(dev[j], ref[b->decl], bytes[b->decl]) != 0) {
+  for (size_t k = 0; k < n; k++) {
+    leir_tensor_decl d;
+    leir_program_signature_get(p, k, &d);
+    if (d.role != LEIR_ROLE_OUTPUT) continue;
+    if (memcmp(emu[k], ref[k], bytes[k]) != 0) {
       equal = false;
-      fprintf(stderr, "test_cuda: %s: output %s differs from the interpreter\n", label,
-              leir__sym_name(l->a->p, b->sym));
+      fprintf(stderr, "test_cuda: %s: output %s differs from the interpreter\n", label, d.name);
     }
   }
-  for (uint32_t j = 0; j < l->nparams; j++) free(dev[j]);
-  free(dev);
-  for (size_t k = 0; k < n; k++) free(ref[k]);
-  dlclose(h);
-  leir__cuda_lowered_free(l);
+  for (size_t k = 0; k < n; k++) free(ref[k]), free(emu[k]);
+  cuda_emul_free(e);
   return equal;
 }
 
 START_TEST(test_emulated_kernels_equal_the_interpreter) {
-  if (!have_cxx()) {
-    fprintf(stderr, "test_cuda: skipping the emulation: no C++ compiler (%s)\n", cxx());
+  if (!cuda_emul_available()) {
+    fprintf(stderr, "test_cuda: skipping the emulation: no C++ compiler (%s)\n", cuda_emul_cxx());
     return;
   }
   char dir[] = "/tmp/leir-cuda-emul-XXXXXX";
@@ -1216,8 +1115,8 @@ END_TEST
 /* Nested chains, parenthesized conditions and wide max/min, emulated: the
  * CUDA code computes what the interpreter computes. */
 START_TEST(test_emulated_nested_expressions_equal_the_interpreter) {
-  if (!have_cxx()) {
-    fprintf(stderr, "test_cuda: skipping the emulation: no C++ compiler (%s)\n", cxx());
+  if (!cuda_emul_available()) {
+    fprintf(stderr, "test_cuda: skipping the emulation: no C++ compiler (%s)\n", cuda_emul_cxx());
     return;
   }
   char dir[] = "/tmp/leir-cuda-emul-XXXXXX";
@@ -1277,7 +1176,8 @@ START_TEST(test_lowered_source_compiles_standalone) {
   ck_assert_ptr_nonnull(mkdtemp(dir));
   const char *nv = nvcc();
   if (!nv) fprintf(stderr, "test_cuda: skipping the nvcc compile: no nvcc (set NVCC)\n");
-  if (!have_cxx()) fprintf(stderr, "test_cuda: skipping the host C++ compile: no %s\n", cxx());
+  if (!cuda_emul_available())
+    fprintf(stderr, "test_cuda: skipping the host C++ compile: no %s\n", cuda_emul_cxx());
   char *nested = nested_program(NESTED_CHAIN, 20);
   for (size_t k = 0; k < 3; k++) {
     char *src = lower_ok(k < 2 ? progs[k] : nested, NULL, NULL);
@@ -1294,19 +1194,20 @@ START_TEST(test_lowered_source_compiles_standalone) {
       out[m] = '\0';
       ck_assert_msg(pp && pclose(pp) == 0, "nvcc failed on program %zu:\n%s", k, out);
     }
-    if (have_cxx()) {
+    if (cuda_emul_available()) {
       snprintf(path, sizeof path, "%s/h%zu.cpp", dir, k);
       f = fopen(path, "w");
       ck_assert_ptr_nonnull(f);
-      fputs(emul_host_headers, f);
-      fputs(emul_shim, f);
+      fputs(cuda_emul_host_headers, f);
+      fputs(cuda_emul_shim, f);
       fputs(src, f);
       fclose(f);
-      snprintf(cmd, sizeof cmd, "%s -fsyntax-only -x c++ %s 2>&1", cxx(), path);
+      snprintf(cmd, sizeof cmd, "%s -fsyntax-only -x c++ %s 2>&1", cuda_emul_cxx(), path);
       FILE *pp = popen(cmd, "r");
       size_t m = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
       out[m] = '\0';
-      ck_assert_msg(pp && pclose(pp) == 0, "%s failed on program %zu:\n%s", cxx(), k, out);
+      ck_assert_msg(pp && pclose(pp) == 0, "%s failed on program %zu:\n%s", cuda_emul_cxx(), k,
+                    out);
     }
     leir_free(src);
   }

@@ -1,20 +1,26 @@
 /*
  * Differential testing with generated programs (tests/support/gen.c): what
- * leir_program_check accepts, every backend runs, and the interpreter and
- * the CPU backend agree bit for bit (NaN where NaN) on seeded inputs.
+ * leir_program_check accepts, every backend runs, and the interpreter, the
+ * CPU backend and the CUDA emulation (the generated CUDA C run on the CPU,
+ * tests/support/cuda_emul.c) agree bit for bit (NaN where NaN, whatever its
+ * payload) on seeded inputs, with the same status (a run-time error where
+ * the interpreter reports one).
  *
- * LEIR_TEST_GEN_COUNT (default 150) programs run on both backends; 2000
- * more only on the interpreter and through the C (and, when built, CUDA)
- * lowering. Seeds whose failure is a known backend bug are listed in
+ * LEIR_TEST_GEN_COUNT (default 150) programs run on all three; 2000 more
+ * run on the interpreter and through the C and CUDA lowering, and the first
+ * LEIR_TEST_GEN_EMUL_EXTRA (default 400) of them on the CUDA emulation too
+ * (one C++ compilation for all emulated programs). Seeds whose failure is a known backend bug are listed in
  * tests/data/gen-xfail.txt (seed, then why): they must still fail, so that
  * a fix is noticed and the entry removed. Programs found failing are kept
  * as regression inputs of the fuzz target (tests/fuzz/regressions/gen).
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_emul.h"
 #include "gen.h"
 #include "testutil.h"
 
@@ -83,6 +89,32 @@ static void keep_regression(uint64_t seed) {
   for (int i = 0; i < 8; i++) bytes[i] = (unsigned char)(seed >> (8 * i));
   fwrite(bytes, 1, 8, f);
   fclose(f);
+}
+
+/* Seeds of the kept regression inputs (tests/fuzz/regressions/gen/seed-*:
+ * 8 bytes, little-endian); at most cap. */
+static size_t regression_seeds(uint64_t *out, size_t cap) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/../fuzz/regressions/gen", test_data_path(""));
+  DIR *d = opendir(path);
+  if (!d) return 0;
+  size_t n = 0;
+  struct dirent *de;
+  while (n < cap && (de = readdir(d))) {
+    if (strncmp(de->d_name, "seed-", 5) != 0) continue;
+    char file[1024];
+    snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+    FILE *f = fopen(file, "rb");
+    if (!f) continue;
+    unsigned char b[8] = {0};
+    size_t got = fread(b, 1, 8, f);
+    fclose(f);
+    uint64_t seed = 0;
+    for (size_t i = 0; i < got; i++) seed |= (uint64_t)b[i] << (8 * i);
+    out[n++] = seed;
+  }
+  closedir(d);
+  return n;
 }
 
 typedef struct tally {
@@ -164,6 +196,77 @@ static void run_one(uint64_t seed, leir_backend *interp, leir_backend *cpu, tall
   leir_program_free(p);
 }
 
+/* The CUDA emulation of the checked programs among `seeds` against the
+ * interpreter; returns how many ran. Differences are kept as regression
+ * inputs and fail the test unless gen-xfail.txt lists the seed. */
+static int emulate_all(const uint64_t *seeds, size_t nseeds, leir_backend *interp, int *differ) {
+  cuda_emul *e = cuda_emul_new();
+  ck_assert_ptr_nonnull(e);
+  leir_program **progs = calloc(nseeds, sizeof *progs);
+  int *idx = calloc(nseeds, sizeof *idx);
+  gen_program *g = malloc(sizeof *g);
+  for (size_t i = 0; i < nseeds; i++) {
+    idx[i] = -1;
+    gen_generate(seeds[i], g);
+    leir_program *p = gen_parse(g);
+    if (!p || leir_program_check(p, NULL, NULL) != LEIR_OK) {
+      leir_program_free(p);
+      continue;
+    }
+    progs[i] = p;
+    idx[i] = cuda_emul_add(e, p); /* -1: the CUDA lowering refuses it (a status) */
+  }
+  char log[4096];
+  ck_assert_msg(cuda_emul_build(e, log, sizeof log), "C++ emulation build failed:\n%s", log);
+  int ran = 0;
+  for (size_t i = 0; i < nseeds; i++) {
+    leir_program *p = progs[i];
+    if (!p || idx[i] < 0) continue;
+    size_t n = leir_program_signature_count(p);
+    void *bi[8], *be[8];
+    size_t bytes[8];
+    for (size_t k = 0; k < n; k++) {
+      leir_tensor_decl d;
+      leir_program_signature_get(p, k, &d);
+      bytes[k] = leir_dtype_size(d.dtype);
+      for (uint32_t r = 0; r < d.rank; r++) bytes[k] *= (size_t)d.shape[r];
+      bi[k] = malloc(bytes[k] ? bytes[k] : 1);
+      be[k] = malloc(bytes[k] ? bytes[k] : 1);
+    }
+    ck_assert_int_eq(leir_program_fill_inputs(p, 7, 0, bi, n), LEIR_OK);
+    for (size_t k = 0; k < n; k++) memcpy(be[k], bi[k], bytes[k]);
+    leir_status si = leir_run(interp, p, bi, n);
+    leir_status se = cuda_emul_run(e, idx[i], be);
+    ran++;
+    char why[300] = "";
+    bool bad = false;
+    if (si != se) {
+      bad = true;
+      snprintf(why, sizeof why, "interp %s, cuda emulation %s", leir_status_name(si),
+               leir_status_name(se));
+    } else if (si == LEIR_OK && !same_outputs(p, bi, be, n, why, sizeof why)) {
+      bad = true;
+    }
+    if (bad) {
+      (*differ)++;
+      keep_regression(seeds[i]);
+      gen_generate(seeds[i], g);
+      bool expected = xfail_has(seeds[i]);
+      fprintf(stderr, "test_differential: seed %llu: cuda emulation: %s%s\n  %s\n  %s\n",
+              (unsigned long long)seeds[i], why, expected ? " (expected: gen-xfail.txt)" : "",
+              g->text, g->signature);
+      ck_assert_msg(expected, "seed %llu: cuda emulation: %s", (unsigned long long)seeds[i], why);
+    }
+    for (size_t k = 0; k < n; k++) free(bi[k]), free(be[k]);
+  }
+  for (size_t i = 0; i < nseeds; i++) leir_program_free(progs[i]);
+  free(progs);
+  free(idx);
+  free(g);
+  cuda_emul_free(e);
+  return ran;
+}
+
 START_TEST(test_generated_programs_agree) {
   leir_backend *interp = NULL, *cpu = NULL;
   ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
@@ -174,11 +277,32 @@ START_TEST(test_generated_programs_agree) {
   int count = c ? atoi(c) : 150;
   tally t = {0, 0, 0, 0, 0};
   for (int s = 1; s <= count; s++) run_one((uint64_t)s, interp, cpu, &t);
+  /* every kept regression input, on all backends */
+  uint64_t kept[256];
+  size_t nkept = regression_seeds(kept, 256);
+  for (size_t i = 0; i < nkept; i++) run_one(kept[i], interp, cpu, &t);
   for (int s = 1; s <= 2000; s++) run_one((uint64_t)s + 1000000, interp, NULL, &t);
+  int emulated = 0, emul_differ = 0;
+  if (cuda_emul_available()) {
+    const char *x = getenv("LEIR_TEST_GEN_EMUL_EXTRA");
+    int extra = x ? atoi(x) : 400;
+    if (extra < 0) extra = 0;
+    if (extra > 2000) extra = 2000;
+    uint64_t *seeds = malloc((size_t)(count + extra + 1) * sizeof *seeds + sizeof kept);
+    size_t ns = 0;
+    for (int s = 1; s <= count; s++) seeds[ns++] = (uint64_t)s;
+    for (size_t i = 0; i < nkept; i++) seeds[ns++] = kept[i];
+    for (int s = 1; s <= extra; s++) seeds[ns++] = (uint64_t)s + 1000000;
+    emulated = emulate_all(seeds, ns, interp, &emul_differ);
+    free(seeds);
+  } else {
+    fprintf(stderr, "test_differential: skipping the CUDA emulation: no C++ compiler (%s)\n",
+            cuda_emul_cxx());
+  }
   fprintf(stderr,
           "test_differential: %d programs generated, %d pass the checks, %d run on interp and "
-          "cpu, %d differ (%d expected)\n",
-          t.generated, t.checked, t.ran, t.differ, t.xfail);
+          "cpu, %d differ (%d expected); %d run on the CUDA emulation, %d differ\n",
+          t.generated, t.checked, t.ran, t.differ, t.xfail, emulated, emul_differ);
   ck_assert_int_ge(t.checked, t.generated * 9 / 10);
   leir_backend_free(cpu);
   leir_backend_free(interp);
