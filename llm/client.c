@@ -359,7 +359,7 @@ static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size
   /* one line back, bounded */
   size_t limit = c->o.max_answer_bytes * 8 + 4096, len = 0, cap = 0;
   char *line = NULL;
-  bool complete = false;
+  bool complete = false, extra = false;
   while (st == LEIR_OK && !complete) {
     if (!wait_fd(c->sock, POLLIN, deadline)) {
       st = leir__error(LEIR_ERR_TIMEOUT, "llm.timeout", c->argv[0], 0, 0,
@@ -383,6 +383,7 @@ static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size
       char *nlpos = memchr(line + len, '\n', (size_t)r);
       len += (size_t)r;
       if (nlpos) {
+        extra = nlpos + 1 < line + len; /* bytes after the line */
         len = (size_t)(nlpos - line);
         complete = true;
       } else if (len > limit) {
@@ -400,13 +401,12 @@ static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size
     }
   }
   if (st == LEIR_OK) {
-    /* a line that followed in the same read belongs to nobody: the protocol
-     * is one line per request, so the command is restarted next time */
     static const char *const path[] = {"content"};
     st = answer_from_json(line, len, path, 1, "command's answer line", answer, answer_len,
                           c->o.max_answer_bytes);
-    if (st == LEIR_ERR_IO) { /* {"error":...}: the command itself is fine */
-    }
+    /* more than one line for one request: the command is out of step with
+     * the protocol, so the next request gets a fresh one */
+    if (extra) command_stop(c);
   } else {
     command_stop(c); /* killed: timeouts, oversize lines, broken pipes */
   }

@@ -134,6 +134,7 @@ static void spaced(const char *name, char *out, size_t cap) {
 
 static leir_status copy_signature(leir_program *dst, const leir_program *src) {
   size_t n = leir_program_signature_count(src);
+  if (n == 0) return LEIR_OK; /* none given: both are inferred the same way */
   leir_tensor_decl d[64];
   if (n > 64) return leir__error(LEIR_ERR_LIMIT, "llm.signature", NULL, 0, 0, "more than 64 tensors");
   for (size_t i = 0; i < n; i++) {

@@ -240,6 +240,25 @@ START_TEST(test_wrong_and_unknown_strategy_and_same_program) {
 }
 END_TEST
 
+START_TEST(test_program_without_signature) {
+  /* the signature is inferred, for the prompt and for the answer alike */
+  leir_program *p = test_parse(src_text);
+  char *right = answer_for(fx.right_ir, fx.strategy);
+  script s = {{right}, {0}, 1, 0, {NULL}, {0}};
+  leir_llm *llm = NULL;
+  ck_assert_int_eq(leir_llm_new_callback(&llm, scripted, &s, NULL), LEIR_OK);
+  leir_llm_result *r = NULL;
+  ck_assert_int_eq(leir_llm_propose(llm, NULL, p, NULL, &r), LEIR_OK);
+  ck_assert_int_eq(r->attempts[0].reject, LEIR_LLM_ACCEPTED);
+  ck_assert_ptr_nonnull(strstr(s.last_user[0], "'A' with the dtype torch.float32 and shape [4, 8]"));
+  leir_llm_result_free(r);
+  leir_llm_free(llm);
+  leir_program_free(p);
+  script_free(&s);
+  free(right);
+}
+END_TEST
+
 START_TEST(test_hostile_callback_answers) {
   size_t big = (size_t)2 << 20;
   char *huge = malloc(big + 1);
@@ -624,15 +643,18 @@ static Suite *llm_suite(void) {
   tcase_add_test(cb, test_not_equivalent_reason_names_the_element);
   tcase_add_test(cb, test_wrong_and_unknown_strategy_and_same_program);
   tcase_add_test(cb, test_hostile_callback_answers);
+  tcase_add_test(cb, test_program_without_signature);
   tcase_add_test(cb, test_arguments_and_options);
   suite_add_tcase(s, cb);
   TCase *cmd = tcase_create("command");
+  tcase_set_timeout(cmd, 120);
   tcase_add_checked_fixture(cmd, tmp_setup, tmp_teardown);
   tcase_add_test(cmd, test_command_right_after_wrong);
   tcase_add_test(cmd, test_hostile_commands);
   tcase_add_test(cmd, test_command_restarts_after_a_timeout);
   suite_add_tcase(s, cmd);
   TCase *ep = tcase_create("endpoint");
+  tcase_set_timeout(ep, 120);
   tcase_add_checked_fixture(ep, tmp_setup, tmp_teardown);
   tcase_add_test(ep, test_endpoint_right_after_malformed);
   tcase_add_test(ep, test_hostile_endpoint);
