@@ -923,19 +923,10 @@ END_TEST
  * true when every output is bitwise equal. */
 static int emul_rejected;
 
-static bool emul_matches(leir_program *p, leir_backend *interp, const char *dir, int serial,
+/* Program idx of a built emulation against the interpreter on seeded
+ * inputs; true when every output is bitwise equal. */
+static bool emul_compare(cuda_emul *e, int idx, leir_program *p, leir_backend *interp,
                          const char *label) {
-  (void)dir, (void)serial;
-  cuda_emul *e = cuda_emul_new();
-  ck_assert_ptr_nonnull(e);
-  int idx = cuda_emul_add(e, p);
-  if (idx < 0) { /* rejected: nothing to run */
-    emul_rejected++;
-    cuda_emul_free(e);
-    return true;
-  }
-  char log[4096];
-  ck_assert_msg(cuda_emul_build(e, log, sizeof log), "C++ emulation build failed:\n%s", log);
   size_t n = leir_program_signature_count(p);
   ck_assert_uint_le(n, 64);
   void *ref[64], *emu[64];
@@ -965,6 +956,27 @@ static bool emul_matches(leir_program *p, leir_backend *interp, const char *dir,
     }
   }
   for (size_t k = 0; k < n; k++) free(ref[k]), free(emu[k]);
+  return equal;
+}
+
+/* Runs `p` by emulation and by the interpreter on seeded inputs; returns
+ * true when every output is bitwise equal. */
+static int emul_rejected;
+
+static bool emul_matches(leir_program *p, leir_backend *interp, const char *dir, int serial,
+                         const char *label) {
+  (void)dir, (void)serial;
+  cuda_emul *e = cuda_emul_new();
+  ck_assert_ptr_nonnull(e);
+  int idx = cuda_emul_add(e, p);
+  if (idx < 0) { /* rejected: nothing to run */
+    emul_rejected++;
+    cuda_emul_free(e);
+    return true;
+  }
+  char log[4096];
+  ck_assert_msg(cuda_emul_build(e, log, sizeof log), "C++ emulation build failed:\n%s", log);
+  bool equal = emul_compare(e, idx, p, interp, label);
   cuda_emul_free(e);
   return equal;
 }
@@ -1005,18 +1017,33 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
     ran++;
     leir_program_free(p);
   }
-  /* Every conformance source the lowering accepts. */
+  /* Every conformance source the lowering accepts, in one C++ build. */
   jsonl_file *f = test_corpus_open("sources-small.jsonl");
   const jsonl_value *o;
-  while ((o = jsonl_next(f))) {
-    const char *id = jsonl_str(jsonl_get(o, "id"));
-    leir_program *p = test_parse(jsonl_str(jsonl_get(o, "leir")));
-    set_json_signature(p, jsonl_get(o, "signature"));
-    if (!emul_matches(p, interp, dir, serial++, id)) differ++;
-    ran++;
-    leir_program_free(p);
+  cuda_emul *all = cuda_emul_new();
+  ck_assert_ptr_nonnull(all);
+  leir_program *progs[400];
+  char *pids[400];
+  int idx[400];
+  size_t np = 0;
+  while ((o = jsonl_next(f)) && np < 400) {
+    pids[np] = strdup(jsonl_str(jsonl_get(o, "id")));
+    progs[np] = test_parse(jsonl_str(jsonl_get(o, "leir")));
+    set_json_signature(progs[np], jsonl_get(o, "signature"));
+    idx[np] = cuda_emul_add(all, progs[np]);
+    if (idx[np] < 0) emul_rejected++;
+    np++;
   }
   jsonl_close(f);
+  char log[4096];
+  ck_assert_msg(cuda_emul_build(all, log, sizeof log), "C++ emulation build failed:\n%s", log);
+  for (size_t k = 0; k < np; k++) {
+    if (idx[k] >= 0 && !emul_compare(all, idx[k], progs[k], interp, pids[k])) differ++;
+    ran++;
+    leir_program_free(progs[k]);
+    free(pids[k]);
+  }
+  cuda_emul_free(all);
   fprintf(stderr, "test_cuda: emulation: %d programs run, %d differ from the interpreter (%d rejected "
                   "by the lowering)\n", ran - emul_rejected, differ, emul_rejected);
   /* By hand: LEIR_CUDA_EMUL_STEP_STRIDE=N also emulates every Nth strategy
