@@ -11,8 +11,9 @@
  * Warm: a first, untimed pass fills the cpu backend's kernel cache, so
  * both sides measure judging, not compiling. Verdict counts must be equal.
  *
- *   verifier_throughput CONFORMANCE_DIR [BACKEND [PROGRAMS [K]]]
- *   (defaults: interp, 40 programs, 16 candidates each)
+ *   verifier_throughput CONFORMANCE_DIR [BACKEND [PROGRAMS [K [THREADS]]]]
+ *   (defaults: interp, 40 programs, 16 candidates each, the backend's
+ *   default thread count; the load average is printed with the table)
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ static void set_signature(leir_program *p, const jsonl_value *sig) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s CONFORMANCE_DIR [BACKEND [PROGRAMS [K]]]\n", argv[0]);
+    fprintf(stderr, "usage: %s CONFORMANCE_DIR [BACKEND [PROGRAMS [K [THREADS]]]]\n", argv[0]);
     return 2;
   }
   const char *backend = argc > 2 ? argv[2] : "interp";
@@ -99,7 +100,9 @@ int main(int argc, char **argv) {
   }
   jsonl_close(f);
   leir_backend *b = NULL;
-  if (leir_backend_open(&b, backend, NULL) != LEIR_OK) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  if (argc > 5) bo.threads = (uint32_t)atol(argv[5]);
+  if (leir_backend_open(&b, backend, &bo) != LEIR_OK) {
     fprintf(stderr, "%s: %s\n", backend, leir_error_last()->message);
     return 3;
   }
@@ -137,9 +140,16 @@ int main(int argc, char **argv) {
       if (pass) secs[mode] = now() - t0;
     }
   }
-  printf("| backend | programs | candidates | leir_verify cand/s | verifier cand/s | speedup |\n");
-  printf("| %s | %zu | %zu | %.1f | %.1f | %.2fx |\n", backend, n, total, total / secs[0],
-         total / secs[1], secs[0] / secs[1]);
+  double load[3] = {0, 0, 0};
+  FILE *la = fopen("/proc/loadavg", "r");
+  if (la) {
+    if (fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
+    fclose(la);
+  }
+  printf("| backend | threads | programs | candidates | leir_verify cand/s | verifier cand/s | speedup |\n");
+  printf("| %s | %s | %zu | %zu | %.1f | %.1f | %.2fx |\n", backend, argc > 5 ? argv[5] : "default",
+         n, total, total / secs[0], total / secs[1], secs[0] / secs[1]);
+  printf("load average %.2f %.2f %.2f (after the run)\n", load[0], load[1], load[2]);
   bool same = memcmp(counts[0], counts[1], sizeof counts[0]) == 0;
   printf("verdicts%s:", same ? " (identical counts)" : " DIFFER");
   for (int x = 0; x < LEIR_VERDICT_COUNT; x++)
