@@ -741,10 +741,12 @@ static char *history_json(search_ctx *ctx, int nid) {
 leir_status leir__search_builtin(leir_search_policy policy, const leir_search_query *q,
                                  leir_search_proposals *out);
 
-/* Asks the policy for proposals at node `nid` until one is accepted, the
- * policy has nothing more, or `retries` calls in a row gave nothing. The
+/* Asks the policy for proposals at node `nid` until `min_accept` are
+ * accepted, the policy has nothing more, or (an external policy) `retries`
+ * calls in a row gave nothing. The
  * ids of the accepted children are appended to acc. */
-static size_t expand(search_ctx *ctx, int nid, uint32_t want, int **acc, size_t *nacc) {
+static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept, int **acc,
+                     size_t *nacc) {
   size_t got = 0;
   uint32_t fails = 0;
   leir_search_proposals ps;
@@ -808,9 +810,12 @@ static size_t expand(search_ctx *ctx, int nid, uint32_t want, int **acc, size_t 
         got++;
       }
     }
-    if (got > before) break;
-    if (++fails > ctx->o.retries) {
-      ctx->nodes[nid].exhausted = true; /* the policy gave nothing useful here */
+    if (got >= min_accept) break;
+    if (got > before) continue; /* some accepted; the algorithm wants more */
+    /* an external policy (a model) gets `retries` more calls with the
+     * reasons; a built-in goes down its list until it has nothing more */
+    if (ctx->o.propose && ++fails > ctx->o.retries) {
+      ctx->nodes[nid].exhausted = true;
       break;
     }
   }
@@ -840,7 +845,7 @@ static void run_greedy_chain(search_ctx *ctx, bool chain) {
   while (!should_stop(ctx)) {
     int *acc = NULL;
     size_t nacc = 0;
-    expand(ctx, cur, chain ? 1 : ctx->o.branching, &acc, &nacc);
+    expand(ctx, cur, chain ? 1 : ctx->o.branching, 1, &acc, &nacc);
     if (!nacc) {
       free(acc);
       break;
@@ -867,7 +872,7 @@ static void run_beam(search_ctx *ctx) {
     int *acc = NULL;
     size_t nacc = 0;
     for (size_t i = 0; i < nbeam && !should_stop(ctx); i++)
-      expand(ctx, beam[i], ctx->o.branching, &acc, &nacc);
+      expand(ctx, beam[i], ctx->o.branching, ctx->o.width, &acc, &nacc);
     if (!nacc) {
       free(acc);
       break;
@@ -892,7 +897,7 @@ static void run_bfs_dfs(search_ctx *ctx, bool dfs) {
     int nid = dfs ? q[--tail] : q[head++];
     int *acc = NULL;
     size_t nacc = 0;
-    expand(ctx, nid, ctx->o.branching, &acc, &nacc);
+    expand(ctx, nid, ctx->o.branching, 1, &acc, &nacc);
     sort_ids(ctx, acc, nacc); /* fastest first: popped first by BFS; pushed last for DFS */
     for (size_t i = 0; i < nacc; i++) {
       if (tail == cap) {
@@ -957,7 +962,7 @@ static void run_mcts(search_ctx *ctx) {
     if (nid < 0) continue; /* a dead end was marked; select again from the root */
     int *acc = NULL;
     size_t nacc = 0;
-    expand(ctx, nid, 1, &acc, &nacc);
+    expand(ctx, nid, 1, 1, &acc, &nacc);
     if (!nacc) {
       free(acc);
       search_node *n = &ctx->nodes[nid];

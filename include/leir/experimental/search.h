@@ -325,9 +325,11 @@ typedef struct leir_search_options {
   uint32_t width;                   /**< beam width (default 2) */
   uint32_t branching;               /**< proposals asked per expansion (default 4; MCTS
                                      * and chain ask for 1) */
-  uint32_t retries;                 /**< calls of the policy in a row at one node whose
-                                     * proposals were all rejected, after the first
-                                     * (default 3) */
+  uint32_t retries;                 /**< external policies: calls in a row at one node
+                                     * whose proposals were all rejected, after the
+                                     * first, before the node is given up (default 3).
+                                     * Built-in policies go down their list until it
+                                     * is exhausted (or a budget ends the search) */
   double uct_c;                     /**< MCTS exploration constant (default 1.414) */
   uint32_t rollouts;                /**< MCTS: random one-step continuations measured from
                                      * each new node (default 0: the node is the simulation) */
@@ -370,10 +372,10 @@ typedef struct leir_search_result leir_search_result;
 
 /** Searches from `program` (which must pass its checks; its signature, or
  * the inferred one, is kept) on `backend` (borrowed; may be NULL only with
- * a `measure` callback). On LEIR_OK, and on LEIR_ERR_CANCELLED and
- * LEIR_ERR_TIMEOUT never (budgets end a search normally), *out is the
- * result: on cancellation *out holds the result so far. Caller frees *out
- * with leir_search_result_free.
+ * a `measure` callback). On LEIR_OK *out is the result (budgets end a
+ * search normally); on LEIR_ERR_CANCELLED (the `cancel` flag, or a record
+ * callback that returned non-zero) *out holds the result so far; on other
+ * errors *out is NULL. Caller frees *out with leir_search_result_free.
  * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_INVALID / _SIGNATURE (the program),
  * LEIR_ERR_CANCELLED, LEIR_ERR_NO_DEVICE, LEIR_ERR_NOMEM, LEIR_ERR_IO (the
  * database), and what a callback returned. */
