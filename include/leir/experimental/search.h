@@ -243,8 +243,10 @@ LEIR_API leir_status leir_search_propose_program(leir_search_proposals *out, con
 typedef leir_status (*leir_search_propose_fn)(void *payload, const leir_search_query *query,
                                               leir_search_proposals *out);
 
-/** The built-in policy `policy` as a callback (for wrapping: an adapter
- * may call it and add its own proposals). `payload` is ignored. */
+/** Runs the built-in policy `policy` on a query inside a propose
+ * callback (an adapter may add the built-in's proposals to its own, or
+ * fall back to it). `out` must be the proposals object the callback was
+ * given. Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_search_propose_builtin(leir_search_policy policy,
                                                  const leir_search_query *query,
                                                  leir_search_proposals *out);
