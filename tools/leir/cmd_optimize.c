@@ -215,6 +215,14 @@ int cmd_optimize(int argc, char **argv) {
     return EXIT_INVALID;
   }
   so.db = db;
+  /* the database key's machine part: the CPU, the thread count, and the
+   * compiler and flags when given (they change the timings) */
+  char fp[32], machine[512];
+  leir_search_machine_fingerprint(o.bo.threads, fp, sizeof fp);
+  snprintf(machine, sizeof machine, "%s%s%s%s%s", fp, o.bo.compiler ? "|cc=" : "",
+           o.bo.compiler ? o.bo.compiler : "", o.bo.compiler_flags ? "|cflags=" : "",
+           o.bo.compiler_flags ? o.bo.compiler_flags : "");
+  so.machine = machine;
   out_state st_out = {.json = o.json, .quiet = quiet, .cot = cot,
                       .bar = progress && !o.json && isatty(2), .max_samples = so.max_samples};
   if (traj_path) {
@@ -237,8 +245,6 @@ int cmd_optimize(int argc, char **argv) {
   sigaction(SIGINT, &sa, &old);
 
   if (!o.json && !quiet) {
-    char machine[32];
-    leir_search_machine_fingerprint(o.bo.threads, machine, sizeof machine);
     printf("optimize %s: search %s, policy %s, backend %s, budget %u samples%s, database %s\n",
            tool_label(a.positional[0]), leir_search_algorithm_name(so.algorithm),
            leir_search_policy_name(so.policy), leir_backend_get_name(b), so.max_samples,
