@@ -780,6 +780,8 @@ static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept,
     q.nfeedback = n->nfb;
     q.history = hist ? hist : "[]";
     q.seed = ctx->o.seed;
+    q.parent = n->parent >= 0 ? ctx->nodes[n->parent].program : NULL;
+    q.parent_speedup = n->parent >= 0 ? ctx->nodes[n->parent].speedup : 1.0;
     proposals_clear(&ps);
     if (ctx->o.propose)
       st = ctx->o.propose(ctx->o.propose_payload, &q, &ps);

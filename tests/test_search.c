@@ -389,6 +389,8 @@ static leir_status scripted_propose(void *payload, const leir_search_query *q,
   ck_assert_ptr_nonnull(q->program);
   ck_assert_ptr_nonnull(q->candidates);
   ck_assert_ptr_nonnull(q->history);
+  ck_assert((q->depth == 0) == (q->parent == NULL));
+  if (q->depth == 1) ck_assert_str_eq(q->history, "[{\"step\":\"loop_reorder nest=0 loops=c,d\",\"speedup\":2}]");
   s->feedback_seen = q->nfeedback;
   if (q->nfeedback)
     snprintf(s->last_reason, sizeof s->last_reason, "%s", q->feedback[q->nfeedback - 1].reason);

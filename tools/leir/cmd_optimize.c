@@ -103,6 +103,35 @@ static int write_file(const char *path, const char *text, size_t len) {
   return EXIT_OK;
 }
 
+/* The steps from the source to the best program as a table: each step's
+ * time ratio over its parent (with its interval) and the speedup so far. */
+static void print_path(const leir_search_result *res) {
+  size_t n = leir_search_result_record_count(res);
+  const leir_search_record *best = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const leir_search_record *r = leir_search_result_record(res, i);
+    if (r->node >= 0 && (!best || r->speedup > best->speedup)) best = r;
+  }
+  if (!best) return;
+  const leir_search_record *path[256];
+  size_t np = 0;
+  for (const leir_search_record *r = best; r && np < 256;) {
+    path[np++] = r;
+    const leir_search_record *up = NULL;
+    for (size_t i = 0; i < n && r->parent > 0; i++) {
+      const leir_search_record *x = leir_search_result_record(res, i);
+      if (x->node == r->parent) up = x;
+    }
+    r = up;
+  }
+  printf("\n%-4s %-46s %9s %21s %9s\n", "", "step", "ratio", "interval", "speedup");
+  for (size_t k = np; k-- > 0;) {
+    const leir_search_record *r = path[k];
+    printf("%3zu. %-46s %8.3fx [%8.3f, %8.3f] %8.3fx\n", np - k, r->step, r->m.ratio,
+           r->m.ratio_lo, r->m.ratio_hi, r->speedup);
+  }
+}
+
 /* The default database: $LEIR_DB, else $XDG_CACHE_HOME/leir/measurements.db,
  * else ~/.cache/leir/measurements.db. */
 static char *default_db(void) {
@@ -289,22 +318,14 @@ int cmd_optimize(int argc, char **argv) {
       printf("\n%-22s %s\n%-22s %u (measured %u, from the database %u)\n%-22s %u accepted, %u rejected\n",
              "stopped by", why[sum.stopped_by & 3], "samples", sum.samples, sum.measured,
              sum.reused, "proposals", sum.accepted, sum.rejected);
-      printf("%-22s %u steps, %.3fx (product of the paired ratios along the path)\n",
-             "best program", sum.best_depth, sum.best_speedup);
+      printf("%-22s %u step%s, %.3fx (product of the paired ratios along the path)\n",
+             "best program", sum.best_depth, sum.best_depth == 1 ? "" : "s", sum.best_speedup);
       if (sum.best_median_s > 0)
         printf("%-22s %.3fx [%.3f, %.3f] (source %.4g ms, best %.4g ms)\n",
                "side by side", sum.final_speedup, sum.final_lo, sum.final_hi,
                sum.source_median_s * 1e3, sum.best_median_s * 1e3);
       printf("%-22s %.1f s\n", "search time", sum.seconds);
-      if (steps && *steps) {
-        printf("steps:\n");
-        int k = 1;
-        for (char *line = steps, *nl; *line; line = nl + 1, k++) {
-          nl = strchr(line, '\n');
-          if (!nl) break;
-          printf("  %d. %.*s\n", k, (int)(nl - line), line);
-        }
-      }
+      print_path(res);
       if (!quiet) printf("best program:\n%s\n", text ? text : "");
     }
     if (out_path && rc == EXIT_OK) {

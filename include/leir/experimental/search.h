@@ -212,6 +212,9 @@ typedef struct leir_search_query {
   const char *history;                  /**< the path from the source program as a JSON
                                          * array of {"step","speedup"} objects */
   uint64_t seed;                        /**< the search's seed */
+  const leir_program *parent;           /**< the program `program` was reached from (NULL
+                                         * at the source) */
+  double parent_speedup;                /**< its speedup over the source (1 at the source) */
 } leir_search_query;
 
 /** Where a policy puts its proposals. Opaque; owned by the search. */
