@@ -748,6 +748,43 @@ START_TEST(test_db_survives_sigkill_mid_run) {
 }
 END_TEST
 
+START_TEST(test_db_two_processes_write_at_once) {
+  const char *path = tmp_db();
+  pid_t pids[2];
+  for (int c = 0; c < 2; c++) {
+    pids[c] = fork();
+    ck_assert_int_ge(pids[c], 0);
+    if (pids[c] == 0) {
+      leir_db *db = NULL;
+      if (leir_db_open(&db, path) != LEIR_OK) _exit(2);
+      for (uint64_t i = 0; i < 150; i++) {
+        leir_db_row row = {.size = sizeof row, .program_hash = i, .baseline_hash = (uint64_t)c,
+                           .root_hash = 1, .backend = "cpu", .machine = "m", .protocol = "p",
+                           .verdict = LEIR_VERDICT_EQUAL, .order = LEIR_ORDER_FASTER};
+        if (leir_db_put(db, &row) != LEIR_OK) _exit(3);
+        leir_db_row got = {.size = sizeof got};
+        if (leir_db_get(db, &row, &got) != LEIR_OK) _exit(4);
+      }
+      leir_db_free(db);
+      _exit(0);
+    }
+  }
+  for (int c = 0; c < 2; c++) {
+    int status = 0;
+    ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed (%d)", c,
+                  WEXITSTATUS(status));
+  }
+  leir_db *db = NULL;
+  ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+  uint64_t rows = 0;
+  ck_assert_int_eq(leir_db_count(db, &rows), LEIR_OK);
+  ck_assert_uint_eq(rows, 300);
+  leir_db_free(db);
+  rm_db(path);
+}
+END_TEST
+
 /* ---- one real run on the CPU backend ------------------------------------------- */
 
 START_TEST(test_real_cpu_search_accepts_only_verified_faster_steps) {
@@ -826,6 +863,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_db_reused_across_runs);
   tcase_add_test(t, test_db_put_get_export);
   tcase_add_test(t, test_db_survives_sigkill_mid_run);
+  tcase_add_test(t, test_db_two_processes_write_at_once);
   suite_add_tcase(s, t);
   t = tcase_create("cpu");
   tcase_add_test(t, test_real_cpu_search_accepts_only_verified_faster_steps);
