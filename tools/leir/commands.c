@@ -193,6 +193,50 @@ const tool_command tool_commands[] = {
      "Example:\n"
      "  leir workloads emit level1/softmax --args 2,8 --dtype f64\n",
      cmd_workloads},
+    {"optimize", "optimize [--search ALGO] [--policy P] [--samples N] [--db FILE] [--trajectory FILE] [--plot FILE.svg] [--out FILE] IN",
+     "Searches for a faster program: greedy, beam, BFS, DFS, MCTS or chain search\n"
+     "over single steps (docs/search.md). A step is accepted only when verification\n"
+     "against the source program says EQUAL or CLOSE and a paired timing comparison\n"
+     "says it is faster than its parent at the stated confidence. Prints one line\n"
+     "per evaluated proposal (the trajectory), a summary with the best program's\n"
+     "speedup measured side by side with the source, its steps and its text.\n"
+     "\n"
+     "  --search ALGO    greedy (default), beam, bfs, dfs, mcts, chain\n"
+     "  --policy P       cost (default: ranked by the cost model), exhaustive, random\n"
+     "  --samples N      proposals evaluated, at most (default 100; 0 = no limit)\n"
+     "  --time S         wall-time budget in seconds (default none)\n"
+     "  --depth N        steps from the source, at most (default 8)\n"
+     "  --width N        beam width (default 2)\n"
+     "  --branching N    proposals per expansion (default 4; mcts and chain: 1)\n"
+     "  --retries N      external policies: calls in a row with nothing accepted\n"
+     "                   before a node is given up (default 3)\n"
+     "  --uct C          MCTS exploration constant (default 1.414)\n"
+     "  --rollouts N     MCTS: random one-step continuations per new node (default 0)\n"
+     "  --reward R       MCTS reward: log (log speedup, default) or reference\n"
+     "  --policy-seed N  seed of the random policy and the rollouts (default 1)\n"
+     "  --rounds N, --max-rounds N, --compare-time S, --confidence X, --min-effect X\n"
+     "                   the timing comparison (defaults 10, 400, 20, 0.99, 0.02)\n"
+     "  --no-flush       do not flush caches between timed runs\n"
+     "  --sets K         input sets of the verification (default 3)\n"
+     "  --db FILE        measurement database (default $LEIR_DB, else\n"
+     "                   ~/.cache/leir/measurements.db); --no-db: none\n"
+     "  --trajectory F   the trajectory as JSONL (one object per proposal)\n"
+     "  --plot F.svg     best speedup against samples\n"
+     "  --out F          the best program (.leir.yaml: a program file)\n"
+     "  --cot            print each accepted step's chain of thought\n"
+     "  --quiet          only the summary; --no-progress: no progress bar\n"
+     "  --no-final-compare  skip the side-by-side timing of best and source\n"
+     "  --json           the trajectory as JSONL on stdout, then a summary object\n"
+     "\nShared options:\n" RUN_OPTS_HELP,
+     cmd_optimize},
+    {"db", "db export|count|check [--db FILE]",
+     "The measurement database of leir optimize (SQLite; default $LEIR_DB, else\n"
+     "~/.cache/leir/measurements.db).\n"
+     "\n"
+     "  export   every measurement as one JSON object per line, oldest first\n"
+     "  count    the number of measurements\n"
+     "  check    SQLite's integrity check (prints ok)\n",
+     cmd_db},
 };
 
 const size_t tool_command_count = sizeof tool_commands / sizeof tool_commands[0];

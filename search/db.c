@@ -1,0 +1,305 @@
+/* The measurement database (include/leir/experimental/search.h): SQLite in
+ * WAL mode, one row per (program, baseline, source, backend, machine,
+ * protocol). Every write is its own transaction, so a process killed at any
+ * point leaves the file readable with the rows committed before it. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LEIR_EXPERIMENTAL
+#include "leir/experimental/search.h"
+
+#include "error.h"
+#include "strbuf.h"
+
+#define DB_SCHEMA_VERSION "1"
+
+struct leir_db {
+  sqlite3 *h;
+  sqlite3_stmt *put, *get;
+  char *strs[6]; /* strings of the last leir_db_get (borrowed by the caller) */
+};
+
+static leir_status db_error(leir_db *db, const char *what) {
+  return leir__error(LEIR_ERR_IO, "db.sqlite", NULL, 0, 0, "measurement database: %s: %s", what,
+                     db && db->h ? sqlite3_errmsg(db->h) : "cannot open");
+}
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS leir_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT OR IGNORE INTO leir_meta(key, value) VALUES ('schema', '" DB_SCHEMA_VERSION "');"
+    "CREATE TABLE IF NOT EXISTS measurements("
+    " program_hash TEXT NOT NULL, baseline_hash TEXT NOT NULL, root_hash TEXT NOT NULL,"
+    " backend TEXT NOT NULL, machine TEXT NOT NULL, protocol TEXT NOT NULL,"
+    " verdict TEXT NOT NULL, ord TEXT NOT NULL, ratio REAL, ratio_lo REAL, ratio_hi REAL,"
+    " median_s REAL, q1_s REAL, q3_s REAL, baseline_median_s REAL, rounds INTEGER,"
+    " step TEXT, program TEXT, message TEXT, created REAL,"
+    " PRIMARY KEY(program_hash, baseline_hash, root_hash, backend, machine, protocol));";
+
+static const char put_sql[] =
+    "INSERT OR REPLACE INTO measurements VALUES"
+    "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)";
+static const char get_sql[] =
+    "SELECT verdict, ord, ratio, ratio_lo, ratio_hi, median_s, q1_s, q3_s, baseline_median_s,"
+    " rounds, step, program, message, created FROM measurements WHERE program_hash=?1 AND"
+    " baseline_hash=?2 AND root_hash=?3 AND backend=?4 AND machine=?5 AND protocol=?6";
+
+leir_status leir_db_open(leir_db **out, const char *path) {
+  if (!out) return leir__error_arg("out", "out is NULL");
+  *out = NULL;
+  if (!path || !*path) return leir__error_arg("path", "the database path is NULL or empty");
+  leir_db *db = calloc(1, sizeof *db);
+  if (!db) return leir__error_nomem();
+  if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+      SQLITE_OK) {
+    leir_status st = db_error(db, path);
+    leir_db_free(db);
+    return st;
+  }
+  sqlite3_busy_timeout(db->h, 10000);
+  char *err = NULL;
+  /* WAL: readers and one writer at a time from several processes; NORMAL
+   * synchronous keeps every committed row across a killed process. */
+  if (sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+                   &err) != SQLITE_OK ||
+      sqlite3_exec(db->h, "BEGIN IMMEDIATE;", NULL, NULL, &err) != SQLITE_OK) {
+    leir_status st = leir__error(LEIR_ERR_IO, "db.sqlite", path, 0, 0,
+                                 "measurement database %s: %s", path, err ? err : "?");
+    sqlite3_free(err);
+    leir_db_free(db);
+    return st;
+  }
+  if (sqlite3_exec(db->h, schema_sql, NULL, NULL, &err) != SQLITE_OK) {
+    leir_status st = leir__error(LEIR_ERR_IO, "db.sqlite", path, 0, 0,
+                                 "measurement database %s: %s", path, err ? err : "?");
+    sqlite3_free(err);
+    sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
+    leir_db_free(db);
+    return st;
+  }
+  sqlite3_stmt *v = NULL;
+  int ok = sqlite3_prepare_v2(db->h, "SELECT value FROM leir_meta WHERE key='schema'", -1, &v,
+                              NULL) == SQLITE_OK &&
+           sqlite3_step(v) == SQLITE_ROW &&
+           strcmp((const char *)sqlite3_column_text(v, 0), DB_SCHEMA_VERSION) == 0;
+  sqlite3_finalize(v);
+  if (!ok) {
+    sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
+    leir_db_free(db);
+    return leir__error(LEIR_ERR_IO, "db.schema", path, 0, 0,
+                       "measurement database %s has a schema this version does not know "
+                       "(expected %s)", path, DB_SCHEMA_VERSION);
+  }
+  if (sqlite3_exec(db->h, "COMMIT;", NULL, NULL, &err) != SQLITE_OK ||
+      sqlite3_prepare_v2(db->h, put_sql, -1, &db->put, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db->h, get_sql, -1, &db->get, NULL) != SQLITE_OK) {
+    sqlite3_free(err);
+    leir_status st = db_error(db, path);
+    leir_db_free(db);
+    return st;
+  }
+  *out = db;
+  return LEIR_OK;
+}
+
+void leir_db_free(leir_db *db) {
+  if (!db) return;
+  sqlite3_finalize(db->put);
+  sqlite3_finalize(db->get);
+  for (size_t i = 0; i < sizeof db->strs / sizeof db->strs[0]; i++) free(db->strs[i]);
+  sqlite3_close(db->h);
+  free(db);
+}
+
+static void hex16(uint64_t h, char buf[17]) { snprintf(buf, 17, "%016llx", (unsigned long long)h); }
+
+static leir_status check_key(const leir_db *db, const leir_db_row *r) {
+  if (!db) return leir__error_arg("db", "db is NULL");
+  if (!r) return leir__error_arg("row", "row is NULL");
+  if (r->size < sizeof(uint32_t) || r->size > sizeof(leir_db_row))
+    return leir__error_arg("leir_db_row", "size %u is not a size of leir_db_row", r->size);
+  if (r->size < offsetof(leir_db_row, verdict) || !r->backend || !r->machine || !r->protocol)
+    return leir__error_arg("leir_db_row", "the row's backend, machine or protocol is missing");
+  return LEIR_OK;
+}
+
+static void bind_key(sqlite3_stmt *s, const leir_db_row *r, char h[3][17]) {
+  hex16(r->program_hash, h[0]);
+  hex16(r->baseline_hash, h[1]);
+  hex16(r->root_hash, h[2]);
+  for (int i = 0; i < 3; i++) sqlite3_bind_text(s, i + 1, h[i], -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 4, r->backend, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 5, r->machine, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 6, r->protocol, -1, SQLITE_STATIC);
+}
+
+leir_status leir_db_put(leir_db *db, const leir_db_row *row) {
+  leir_status st = check_key(db, row);
+  if (st != LEIR_OK) return st;
+  leir_db_row r = {0};
+  memcpy(&r, row, row->size);
+  char h[3][17];
+  sqlite3_stmt *s = db->put;
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  bind_key(s, &r, h);
+  sqlite3_bind_text(s, 7, leir_verdict_name(r.verdict), -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 8, leir_order_name(r.order), -1, SQLITE_STATIC);
+  const double reals[] = {r.ratio, r.ratio_lo, r.ratio_hi, r.median_s, r.q1_s, r.q3_s,
+                          r.baseline_median_s};
+  for (int i = 0; i < 7; i++) sqlite3_bind_double(s, 9 + i, reals[i]);
+  sqlite3_bind_int64(s, 16, r.rounds);
+  sqlite3_bind_text(s, 17, r.step ? r.step : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 18, r.program ? r.program : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 19, r.message ? r.message : "", -1, SQLITE_STATIC);
+  sqlite3_bind_double(s, 20, r.created > 0 ? r.created : (double)time(NULL));
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return rc == SQLITE_DONE ? LEIR_OK : db_error(db, "write");
+}
+
+static leir_order order_from_name(const char *s) {
+  for (int o = LEIR_ORDER_UNDECIDED; o <= LEIR_ORDER_SAME; o++)
+    if (s && strcmp(s, leir_order_name((leir_order)o)) == 0) return (leir_order)o;
+  return LEIR_ORDER_UNDECIDED;
+}
+
+static const char *keep(leir_db *db, int slot, const unsigned char *s) {
+  free(db->strs[slot]);
+  db->strs[slot] = strdup(s ? (const char *)s : "");
+  return db->strs[slot] ? db->strs[slot] : "";
+}
+
+leir_status leir_db_get(leir_db *db, const leir_db_row *key, leir_db_row *out) {
+  leir_status st = check_key(db, key);
+  if (st != LEIR_OK) return st;
+  if (!out || out->size < sizeof(uint32_t) || out->size > sizeof(leir_db_row))
+    return leir__error_arg("out", "out is NULL or its size is not a size of leir_db_row");
+  char h[3][17];
+  sqlite3_stmt *s = db->get;
+  sqlite3_reset(s);
+  bind_key(s, key, h);
+  int rc = sqlite3_step(s);
+  if (rc == SQLITE_DONE) {
+    sqlite3_reset(s);
+    return leir__error(LEIR_ERR_NOT_FOUND, "db.not-found", NULL, 0, 0,
+                       "no measurement of %s against %s", h[0], h[1]);
+  }
+  if (rc != SQLITE_ROW) {
+    st = db_error(db, "read");
+    sqlite3_reset(s);
+    return st;
+  }
+  leir_db_row r = {0};
+  memcpy(&r, key, key->size);
+  r.size = sizeof r;
+  r.backend = keep(db, 0, (const unsigned char *)key->backend);
+  r.machine = keep(db, 1, (const unsigned char *)key->machine);
+  r.protocol = keep(db, 2, (const unsigned char *)key->protocol);
+  if (leir_verdict_from_name((const char *)sqlite3_column_text(s, 0), &r.verdict) != LEIR_OK)
+    r.verdict = LEIR_VERDICT_INVALID;
+  r.order = order_from_name((const char *)sqlite3_column_text(s, 1));
+  double *reals[] = {&r.ratio, &r.ratio_lo, &r.ratio_hi, &r.median_s, &r.q1_s, &r.q3_s,
+                     &r.baseline_median_s};
+  for (int i = 0; i < 7; i++) *reals[i] = sqlite3_column_double(s, 2 + i);
+  r.rounds = (uint32_t)sqlite3_column_int64(s, 9);
+  r.step = keep(db, 3, sqlite3_column_text(s, 10));
+  r.program = keep(db, 4, sqlite3_column_text(s, 11));
+  r.message = keep(db, 5, sqlite3_column_text(s, 12));
+  r.created = sqlite3_column_double(s, 13);
+  sqlite3_reset(s);
+  memcpy((char *)out + sizeof(uint32_t), (char *)&r + sizeof(uint32_t),
+         out->size - sizeof(uint32_t));
+  return LEIR_OK;
+}
+
+leir_status leir_db_count(leir_db *db, uint64_t *out) {
+  if (!db || !out) return leir__error_arg("db", "db or out is NULL");
+  sqlite3_stmt *s = NULL;
+  leir_status st = LEIR_OK;
+  if (sqlite3_prepare_v2(db->h, "SELECT COUNT(*) FROM measurements", -1, &s, NULL) != SQLITE_OK ||
+      sqlite3_step(s) != SQLITE_ROW)
+    st = db_error(db, "count");
+  else
+    *out = (uint64_t)sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return st;
+}
+
+static void put_real(leir__strbuf *b, const char *name, double v) {
+  if (isfinite(v))
+    leir__sb_printf(b, ",\"%s\":%.17g", name, v);
+  else
+    leir__sb_printf(b, ",\"%s\":\"%s\"", name, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+leir_status leir_db_export(leir_db *db, leir_db_line_fn fn, void *payload) {
+  if (!db || !fn) return leir__error_arg("db", "db or fn is NULL");
+  static const char *const names[] = {
+      "program_hash", "baseline_hash", "root_hash", "backend", "machine", "protocol",
+      "verdict",      "order",         "ratio",     "ratio_lo", "ratio_hi", "median_s",
+      "q1_s",         "q3_s",          "baseline_median_s", "rounds", "step", "program",
+      "message",      "created"};
+  sqlite3_stmt *s = NULL;
+  if (sqlite3_prepare_v2(db->h,
+                         "SELECT * FROM measurements ORDER BY created, rowid", -1, &s,
+                         NULL) != SQLITE_OK)
+    return db_error(db, "export");
+  leir_status st = LEIR_OK;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    leir__strbuf b = {0};
+    leir__sb_putc(&b, '{');
+    for (int i = 0; i < 20; i++) {
+      if (i == 15) {
+        leir__sb_printf(&b, ",\"%s\":%lld", names[i], (long long)sqlite3_column_int64(s, i));
+      } else if (i >= 8 && i <= 14) {
+        put_real(&b, names[i], sqlite3_column_double(s, i));
+      } else if (i == 19) {
+        put_real(&b, names[i], sqlite3_column_double(s, i));
+      } else {
+        const char *t = (const char *)sqlite3_column_text(s, i);
+        leir__sb_printf(&b, "%s\"%s\":", i ? "," : "", names[i]);
+        leir__sb_put_json_string(&b, t ? t : "", t ? strlen(t) : 0);
+      }
+    }
+    leir__sb_putc(&b, '}');
+    size_t len = 0;
+    char *line = leir__sb_finish(&b, &len);
+    if (!line) {
+      st = leir__error_nomem();
+      break;
+    }
+    int stop = fn(payload, line, len);
+    free(line);
+    if (stop) {
+      st = leir__error(LEIR_ERR_CANCELLED, "db.cancelled", NULL, 0, 0,
+                       "the export was stopped by its callback");
+      break;
+    }
+  }
+  if (st == LEIR_OK && rc != SQLITE_DONE) st = db_error(db, "export");
+  sqlite3_finalize(s);
+  return st;
+}
+
+leir_status leir_db_check(leir_db *db) {
+  if (!db) return leir__error_arg("db", "db is NULL");
+  sqlite3_stmt *s = NULL;
+  leir_status st = LEIR_OK;
+  if (sqlite3_prepare_v2(db->h, "PRAGMA integrity_check", -1, &s, NULL) != SQLITE_OK ||
+      sqlite3_step(s) != SQLITE_ROW) {
+    st = db_error(db, "integrity check");
+  } else {
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    if (!t || strcmp(t, "ok") != 0)
+      st = leir__error(LEIR_ERR_IO, "db.corrupt", NULL, 0, 0,
+                       "measurement database integrity check: %s", t ? t : "?");
+  }
+  sqlite3_finalize(s);
+  return st;
+}

@@ -1,0 +1,61 @@
+/* Internal state of a search (search/search.c, policy.c, output.c). */
+#ifndef LEIR_SEARCH_INTERNAL_H
+#define LEIR_SEARCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LEIR_EXPERIMENTAL
+#include "leir/experimental/search.h"
+
+/* A node: an accepted program (node 0 is the source program). */
+typedef struct search_node {
+  leir_program *program;
+  uint64_t hash;
+  int parent;
+  uint32_t depth;
+  char *step;          /* the step from the parent ("" for the source) */
+  double speedup;      /* path product of ratios over the source */
+  double median_s;     /* its median time when it was measured */
+  uint32_t klass;      /* LEIR_VERIFY_CLASS_* of the path */
+  uint32_t attempts;   /* policy calls at this node */
+  bool exhausted;      /* the policy has nothing more here (or gave up) */
+  bool dead;           /* MCTS: nothing below it can be expanded */
+  leir_candidates *cands;
+  leir_kernel *kernel;
+  /* built-in policies: the candidates still to propose, in policy order */
+  uint64_t *order; /* pairs: candidate index, hash of its result */
+  size_t norder, cursor;
+  bool ordered;
+  /* rejections at this node (leir_search_feedback, owned strings) */
+  leir_search_feedback *fb;
+  size_t nfb;
+  /* MCTS */
+  double value;
+  uint32_t visits;
+  int *children;
+  size_t nchildren;
+} search_node;
+
+typedef struct proposal {
+  int kind; /* 0 candidate, 1 step text, 2 program text */
+  size_t index;
+  char *text;
+  char *strategy;
+  char *cot;
+} proposal;
+
+struct leir_search_proposals {
+  proposal *items;
+  size_t n, cap;
+  /* for the built-in policies: the node asked about and its search */
+  struct search_ctx *ctx;
+  int node;
+};
+
+/* Is a program with alpha hash h known to the search (transposition table)? */
+bool leir__search_seen(const struct search_ctx *ctx, uint64_t h);
+search_node *leir__search_node(struct search_ctx *ctx, int id);
+
+#endif

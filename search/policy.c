@@ -1,0 +1,138 @@
+/* The built-in policies (cost-model ranking, exhaustive, seeded random).
+ * At the first call at a node each orders the node's candidates once,
+ * leaving out those whose result is the node itself or a program the
+ * search has seen; later calls hand out the next `want` of that order,
+ * skipping results that became known in the meantime. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#include "error.h"
+
+typedef struct ranked {
+  size_t index;
+  uint64_t hash;
+  double score; /* lower first */
+  int prior;
+} ranked;
+
+/* Which strategies to try first among candidates the cost model cannot tell
+ * apart: the loop rewrites that most often pay on a CPU, then memory
+ * rewrites, then graph and math rewrites (catalogue order inside a class). */
+static int strategy_prior(const char *name) {
+  static const char *const first[] = {"loop_parallelization", "loop_vectorization",
+                                      "loop_reorder",         "loop_tiling",
+                                      "loop_unrolling",       "loop_split",
+                                      "cache_read_write",     "loop_fusion",
+                                      "operator_fusion",      "compute_inline"};
+  for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+    if (strcmp(name, first[i]) == 0) return (int)i;
+  return 100;
+}
+
+static int cmp_ranked(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  double tol = 1e-9 * (fabs(x->score) + fabs(y->score));
+  if (x->score < y->score - tol) return -1;
+  if (x->score > y->score + tol) return 1;
+  if (x->prior != y->prior) return x->prior < y->prior ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
+
+static uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Estimated seconds of one run from the static cost: arithmetic at a
+ * nominal 10 GFLOP/s and data at a nominal 10 GB/s, whichever dominates,
+ * plus a nanosecond per equation evaluation (loop overhead). The absolute
+ * figures do not matter; the ranking does. */
+static double cost_score(const leir_program *p) {
+  leir_program_cost c;
+  memset(&c, 0, sizeof c);
+  if (leir_program_cost_get(p, &c) != LEIR_OK) return INFINITY;
+  double t_flops = (double)c.flops / 1e10, t_bytes = (double)c.bytes / 1e10;
+  return (t_flops > t_bytes ? t_flops : t_bytes) + (double)c.evaluations * 1e-9;
+}
+
+static leir_status order_node(search_node *n, const struct search_ctx *ctx,
+                              leir_search_policy policy, const leir_search_query *q) {
+  size_t count = leir_candidates_count(q->candidates);
+  ranked *r = calloc(count ? count : 1, sizeof *r);
+  if (!r) return leir__error_nomem();
+  size_t m = 0;
+  uint64_t seed = mix(q->seed ^ n->hash);
+  for (size_t i = 0; i < count; i++) {
+    leir_program *p = NULL;
+    if (leir_candidates_apply(&p, q->candidates, i) != LEIR_OK) continue;
+    uint64_t h = leir_program_hash_alpha(p);
+    if (h == n->hash || leir__search_seen(ctx, h)) {
+      leir_program_free(p);
+      continue;
+    }
+    ranked *x = &r[m++];
+    x->index = i;
+    x->hash = h;
+    const leir_strategy_info *info =
+        leir_strategy_info_at(leir_step_strategy(leir_candidates_step(q->candidates, i)));
+    x->prior = policy == LEIR_POLICY_COST && info ? strategy_prior(info->name) : 0;
+    if (policy == LEIR_POLICY_COST)
+      x->score = cost_score(p);
+    else if (policy == LEIR_POLICY_RANDOM)
+      x->score = (double)(mix(seed + i) >> 11);
+    else
+      x->score = (double)i;
+    leir_program_free(p);
+  }
+  if (policy != LEIR_POLICY_EXHAUSTIVE) qsort(r, m, sizeof *r, cmp_ranked);
+  free(n->order);
+  n->order = malloc((m ? m : 1) * 2 * sizeof *n->order);
+  if (!n->order) {
+    free(r);
+    return leir__error_nomem();
+  }
+  /* order[2k] = candidate index, order[2k+1] = its result's hash */
+  for (size_t k = 0; k < m; k++) {
+    n->order[2 * k] = (uint64_t)r[k].index;
+    n->order[2 * k + 1] = r[k].hash;
+  }
+  n->norder = m;
+  n->cursor = 0;
+  n->ordered = true;
+  free(r);
+  return LEIR_OK;
+}
+
+leir_status leir__search_builtin(leir_search_policy policy, const leir_search_query *q,
+                                 leir_search_proposals *out) {
+  if (!q || !out) return leir__error_arg("query", "the query or the proposals are NULL");
+  if ((unsigned)policy > LEIR_POLICY_RANDOM)
+    return leir__error_arg("policy", "unknown policy %d", (int)policy);
+  search_node *n = out->ctx ? leir__search_node(out->ctx, out->node) : NULL;
+  if (!n) return leir__error_arg("out", "the proposals do not belong to a running search");
+  if (!n->ordered) {
+    leir_status st = order_node(n, out->ctx, policy, q);
+    if (st != LEIR_OK) return st;
+  }
+  uint32_t want = q->want ? q->want : 1;
+  uint32_t given = 0;
+  while (given < want && n->cursor < n->norder) {
+    size_t k = n->cursor++;
+    uint64_t h = (uint64_t)n->order[2 * k + 1];
+    if (leir__search_seen(out->ctx, h)) continue;
+    leir_status st = leir_search_propose_candidate(out, (size_t)n->order[2 * k], NULL);
+    if (st != LEIR_OK) return st;
+    given++;
+  }
+  return LEIR_OK;
+}
+
+leir_status leir_search_propose_builtin(leir_search_policy policy, const leir_search_query *query,
+                                        leir_search_proposals *out) {
+  return leir__search_builtin(policy, query, out);
+}
