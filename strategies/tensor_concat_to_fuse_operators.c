@@ -36,8 +36,8 @@
  * C_i{s', k -> k+V1} = B_i{s'}; N's loops with k of extent V1+V2:
  * O{so} = N's right side with A_i -> C_i; N's loops: X{so} = O{so};
  * N+1's loops: Y{so'} = O{so', k -> k+V1}. In the copy and write-back
- * nests a B loop no written subscript uses gets extent 1 and a P or V loop
- * that does not pin the written element becomes L. Exact: every element
+ * nests a B loop no written subscript uses gets extent 1 and a P, V or B
+ * loop that does not pin the written element becomes L. Exact: every element
  * is computed by the same operations in the same order.
  */
 #include <stdlib.h>
@@ -356,7 +356,9 @@ static leir_expr *retag(leir_program *out, const leir_program *src, const leir_e
   return e;
 }
 
-/* The kinds of a copy or write-back nest (as tensor_split's). */
+/* The kinds of a copy or write-back nest (as tensor_split's): an unused B
+ * loop gets extent 1, a P, V or B loop that does not pin every written
+ * element becomes L (no dependence across an annotated loop). */
 static void fix_kinds(leir_nest *m) {
   uint64_t pinned = ~(uint64_t)0, used = 0;
   for (uint32_t i = 0; i < m->nitems; i++) {
@@ -369,7 +371,8 @@ static void fix_kinds(leir_nest *m) {
     if (lp->extent <= 1 || (pinned >> j & 1)) continue;
     if (lp->kind == LEIR_LOOP_BOUND && !(used >> j & 1))
       lp->extent = 1;
-    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED)
+    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED ||
+             lp->kind == LEIR_LOOP_BOUND)
       lp->kind = LEIR_LOOP_SERIAL;
   }
 }

@@ -39,10 +39,11 @@
  *    X_{s} = X_{s} op (O1_{s} op O2_{s}) (max(X, max(O1, O2)) for max/min).
  * In the copy and write-back nests, which keep all of N's loops as the
  * reference does, a B loop that no written subscript uses gets extent 1
- * (the reference's tx rule) and a P or V loop whose iterations would
- * write one element more than once becomes L. A B loop used by one copy
- * but not another stays B (the reference's form; the CUDA lowering
- * refuses that nest, cuda.bound-dependence).
+ * (the reference's tx rule) and a P, V or B loop whose iterations would
+ * write one element more than once becomes L (the reference keeps such a
+ * B loop when another copy of the nest uses it: a dependence across a
+ * bound loop, which spec/leir.md §3.2 forbids and the CUDA lowering
+ * refuses).
  * The reference draws one axis and one split point at random and combines
  * reduction partials inside every remaining loop (wrong when another
  * reduction loop remains); libleir enumerates all and combines over the
@@ -383,12 +384,11 @@ static leir_expr *tensor_like(build *b, const leir_expr *t, uint32_t sym, uint8_
 }
 
 /* Kinds of the loops of a copy or write-back nest m: a B loop that no
- * written subscript uses gets extent 1 (the reference's tx rule), a P or V
- * loop that does not pin every written element becomes L. A B loop that
- * one copy uses and another does not stays B, as in the reference (the
- * other copy writes one element with one value from several threads: the
- * interpreter and the CPU backend run it, the CUDA lowering refuses it,
- * cuda.bound-dependence). */
+ * written subscript uses gets extent 1 (the reference's tx rule); a P, V
+ * or B loop that does not pin every written element becomes L (spec/leir.md
+ * §3.2: an annotated loop must not carry a dependence; the reference keeps
+ * B when one copy uses the loop and another does not, and the CUDA
+ * lowering refuses that nest, cuda.bound-dependence). */
 static void fix_kinds(leir_nest *m) {
   uint64_t pinned = ~(uint64_t)0, used = 0;
   for (uint32_t i = 0; i < m->nitems; i++) {
@@ -401,7 +401,8 @@ static void fix_kinds(leir_nest *m) {
     if (lp->extent <= 1 || (pinned >> j & 1)) continue;
     if (lp->kind == LEIR_LOOP_BOUND && !(used >> j & 1))
       lp->extent = 1;
-    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED)
+    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED ||
+             lp->kind == LEIR_LOOP_BOUND)
       lp->kind = LEIR_LOOP_SERIAL;
   }
 }
