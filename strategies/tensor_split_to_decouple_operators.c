@@ -407,11 +407,11 @@ static void fix_kinds(leir_nest *m) {
   }
 }
 
-/* The partial result O_h at X's subscript (x, a node of X), or at every
- * loop but k (pfull). */
-static leir_expr *partial(build *b, const leir_expr *x, int half) {
+/* The partial result O_h at X's subscript (x, a node of X in program
+ * src), or at every loop but k (pfull). */
+static leir_expr *partial(build *b, const leir_program *src, const leir_expr *x, int half) {
   if (!b->s->pfull) {
-    leir_expr *e = leir__copy_expr(b->out, b->out, x);
+    leir_expr *e = leir__copy_expr(b->out, src, x);
     e->sym = b->o[half];
     e->scope = LEIR_SCOPE_GLOBAL;
     return e;
@@ -436,7 +436,7 @@ static int repl_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   leir_expr *e = *slot;
   if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
   if (e->sym == b->s->x) {
-    *slot = partial(b, e, rp->half);
+    *slot = partial(b, b->out, e, rp->half);
     return LEIR__VISIT_SKIP;
   }
   for (uint32_t i = 0; i < b->s->nacc; i++)
@@ -514,7 +514,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     leir_nest *m = loops_copy(&b, 1, h);
     leir_expr *lhs = leir__copy_expr(out, c->p, s.eq->lhs);
     leir_expr *rhs = leir__copy_expr(out, c->p, s.eq->rhs);
-    lhs = partial(&b, lhs, h);
+    lhs = partial(&b, out, lhs, h);
     repl rp = {&b, h};
     leir__visit v = LEIR__VISIT_INIT(repl_node, &rp);
     leir__visit_expr(&v, &rhs);
@@ -551,8 +551,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
       o = 1;
     }
     for (uint32_t j = 0; j < nk; j++) m->loops[o + j] = n->loops[keep[j]];
-    leir_expr *o0 = partial(&b, X, 0);
-    leir_expr *o1 = partial(&b, X, 1);
+    leir_expr *o0 = partial(&b, c->p, X, 0);
+    leir_expr *o1 = partial(&b, c->p, X, 1);
     leir_expr *self = leir__copy_expr(out, c->p, X);
     leir_expr *rhs;
     if (s.op == LEIR_OP_MAX || s.op == LEIR_OP_MIN) {
