@@ -156,6 +156,11 @@ static bool site_form(const leir__sctx *c, const leir_nest *n, site *s, char *wh
     s->op = r->op;
     s->self = first;
   }
+  if (leir__expr_reads_tensor(r, s->x, s->self)) {
+    snprintf(why, cap, "the equation reads its output %s other than as its accumulation",
+             leir__sym_name(c->p, s->x));
+    return false;
+  }
   return true;
 }
 
