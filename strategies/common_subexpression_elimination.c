@@ -53,9 +53,28 @@ typedef struct occ {
   int32_t cls;               /* index of its first site in the table, or -1 */
 } occ;
 
+typedef struct wr {
+  uint32_t sym, nest;
+} wr;
+
 typedef struct table {
   LEIR__VEC(occ) o;
+  /* by first site (index into o): later occurrences reading T, whether
+   * all compute in T's dtype, equations where the reference selects it */
+  uint32_t *nuses, *nsel;
+  bool *exact;
+  /* (tensor, top-level nest) for every write, sorted */
+  wr *w;
+  size_t nw;
 } table;
+
+static void table_free(table *tb) {
+  free(tb->o.data);
+  free(tb->nuses);
+  free(tb->nsel);
+  free(tb->exact);
+  free(tb->w);
+}
 
 static uint64_t hash_expr(const leir_expr *e) {
   uint64_t h = 1469598103934665603ull ^ ((uint64_t)e->kind << 8 | e->op);
@@ -135,19 +154,38 @@ static int collect_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   return LEIR__VISIT_NEXT;
 }
 
-static bool nest_writes(const leir_nest *n, uint32_t sym) {
+static int wr_cmp(const void *x, const void *y) {
+  const wr *a = x, *b = y;
+  if (a->sym != b->sym) return a->sym < b->sym ? -1 : 1;
+  return a->nest < b->nest ? -1 : a->nest > b->nest;
+}
+
+static void writes_of(const leir_nest *n, uint32_t t, wr *w, size_t *nw) {
   for (uint32_t k = 0; k < n->nitems; k++) {
     if (n->items[k].nest) {
-      if (nest_writes(n->items[k].nest, sym)) return true;
-    } else if (n->items[k].eq->lhs->sym == sym) {
-      return true;
+      writes_of(n->items[k].nest, t, w, nw);
+    } else if (w) {
+      w[(*nw)++] = (wr){n->items[k].eq->lhs->sym, t};
+    } else {
+      (*nw)++;
     }
   }
-  return false;
+}
+
+/* Does a top-level nest in [t0, t] write tensor sym? */
+static bool written_in(const table *tb, uint32_t sym, uint32_t t0, uint32_t t) {
+  size_t lo = 0, hi = tb->nw;
+  while (lo < hi) { /* first entry >= (sym, t0) */
+    size_t mid = (lo + hi) / 2;
+    const wr *m = &tb->w[mid];
+    if (m->sym < sym || (m->sym == sym && m->nest < t0)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < tb->nw && tb->w[lo].sym == sym && tb->w[lo].nest <= t;
 }
 
 typedef struct wscan {
-  const leir_program *p;
+  const table *tb;
   uint32_t t0, t;
   bool hit;
 } wscan;
@@ -156,19 +194,17 @@ static int written_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   (void)parent;
   wscan *w = v->ud;
   const leir_expr *e = *slot;
-  if (e->kind != LEIR_EXPR_TENSOR) return LEIR__VISIT_NEXT;
-  for (uint32_t m = w->t0; m <= w->t; m++)
-    if (nest_writes(w->p->nests[m], e->sym)) {
-      w->hit = true;
-      return LEIR__VISIT_STOP;
-    }
+  if (e->kind == LEIR_EXPR_TENSOR && written_in(w->tb, e->sym, w->t0, w->t)) {
+    w->hit = true;
+    return LEIR__VISIT_STOP;
+  }
   return LEIR__VISIT_NEXT;
 }
 
 static uint8_t tdtype(const occ *o) { return o->eq->lhs->dtype == LEIR_F64 ? LEIR_F64 : LEIR_F32; }
 
 /* May occurrence b (after first site a) read a's temporary? */
-static bool reusable(const leir_program *p, const occ *a, const occ *b) {
+static bool reusable(const leir_program *p, const table *tb, const occ *a, const occ *b) {
   const leir_nest *n0 = p->nests[a->t], *n = p->nests[b->t];
   uint64_t used = leir__loops_in(n0, a->e);
   for (uint32_t l = 0; l < n0->nloops && l < 64; l++) {
@@ -177,10 +213,21 @@ static bool reusable(const leir_program *p, const occ *a, const occ *b) {
     while (j < n->nloops && n->loops[j].sym != n0->loops[l].sym) j++;
     if (j == n->nloops || n->loops[j].extent > n0->loops[l].extent) return false;
   }
-  wscan w = {p, a->t, b->t, false};
+  wscan w = {tb, a->t, b->t, false};
   leir__visit v = LEIR__VISIT_INIT(written_node, &w);
   leir__visit_const(&v, a->e);
   return !w.hit;
+}
+
+typedef struct hix {
+  uint64_t h;
+  size_t i;
+} hix;
+
+static int hix_cmp(const void *x, const void *y) {
+  const hix *a = x, *b = y;
+  if (a->h != b->h) return a->h < b->h ? -1 : 1;
+  return a->i < b->i ? -1 : a->i > b->i;
 }
 
 /* Builds the table: every occurrence, and for each first site the class
@@ -204,45 +251,73 @@ static bool build_table(const leir__sctx *c, table *tb) {
       if (cl.failed) return false;
     }
   }
-  /* group: the first non-lazy occurrence of each tree is its first site */
-  for (size_t i = 0; i < tb->o.len; i++) {
-    occ *b = &tb->o.data[i];
-    for (size_t j = 0; j < i; j++) {
-      occ *a = &tb->o.data[j];
-      if (a->lazy || a->cls != (int32_t)j || a->hash != b->hash ||
-          !leir__expr_equal(p, a->e, p, b->e))
-        continue;
-      if (reusable(p, a, b)) b->cls = (int32_t)j;
-      break;
-    }
-    if (b->cls < 0 && !b->lazy) {
-      /* a first site unless an earlier first site has the same tree */
-      bool dup = false;
-      for (size_t j = 0; j < i && !dup; j++) {
-        occ *a = &tb->o.data[j];
-        dup = a->cls == (int32_t)j && a->hash == b->hash && leir__expr_equal(p, a->e, p, b->e);
+  size_t nw = 0;
+  for (uint32_t t = 0; t < p->nnests; t++) writes_of(p->nests[t], t, NULL, &nw);
+  size_t n = tb->o.len;
+  tb->w = malloc((nw ? nw : 1) * sizeof *tb->w);
+  hix *ord = malloc((n ? n : 1) * sizeof *ord);
+  tb->nuses = calloc(n ? n : 1, sizeof *tb->nuses);
+  tb->nsel = calloc(n ? n : 1, sizeof *tb->nsel);
+  tb->exact = calloc(n ? n : 1, sizeof *tb->exact);
+  if (!tb->w || !ord || !tb->nuses || !tb->nsel || !tb->exact) {
+    free(ord);
+    return false;
+  }
+  tb->nw = 0;
+  for (uint32_t t = 0; t < p->nnests; t++) writes_of(p->nests[t], t, tb->w, &tb->nw);
+  qsort(tb->w, tb->nw, sizeof *tb->w, wr_cmp);
+  /* group by hash (stable in program order): the first non-lazy occurrence
+   * of each tree is its first site */
+  for (size_t i = 0; i < n; i++) ord[i] = (hix){tb->o.data[i].hash, i};
+  qsort(ord, n, sizeof *ord, hix_cmp);
+  for (size_t r0 = 0; r0 < n;) {
+    size_t r1 = r0;
+    while (r1 < n && ord[r1].h == ord[r0].h) r1++;
+    for (size_t x = r0; x < r1; x++) {
+      occ *b = &tb->o.data[ord[x].i];
+      bool found = false;
+      for (size_t y = r0; y < x && !found; y++) {
+        const occ *a = &tb->o.data[ord[y].i];
+        if (a->cls != (int32_t)ord[y].i || !leir__expr_equal(p, a->e, p, b->e)) continue;
+        found = true;
+        if (reusable(p, tb, a, b)) b->cls = (int32_t)ord[y].i;
       }
-      if (!dup) b->cls = (int32_t)i;
+      if (!found && !b->lazy) b->cls = (int32_t)ord[x].i;
+    }
+    r0 = r1;
+  }
+  free(ord);
+  /* per first site: uses, exactness, equations selecting it */
+  for (size_t i = 0; i < n; i++) {
+    const occ *a = &tb->o.data[i];
+    tb->exact[i] = a->eq->lhs->dtype == LEIR_F64 || a->eq->lhs->dtype == LEIR_F32;
+  }
+  const leir_equation **last = calloc(n ? n : 1, sizeof *last);
+  if (!last) return false;
+  for (size_t i = 0; i < n; i++) {
+    const occ *b = &tb->o.data[i];
+    if (b->cls < 0) continue;
+    size_t s0 = (size_t)b->cls;
+    const occ *a = &tb->o.data[s0];
+    if (s0 != i) {
+      tb->nuses[s0]++;
+      if (tdtype(b) != tdtype(a) ||
+          (b->eq->lhs->dtype != LEIR_F64 && b->eq->lhs->dtype != LEIR_F32))
+        tb->exact[s0] = false;
+    }
+    if (b->selected && b->eq != last[s0]) {
+      tb->nsel[s0]++;
+      last[s0] = b->eq;
     }
   }
+  free(last);
   return true;
 }
 
 /* Later occurrences reading first site s; *exact when their dtypes agree. */
 static uint32_t uses_of(const table *tb, size_t s, bool *exact) {
-  uint32_t n = 0;
-  *exact = true;
-  uint8_t dt = tdtype(&tb->o.data[s]);
-  for (size_t i = s + 1; i < tb->o.len; i++)
-    if (tb->o.data[i].cls == (int32_t)s) {
-      n++;
-      if (tdtype(&tb->o.data[i]) != dt || (tb->o.data[i].eq->lhs->dtype != LEIR_F64 &&
-                                           tb->o.data[i].eq->lhs->dtype != LEIR_F32))
-        *exact = false;
-    }
-  if (tb->o.data[s].eq->lhs->dtype != LEIR_F64 && tb->o.data[s].eq->lhs->dtype != LEIR_F32)
-    *exact = false;
-  return n;
+  *exact = tb->exact[s];
+  return tb->nuses[s];
 }
 
 static bool size_ok(const leir_program *p, const occ *a) {
@@ -272,16 +347,7 @@ static uint32_t all_sites(const leir__sctx *c, const table *tb, size_t *out, uin
     bool ex;
     if (!uses_of(tb, s, &ex)) continue;
     /* selected in two equations, first site included */
-    uint32_t eqs = a->selected ? 1 : 0;
-    const leir_equation *last = a->selected ? a->eq : NULL;
-    for (size_t i = s + 1; i < tb->o.len; i++) {
-      const occ *b = &tb->o.data[i];
-      if (b->cls == (int32_t)s && b->selected && b->eq != last) {
-        eqs++;
-        last = b->eq;
-      }
-    }
-    if (!a->selected || eqs < 2) continue;
+    if (!a->selected || tb->nsel[s] < 2) continue;
     bool overlap = false;
     for (uint32_t k = 0; k < n && !overlap; k++) {
       const leir_expr *e = tb->o.data[out[k]].e;
@@ -297,7 +363,7 @@ static void enumerate(leir__sctx *c) {
   memset(&tb, 0, sizeof tb);
   if (!build_table(c, &tb)) {
     c->status = LEIR_ERR_NOMEM;
-    free(tb.o.data);
+    table_free(&tb);
     return;
   }
   for (size_t s = 0; s < tb.o.len && leir__more(c); s++) {
@@ -338,7 +404,7 @@ static void enumerate(leir__sctx *c) {
     }
     if (n >= 2) leir__emit(c, exact ? LEIR_EXACT : LEIR_REASSOCIATING, "%s", "");
   }
-  free(tb.o.data);
+  table_free(&tb);
 }
 
 /* ---- the rewrite ------------------------------------------------------------------ */
@@ -380,7 +446,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   table tb;
   memset(&tb, 0, sizeof tb);
   if (!build_table(c, &tb)) {
-    free(tb.o.data);
+    table_free(&tb);
     return LEIR_ERR_NOMEM;
   }
   size_t sites[64];
@@ -404,7 +470,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     n = all_sites(c, &tb, sites, 64);
   }
   if (!n) {
-    free(tb.o.data);
+    table_free(&tb);
     return LEIR_ERR_INTERNAL;
   }
   leir_nest *made[64];
@@ -415,11 +481,11 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   for (uint32_t k = n; k-- > 0;) {
     uint32_t t = tb.o.data[sites[k]].t;
     if (!leir__program_insert_nest(out, t, made[k])) {
-      free(tb.o.data);
+      table_free(&tb);
       return LEIR_ERR_NOMEM;
     }
   }
-  free(tb.o.data);
+  table_free(&tb);
   return LEIR_OK;
 }
 
