@@ -17,6 +17,12 @@
  *    dtype, X is never read inside a subscript, and every subscript entry
  *    of every read of X lies in [0, extent) of the producer's loop (no
  *    read of an element the producer does not write).
+ * Also a producer whose affine subscript has compound entries
+ * (X_{tx,a*2+c} = f, GroupNorm's) when the subscript determines every
+ * loop of extent > 1, every read of X is directly in N+1 with the same
+ * subscript, and every loop the producer uses is a loop of N+1 with the
+ * same name and no larger extent (or has extent 1): the read is replaced
+ * by f unchanged (a missing loop of extent 1 is 0), as the reference does.
  * A read X_{s1,...,sk} becomes f with loop i_j replaced by s_j (all at
  * once), parenthesized like the reference unless it is a tensor, number,
  * variable or a call whose arguments hold no parentheses. Parameters: `nest=N` (the site spans N and N+1).
@@ -47,6 +53,7 @@ typedef struct readers {
   bool out_of_range;
   uint8_t xdtype;
   const leir__nref *r;     /* the consumer, for entry ranges */
+  bool compound;           /* a producer with compound entries: reads must repeat its subscript */
 } readers;
 
 static int reader_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
@@ -64,6 +71,13 @@ static int reader_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
     return LEIR__VISIT_NEXT;
   }
   const leir_expr *plhs = s->producer->items[0].eq->lhs;
+  if (s->compound) {
+    /* the producer's own subscript, read directly in the consumer, whose
+     * loops of the same names run over no more values */
+    if (!leir__expr_equal(s->c->p, e, s->c->p, plhs) || v->nest != s->r->nest)
+      s->out_of_range = true;
+    return LEIR__VISIT_SKIP;
+  }
   for (uint32_t k = 0; k < e->n; k++) {
     int64_t lo, hi, ext = 0;
     for (uint32_t l = 0; l < s->producer->nloops; l++)
@@ -91,6 +105,38 @@ static bool plain_producer(const leir_nest *n) {
   }
   for (uint32_t l = 0; l < n->nloops; l++)
     if (!(seen >> l & 1) && n->loops[l].extent != 1) return false;
+  return true;
+}
+
+/* Is nest n one equation X_{s} = f whose affine subscript determines every
+ * loop of extent > 1 (compound entries such as a*2+c: each element is
+ * written by one iteration)? */
+static bool compound_producer(const leir_nest *n) {
+  if (n->nitems != 1 || !n->items[0].eq || n->nloops == 0 || n->nloops > 64) return false;
+  const leir_expr *lhs = n->items[0].eq->lhs;
+  for (uint32_t k = 0; k < lhs->n; k++)
+    if (leir__expr_has_tensor(lhs->kids[k])) return false;
+  uint64_t pinned = leir__pinned_by_subscript(n, lhs);
+  for (uint32_t l = 0; l < n->nloops; l++)
+    if (n->loops[l].extent > 1 && !(pinned >> l & 1)) return false;
+  return true;
+}
+
+/* For a compound producer: every loop of the producer that f or the
+ * subscript uses is a loop of the consumer with the same name and an extent
+ * no larger (the read at a consumer iteration is the element the producer
+ * wrote at the same values), or has extent 1 (it is then 0). */
+static bool loops_match(const leir_nest *prod, const leir_nest *cons) {
+  const leir_equation *eq = prod->items[0].eq;
+  uint64_t used = leir__loops_in(prod, eq->lhs) | leir__loops_in(prod, eq->rhs);
+  for (uint32_t l = 0; l < prod->nloops && l < 64; l++) {
+    if (!(used >> l & 1)) continue;
+    uint32_t j = 0;
+    while (j < cons->nloops && cons->loops[j].sym != prod->loops[l].sym) j++;
+    if (j < cons->nloops ? cons->loops[j].extent > prod->loops[l].extent
+                         : prod->loops[l].extent != 1)
+      return false;
+  }
   return true;
 }
 
@@ -124,7 +170,9 @@ static const leir__nref *top_ref(const leir__sctx *c, uint32_t t) {
 static int check_site(leir__sctx *c, uint32_t t, leir_exactness *cls, char *why, size_t cap) {
   const leir_program *p = c->p;
   const leir_nest *n = p->nests[t];
-  if (!plain_producer(n)) {
+  bool compound = !plain_producer(n) && compound_producer(n) && t + 1 < p->nnests &&
+                  loops_match(n, p->nests[t + 1]);
+  if (!plain_producer(n) && !compound) {
     snprintf(why, cap, "nest %u is not one equation whose subscript lists each of its loops once",
              t);
     return LEIR__R_INLINE_PRODUCER;
@@ -149,7 +197,8 @@ static int check_site(leir__sctx *c, uint32_t t, leir_exactness *cls, char *why,
     snprintf(why, cap, "%s is not a floating-point tensor", xn);
     return LEIR__R_INLINE_DTYPE;
   }
-  readers s = {c, n, x, 0, false, false, false, false, eq->lhs->dtype, top_ref(c, t + 1)};
+  readers s = {c, n, x, 0, false, false, false, false, eq->lhs->dtype, top_ref(c, t + 1),
+               compound};
   if (!s.r) return LEIR__R_INLINE_USES;
   leir__visit v = LEIR__VISIT_INIT(reader_node, &s);
   leir__visit_nest(&v, p->nests[t + 1]);
@@ -195,6 +244,7 @@ typedef struct subst {
   leir_program *p;
   const leir_nest *producer; /* in p */
   const leir_expr *read;     /* the read X_{s...} being replaced */
+  const leir_nest *consumer; /* set for a compound producer */
 } subst;
 
 static bool has_call_or_paren(const leir_expr *e) {
@@ -233,6 +283,18 @@ static int var_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   leir_expr *e = *slot;
   if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
   const leir_expr *lhs = s->producer->items[0].eq->lhs;
+  if (s->consumer) {
+    /* a compound producer: the consumer's loops of the same names carry the
+     * same values; a loop of extent 1 it lacks is 0 */
+    for (uint32_t j = 0; j < s->consumer->nloops; j++)
+      if (s->consumer->loops[j].sym == e->sym) return LEIR__VISIT_NEXT;
+    for (uint32_t l = 0; l < s->producer->nloops; l++)
+      if (s->producer->loops[l].sym == e->sym) {
+        *slot = leir__mk_int(s->p, 0);
+        return LEIR__VISIT_SKIP;
+      }
+    return LEIR__VISIT_NEXT;
+  }
   for (uint32_t k = 0; k < lhs->n; k++)
     if (lhs->kids[k]->sym == e->sym) {
       *slot = leir__copy_expr(s->p, s->p, s->read->kids[k]); /* printed with the parentheses precedence needs */
@@ -254,7 +316,7 @@ static int read_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   if (e->kind != LEIR_EXPR_TENSOR || e->sym != x) return LEIR__VISIT_NEXT;
   if (parent == NULL && v->side == 0 && v->depth == 0) return LEIR__VISIT_NEXT;
   leir_expr *f = leir__copy_expr(s->p, s->p, s->producer->items[0].eq->rhs);
-  subst inner = {s->p, s->producer, e};
+  subst inner = {s->p, s->producer, e, s->consumer};
   leir__visit w = LEIR__VISIT_INIT(var_node, &inner);
   leir__visit_expr(&w, &f);
   *slot = paren(s->p, f);
@@ -265,7 +327,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   const leir__nref *r = leir__ps_nest(c, ps);
   if (!r || r->depth != 1 || r->path[0] + 1 >= out->nnests) return LEIR_ERR_INTERNAL;
   uint32_t t = r->path[0];
-  subst s = {out, out->nests[t], NULL};
+  subst s = {out, out->nests[t], NULL,
+             plain_producer(out->nests[t]) ? NULL : out->nests[t + 1]};
   leir__visit v = LEIR__VISIT_INIT(read_node, &s);
   leir__visit_nest(&v, out->nests[t + 1]);
   leir__program_remove_nest(out, t);

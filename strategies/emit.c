@@ -70,6 +70,8 @@ void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...) {
   va_start(ap, fmt);
   leir__sb_vprintf(&c->sb, fmt, ap);
   va_end(ap);
+  /* a step without parameters is the strategy's name alone */
+  if (c->sb.len && c->sb.data[c->sb.len - 1] == ' ') c->sb.len--;
   if (c->sb.failed) {
     c->status = LEIR_ERR_NOMEM;
     return;

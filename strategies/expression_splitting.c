@@ -7,8 +7,9 @@
  * Sites: every node of the right side of every equation directly in a
  * top-level nest (`nest=N eq=K expr=P`, P a path from the right side, 1)
  * that is
- *  - an operation (unary minus, binary operator or call), not the whole
- *    right side, not a leaf, not a parenthesis (its content is the site),
+ *  - an operation (unary minus, binary operator or call), not a leaf (the
+ *    whole right side included: the equation then copies T, as one of the
+ *    reference's outputs does), not a parenthesis (its content is the site),
  *    not inside a subscript, not a condition, and not inside a branch of
  *    an if_then_else (branches are lazy: computed for every iteration the
  *    sub-expression could read out of bounds);
@@ -108,7 +109,7 @@ static int written_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
 static bool site(leir__sctx *c, const leir__xsite *x, void *ud) {
   (void)ud;
   const leir_expr *e = x->e;
-  if (x->path[0] != 1 || x->depth < 2 || x->in_subscript) return true;
+  if (x->path[0] != 1 || x->depth < 1 || x->in_subscript) return true;
   if (e->kind != LEIR_EXPR_NEG && e->kind != LEIR_EXPR_BINARY && e->kind != LEIR_EXPR_CALL)
     return true;
   if (under_condition(x)) return true;
