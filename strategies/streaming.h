@@ -1,0 +1,92 @@
+/*
+ * Sites and builders shared by the streaming strategies (#36, #40-#42):
+ * the three nests of a softmax-style normalization and the product that
+ * consumes it.
+ *
+ *   max nest    L[M_s=max(M_s,X);];          one equation, implicit -inf init
+ *   sum nest    L[S_s=S_s+exp(X-M_s);];      the same loops, the same X
+ *   div nest    L[P_u=exp(X-M_s)/S_s;];      the same loops, u injective
+ *   matmul nest L'[O_o=O_o+P_q*V_v;];        (or V*P) contracting P's k axis
+ *
+ * s is the row subscript: distinct plain loop variables, every loop of the
+ * nest but one, the reduction loop k (kind L or U). The rewrites keep M and
+ * S (their final values are unchanged), so later readers are untouched.
+ *
+ * The running forms guard the masked rows the way FlashAttention does: a
+ * running maximum F that is still -inf (every element so far masked) gives
+ * the rescale factor 1 and the new term 0, never exp(-inf - -inf) = NaN.
+ */
+#ifndef LEIR_STRATEGIES_STREAMING_H
+#define LEIR_STRATEGIES_STREAMING_H
+
+#include "kit.h"
+
+typedef struct leir__stream_max {
+  uint32_t t;              /* top-level nest index */
+  const leir_nest *n;
+  const leir_equation *eq;
+  uint32_t m;              /* M */
+  uint32_t k;              /* the reduction loop (index in n) */
+} leir__stream_max;
+
+/* Is top-level nest t a max reduction M_s=max(M_s,X1,...)? On failure *rule
+ * and why (cap bytes) say which precondition failed. `nary`: more than one
+ * X allowed. */
+bool leir__stream_max_at(const leir__sctx *c, uint32_t t, bool nary, leir__stream_max *out,
+                         leir__rule *rule, char *why, size_t cap);
+
+/* The X of a two-argument max site. */
+static inline const leir_expr *leir__stream_x(const leir__stream_max *mx) {
+  return mx->eq->rhs->kids[1];
+}
+
+/* Does nest t+1 compute S_s=S_s+exp(X-M_s) for the max site mx? *s gets S. */
+bool leir__stream_sum_at(const leir__sctx *c, const leir__stream_max *mx, uint32_t t,
+                         uint32_t *s, char *why, size_t cap);
+
+/* Does nest t compute P_u=exp(X-M_s)/S_s (u injective over all loops)? *pp
+ * gets P. */
+bool leir__stream_div_at(const leir__sctx *c, const leir__stream_max *mx, uint32_t s, uint32_t t,
+                         uint32_t *pp, char *why, size_t cap);
+
+/* Does any top-level nest other than those in [from, to] access tensor
+ * sym, or is sym a signature variable? */
+bool leir__stream_used_outside(const leir__sctx *c, uint32_t sym, uint32_t from, uint32_t to);
+
+/* ---- builders (in `out`, a clone of c->p; they longjmp on failure) ---- */
+
+/* A copy of tensor access `like` (its subscript copied) with symbol sym. */
+leir_expr *leir__stream_tensor(leir_program *out, const leir_expr *like, uint32_t sym);
+/* if_then_else(cond, a, b) */
+leir_expr *leir__stream_ite(leir_program *out, leir_expr *cond, leir_expr *a, leir_expr *b);
+/* a == -inf */
+leir_expr *leir__stream_is_neg_inf(leir_program *out, leir_expr *a);
+/* -inf */
+leir_expr *leir__stream_neg_inf(leir_program *out);
+/* fn(a) */
+leir_expr *leir__stream_call1(leir_program *out, leir_op fn, leir_expr *a);
+leir_expr *leir__stream_call2(leir_program *out, leir_op fn, leir_expr *a, leir_expr *b);
+/* A nest with the loops of n except loop `skip` (-1: all), and nitems items. */
+leir_nest *leir__stream_nest_without(leir_program *out, const leir_nest *n, int skip,
+                                     uint32_t nitems);
+/* A nest with loop k of n only. */
+leir_nest *leir__stream_nest_of(leir_program *out, const leir_nest *n, uint32_t k,
+                                uint32_t nitems);
+/* An equation item. */
+void leir__stream_set_eq(leir_program *out, leir_nest *n, uint32_t item, leir_expr *lhs,
+                         leir_expr *rhs);
+
+/* The running (online) normalizer equations, into nest `body` from item
+ * `at` on (3 items):
+ *   F_s=max(M_s,X);
+ *   S_s=if_then_else(F_s==-inf,0,S_s*exp(M_s-F_s)+exp(X-F_s));
+ *   M_s=F_s;
+ * mlhs is M's left-hand access (subscript s), x the X expression, f and s
+ * the symbols of F and S (out's symbols). */
+void leir__stream_running(leir_program *out, leir_nest *body, uint32_t at, const leir_expr *mlhs,
+                          const leir_expr *x, uint32_t f, uint32_t s);
+/* The init equations M_s=-inf; S_s=0; into nest n at items at, at+1. */
+void leir__stream_init(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
+                       uint32_t s);
+
+#endif
