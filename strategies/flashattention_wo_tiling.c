@@ -9,7 +9,7 @@
  * product's output column loop, extent H)
  *   R[M_s=-inf;S_s=0;L^{H}_{h}[O_o=0;];
  *     L^{N}_{k}[F_s=max(M_s,X);
- *               G_s=if_then_else(F_s==-inf,1,exp(M_s-F_s));
+ *               G_s=if_then_else(F_s==M_s,1,exp(M_s-F_s));
  *               W_s=if_then_else(F_s==-inf,0,exp(X-F_s));
  *               S_s=S_s*G_s+W_s;
  *               L^{H}_{h}[O_o=O_o*G_s+W_s*V_v;];
@@ -17,15 +17,19 @@
  *     L^{H}_{h}[O_o=O_o/S_s;];];
  * with the product's loop variables renamed to the softmax's through P's
  * subscripts (q -> u), h kept unless it clashes (then a fresh name), and F,
- * G, W fresh tensors with M's dtype and scope. The output is normalized
+ * G, W fresh tensors with M's dtype and scope. When S or O is narrower than
+ * f64, the sum, the factor G and the output row run in fresh f64
+ * tensors T and U (T, U in place of S, O; S_s=T_s after the k nest and
+ * O_o=U_o/T_s at the end; streaming.h). The output is normalized
  * once at the end (FlashAttention-2). The reference's version (7.20) keeps
  * prefix arrays over k and mis-scales the running output; it is MISMATCH on
  * all of its own outputs.
  *
  * The -inf guard: while a row's running maximum F is still -inf (a masked
- * prefix) the rescale factor G is 1 and the new weight W is 0, so S and O
- * stay 0 instead of exp(-inf - -inf) = NaN; the first finite element
- * rescales them by exp(-inf - F) = 0.
+ * prefix) the new weight W is 0 and the rescale factor G is 1 (F==M), so S
+ * and O stay 0 instead of exp(-inf - -inf) = NaN; the first finite element
+ * rescales them by exp(-inf - F) = 0. G is 1 whenever the maximum did not
+ * grow, so a step costs one exp (W) as the original's sum does.
  *
  * Sites: an online_softmax site at nest N (streaming.h) whose nest N+3 is
  * one equation O_o=O_o+P_q*V_v (or V_v*P_q) from the implicit 0: q one
@@ -229,20 +233,28 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   const leir_expr *mul = unparen(mr->kids[1]);
   const leir_expr *v = unparen(mul->kids[fl.p_first ? 1 : 0]);
 
-  uint32_t f = leir__tensor_sym(out, c->next_tensor);
-  uint32_t g = leir__tensor_sym(out, c->next_tensor + 1);
-  uint32_t w = leir__tensor_sym(out, c->next_tensor + 2);
+  uint64_t next = c->next_tensor;
+  uint32_t f = leir__tensor_sym(out, next++);
+  leir__stream_accum acc, gacc, wacc, uacc;
+  leir__stream_accum_for(out, ml, fl.s, &next, &acc);
+  gacc.sym = leir__tensor_sym(out, next++);
+  wacc.sym = leir__tensor_sym(out, next++);
+  gacc.dtype = acc.dtype;
+  wacc.dtype = ml->dtype;
+  gacc.fresh = wacc.fresh = true;
+  leir__stream_accum_for(out, meq->lhs, meq->lhs->sym, &next, &uacc);
   renamer rn = {&fl, m->loops[fl.h].sym, m->loops[fl.h].sym};
   for (uint32_t k = 0; k < src->nloops; k++)
     if (src->loops[k].sym == rn.hsym) rn.hnew = leir__fresh_loop(out, src, 0, NULL, 0);
   leir__loop hloop = {LEIR_LOOP_SERIAL, rn.hnew, m->loops[fl.h].extent, LEIR__NOPOS};
 #define O_ (renamed(out, meq->lhs, &rn))
+#define U_ (leir__stream_acc(out, O_, &uacc))
 #define V_ (renamed(out, v, &rn))
 #define M_ (leir__stream_tensor(out, ml, ml->sym))
 #define F_ (leir__stream_tensor(out, ml, f))
-#define G_ (leir__stream_tensor(out, ml, g))
-#define W_ (leir__stream_tensor(out, ml, w))
-#define S_ (leir__stream_tensor(out, ml, fl.s))
+#define G_ (leir__stream_acc(out, ml, &gacc))
+#define W_ (leir__stream_acc(out, ml, &wacc))
+#define T_ (leir__stream_acc(out, ml, &acc))
 #define HNEST(body_lhs, body_rhs)                                                    \
   do {                                                                             \
     hn = leir__new_nest(out, 1, 1);                                                \
@@ -250,18 +262,24 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
     leir__stream_set_eq(out, hn, 0, body_lhs, body_rhs);                           \
   } while (0)
   leir_nest *hn;
-  leir_nest *rows = leir__stream_nest_without(out, src, (int)fl.mx.k, 5);
-  leir__stream_init(out, rows, 0, ml, fl.s);
-  HNEST(O_, leir__mk_int(out, 0));
-  rows->items[2].nest = hn;
-  rows->items[2].eq = NULL;
+  uint32_t at = 0;
+  leir_nest *rows = leir__stream_nest_without(out, src, (int)fl.mx.k, acc.fresh ? 6 : 5);
+  leir__stream_init(out, rows, 0, ml, &acc);
+  at = 2;
+  HNEST(U_, leir__mk_int(out, 0));
+  rows->items[at].nest = hn;
+  rows->items[at++].eq = NULL;
 
   leir_nest *run = leir__stream_nest_of(out, src, fl.mx.k, 6);
   leir__stream_set_eq(out, run, 0, F_, leir__stream_call2(out, LEIR_OP_MAX, M_,
                                                           leir__copy_expr(out, out, x)));
+  leir_expr *same = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
+  same->kids[0] = F_;
+  same->kids[1] = M_;
+  same->u.cmp_ops[0] = LEIR_OP_EQ;
   leir__stream_set_eq(
       out, run, 1, G_,
-      leir__stream_ite(out, leir__stream_is_neg_inf(out, F_), leir__mk_int(out, 1),
+      leir__stream_ite(out, same, leir__mk_int(out, 1),
                        leir__stream_call1(out, LEIR_OP_EXP, leir__mk_bin(out, LEIR_OP_SUB, M_, F_))));
   leir__stream_set_eq(
       out, run, 2, W_,
@@ -269,27 +287,29 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
                        leir__stream_call1(out, LEIR_OP_EXP,
                                           leir__mk_bin(out, LEIR_OP_SUB,
                                                        leir__copy_expr(out, out, x), F_))));
-  leir__stream_set_eq(out, run, 3, S_,
-                      leir__mk_bin(out, LEIR_OP_ADD, leir__mk_bin(out, LEIR_OP_MUL, S_, G_), W_));
+  leir__stream_set_eq(out, run, 3, T_,
+                      leir__mk_bin(out, LEIR_OP_ADD, leir__mk_bin(out, LEIR_OP_MUL, T_, G_), W_));
   leir_expr *wv = fl.p_first ? leir__mk_bin(out, LEIR_OP_MUL, W_, V_)
                              : leir__mk_bin(out, LEIR_OP_MUL, V_, W_);
-  HNEST(O_, leir__mk_bin(out, LEIR_OP_ADD, leir__mk_bin(out, LEIR_OP_MUL, O_, G_), wv));
+  HNEST(U_, leir__mk_bin(out, LEIR_OP_ADD, leir__mk_bin(out, LEIR_OP_MUL, U_, G_), wv));
   run->items[4].nest = hn;
   run->items[4].eq = NULL;
   leir__stream_set_eq(out, run, 5, M_, F_);
-  rows->items[3].nest = run;
-  rows->items[3].eq = NULL;
+  rows->items[at].nest = run;
+  rows->items[at++].eq = NULL;
+  if (acc.fresh) leir__stream_copy_back(out, rows, at++, ml, fl.s, &acc);
 
-  HNEST(O_, leir__mk_bin(out, LEIR_OP_DIV, O_, S_));
-  rows->items[4].nest = hn;
-  rows->items[4].eq = NULL;
+  HNEST(O_, leir__mk_bin(out, LEIR_OP_DIV, U_, T_));
+  rows->items[at].nest = hn;
+  rows->items[at].eq = NULL;
 #undef O_
+#undef U_
 #undef V_
 #undef M_
 #undef F_
 #undef G_
 #undef W_
-#undef S_
+#undef T_
 #undef HNEST
   out->nests[t] = rows;
   leir__program_remove_nest(out, t + 3);

@@ -11,7 +11,9 @@
  *     S_s=if_then_else(F_s==-inf,0,S_s*exp(M_s-F_s)+exp(X-F_s));
  *     M_s=F_s;];
  * where L' is L without the reduction loop and F a fresh tensor with M's
- * dtype and scope. M and S end with the maximum and the sum as before, so
+ * dtype and scope. When S is narrower than f64 the sum runs in a fresh f64
+ * tensor T instead (T_s=0 in the first nest, T in place of S in the
+ * second) and a third nest L'[S_s=T_s;] stores it (streaming.h). M and S end with the maximum and the sum as before, so
  * the nests that read them are unchanged. The running values live in the
  * row's own elements: no array over the reduction axis is materialized (the
  * reference keeps prefix arrays M_{s,k} and T_{s,k}, 7.18).
@@ -67,15 +69,24 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t t = mx.t;
   const leir_nest *src = out->nests[t];
   const leir_equation *eq = src->items[0].eq;
-  uint32_t f = leir__tensor_sym(out, c->next_tensor);
+  uint64_t next = c->next_tensor;
+  uint32_t f = leir__tensor_sym(out, next++);
+  uint32_t w = leir__tensor_sym(out, next++);
+  leir__stream_accum acc;
+  leir__stream_accum_for(out, eq->lhs, s, &next, &acc);
 
   leir_nest *init = leir__stream_nest_without(out, src, (int)mx.k, 2);
-  leir__stream_init(out, init, 0, eq->lhs, s);
-  leir_nest *run = leir__stream_nest_without(out, src, -1, 3);
+  leir__stream_init(out, init, 0, eq->lhs, &acc);
+  leir_nest *run = leir__stream_nest_without(out, src, -1, 4);
   for (uint32_t k = 0; k < src->nloops; k++) run->loops[k].pos = src->loops[k].pos;
-  leir__stream_running(out, run, 0, eq->lhs, eq->rhs->kids[1], f, s);
+  leir__stream_running(out, run, 0, eq->lhs, eq->rhs->kids[1], f, w, &acc);
   out->nests[t] = init;
   out->nests[t + 1] = run;
+  if (acc.fresh) {
+    leir_nest *back = leir__stream_nest_without(out, src, (int)mx.k, 1);
+    leir__stream_copy_back(out, back, 0, eq->lhs, s, &acc);
+    if (!leir__program_insert_nest(out, t + 2, back)) return LEIR_ERR_NOMEM;
+  }
   return LEIR_OK;
 }
 

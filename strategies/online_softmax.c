@@ -13,7 +13,9 @@
  *               S_s=if_then_else(F_s==-inf,0,S_s*exp(M_s-F_s)+exp(X-F_s));
  *               M_s=F_s;];
  *     L^{N}_{k}[P_u=exp(X-M_s)/S_s;];];
- * F is a fresh tensor with M's dtype and scope. Each row reads X twice
+ * F is a fresh tensor with M's dtype and scope. When S is narrower than
+ * f64 the sum runs in a fresh f64 tensor T (T in place of S, then S_s=T_s;
+ * after the first inner nest; streaming.h). Each row reads X twice
  * instead of three times, in one kernel; M and S end with the same values
  * as before. The -inf guard is that of #40 (a masked prefix keeps S at 0).
  *
@@ -66,20 +68,26 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t t = mx.t;
   const leir_nest *src = out->nests[t];
   const leir_equation *eq = src->items[0].eq;
-  uint32_t f = leir__tensor_sym(out, c->next_tensor);
+  uint64_t next = c->next_tensor;
+  uint32_t f = leir__tensor_sym(out, next++);
+  uint32_t w = leir__tensor_sym(out, next++);
+  leir__stream_accum acc;
+  leir__stream_accum_for(out, eq->lhs, s, &next, &acc);
 
-  leir_nest *rows = leir__stream_nest_without(out, src, (int)mx.k, 4);
+  uint32_t nitems = acc.fresh ? 5 : 4, at = 2;
+  leir_nest *rows = leir__stream_nest_without(out, src, (int)mx.k, nitems);
   for (uint32_t k = 0, j = 0; k < src->nloops; k++)
     if (k != mx.k) rows->loops[j++].pos = src->loops[k].pos;
-  leir__stream_init(out, rows, 0, eq->lhs, s);
-  leir_nest *run = leir__stream_nest_of(out, src, mx.k, 3);
-  leir__stream_running(out, run, 0, eq->lhs, eq->rhs->kids[1], f, s);
-  rows->items[2].nest = run;
-  rows->items[2].eq = NULL;
+  leir__stream_init(out, rows, 0, eq->lhs, &acc);
+  leir_nest *run = leir__stream_nest_of(out, src, mx.k, 4);
+  leir__stream_running(out, run, 0, eq->lhs, eq->rhs->kids[1], f, w, &acc);
+  rows->items[at].nest = run;
+  rows->items[at++].eq = NULL;
+  if (acc.fresh) leir__stream_copy_back(out, rows, at++, eq->lhs, s, &acc);
   leir_nest *norm = leir__stream_nest_of(out, src, mx.k, 1);
   norm->items[0] = out->nests[t + 2]->items[0];
-  rows->items[3].nest = norm;
-  rows->items[3].eq = NULL;
+  rows->items[at].nest = norm;
+  rows->items[at].eq = NULL;
   out->nests[t] = rows;
   leir__program_remove_nest(out, t + 2);
   leir__program_remove_nest(out, t + 1);

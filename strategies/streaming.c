@@ -280,33 +280,69 @@ void leir__stream_set_eq(leir_program *out, leir_nest *n, uint32_t item, leir_ex
   n->items[item].nest = NULL;
 }
 
+leir_expr *leir__stream_acc(leir_program *out, const leir_expr *like, const leir__stream_accum *a) {
+  leir_expr *e = leir__stream_tensor(out, like, a->sym);
+  e->dtype = a->dtype;
+  return e;
+}
+
+void leir__stream_accum_for(leir_program *out, const leir_expr *like, uint32_t sym,
+                            uint64_t *next, leir__stream_accum *a) {
+  if (like->dtype == LEIR_F64) {
+    a->sym = sym;
+    a->dtype = LEIR_F64;
+    a->fresh = false;
+  } else {
+    a->sym = leir__tensor_sym(out, (*next)++);
+    a->dtype = LEIR_F64;
+    a->fresh = true;
+  }
+}
+
 void leir__stream_running(leir_program *out, leir_nest *body, uint32_t at, const leir_expr *mlhs,
-                          const leir_expr *x, uint32_t f, uint32_t s) {
+                          const leir_expr *x, uint32_t f, uint32_t w,
+                          const leir__stream_accum *t) {
 #define M_ (leir__stream_tensor(out, mlhs, mlhs->sym))
 #define F_ (leir__stream_tensor(out, mlhs, f))
-#define S_ (leir__stream_tensor(out, mlhs, s))
+#define W_ (leir__stream_tensor(out, mlhs, w))
+#define T_ (leir__stream_acc(out, mlhs, t))
 #define X_ (leir__copy_expr(out, out, x))
   /* F_s=max(M_s,X) */
   leir__stream_set_eq(out, body, at, F_, leir__stream_call2(out, LEIR_OP_MAX, M_, X_));
-  /* S_s=if_then_else(F_s==-inf,0,S_s*exp(M_s-F_s)+exp(X-F_s)) */
-  leir_expr *resc = leir__mk_bin(out, LEIR_OP_MUL, S_,
+  /* W_s=if_then_else(F_s==-inf,0,exp(X-F_s)) */
+  leir__stream_set_eq(
+      out, body, at + 1, W_,
+      leir__stream_ite(out, leir__stream_is_neg_inf(out, F_), leir__mk_int(out, 0),
+                       leir__stream_call1(out, LEIR_OP_EXP, leir__mk_bin(out, LEIR_OP_SUB, X_, F_))));
+  /* T_s=if_then_else(F_s==M_s,T_s+W_s,T_s*exp(M_s-F_s)+W_s) */
+  leir_expr *same = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
+  same->kids[0] = F_;
+  same->kids[1] = M_;
+  same->u.cmp_ops[0] = LEIR_OP_EQ;
+  leir_expr *resc = leir__mk_bin(out, LEIR_OP_MUL, T_,
                                  leir__stream_call1(out, LEIR_OP_EXP,
                                                     leir__mk_bin(out, LEIR_OP_SUB, M_, F_)));
-  leir_expr *term = leir__stream_call1(out, LEIR_OP_EXP, leir__mk_bin(out, LEIR_OP_SUB, X_, F_));
-  leir__stream_set_eq(out, body, at + 1, S_,
-                      leir__stream_ite(out, leir__stream_is_neg_inf(out, F_), leir__mk_int(out, 0),
-                                       leir__mk_bin(out, LEIR_OP_ADD, resc, term)));
+  leir__stream_set_eq(out, body, at + 2, T_,
+                      leir__stream_ite(out, same, leir__mk_bin(out, LEIR_OP_ADD, T_, W_),
+                                       leir__mk_bin(out, LEIR_OP_ADD, resc, W_)));
   /* M_s=F_s */
-  leir__stream_set_eq(out, body, at + 2, M_, F_);
+  leir__stream_set_eq(out, body, at + 3, M_, F_);
 #undef M_
 #undef F_
-#undef S_
+#undef W_
+#undef T_
 #undef X_
 }
 
 void leir__stream_init(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
-                       uint32_t s) {
+                       const leir__stream_accum *t) {
   leir__stream_set_eq(out, n, at, leir__stream_tensor(out, mlhs, mlhs->sym),
                       leir__stream_neg_inf(out));
-  leir__stream_set_eq(out, n, at + 1, leir__stream_tensor(out, mlhs, s), leir__mk_int(out, 0));
+  leir__stream_set_eq(out, n, at + 1, leir__stream_acc(out, mlhs, t), leir__mk_int(out, 0));
+}
+
+void leir__stream_copy_back(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
+                            uint32_t s, const leir__stream_accum *t) {
+  leir__stream_set_eq(out, n, at, leir__stream_tensor(out, mlhs, s),
+                      leir__stream_acc(out, mlhs, t));
 }

@@ -14,7 +14,7 @@
  *
  * The running forms guard the masked rows the way FlashAttention does: a
  * running maximum F that is still -inf (every element so far masked) gives
- * the rescale factor 1 and the new term 0, never exp(-inf - -inf) = NaN.
+ * the new term 0 and no rescaling (F==M), never exp(-inf - -inf) = NaN.
  */
 #ifndef LEIR_STRATEGIES_STREAMING_H
 #define LEIR_STRATEGIES_STREAMING_H
@@ -76,17 +76,43 @@ leir_nest *leir__stream_nest_of(leir_program *out, const leir_nest *n, uint32_t 
 void leir__stream_set_eq(leir_program *out, leir_nest *n, uint32_t item, leir_expr *lhs,
                          leir_expr *rhs);
 
+/* The running sum's accumulator: S itself when S is f64, else a fresh f64
+ * tensor T (S=T afterwards): rescaling a sum costs a rounding per change of
+ * the maximum, which an f32 or f16 sum cannot afford next to the original's
+ * error (the verifier's reassociation bound); in f64 the rewritten
+ * program is at least as accurate as the original. */
+typedef struct leir__stream_accum {
+  uint32_t sym;
+  uint8_t dtype;
+  bool fresh; /* a new tensor: S=T must follow */
+} leir__stream_accum;
+
+/* The accumulator for a tensor accessed like `like` (symbol sym), taking
+ * fresh names from *next. */
+void leir__stream_accum_for(leir_program *out, const leir_expr *like, uint32_t sym,
+                            uint64_t *next, leir__stream_accum *a);
+/* An access of accumulator a with like's subscript. */
+leir_expr *leir__stream_acc(leir_program *out, const leir_expr *like, const leir__stream_accum *a);
+
 /* The running (online) normalizer equations, into nest `body` from item
- * `at` on (3 items):
+ * `at` on (4 items):
  *   F_s=max(M_s,X);
- *   S_s=if_then_else(F_s==-inf,0,S_s*exp(M_s-F_s)+exp(X-F_s));
+ *   W_s=if_then_else(F_s==-inf,0,exp(X-F_s));
+ *   T_s=if_then_else(F_s==M_s,T_s+W_s,T_s*exp(M_s-F_s)+W_s);
  *   M_s=F_s;
- * mlhs is M's left-hand access (subscript s), x the X expression, f and s
- * the symbols of F and S (out's symbols). */
+ * mlhs is M's left-hand access (subscript s), x the X expression, f and w
+ * the symbols of F and W (fresh, M's dtype: the term is computed as the
+ * original computes it), t the sum's accumulator. The sum is rescaled
+ * only when the maximum grows (F==M: T*exp(0) would be T), so an element
+ * costs one exp, as in the original's sum. */
 void leir__stream_running(leir_program *out, leir_nest *body, uint32_t at, const leir_expr *mlhs,
-                          const leir_expr *x, uint32_t f, uint32_t s);
-/* The init equations M_s=-inf; S_s=0; into nest n at items at, at+1. */
+                          const leir_expr *x, uint32_t f, uint32_t w,
+                          const leir__stream_accum *t);
+/* The init equations M_s=-inf; T_s=0; into nest n at items at, at+1. */
 void leir__stream_init(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
-                       uint32_t s);
+                       const leir__stream_accum *t);
+/* S_s=T_s into nest n at item at (when t is fresh). */
+void leir__stream_copy_back(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
+                            uint32_t s, const leir__stream_accum *t);
 
 #endif
