@@ -115,4 +115,36 @@ void leir__stream_init(leir_program *out, leir_nest *n, uint32_t at, const leir_
 void leir__stream_copy_back(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
                             uint32_t s, const leir__stream_accum *t);
 
+/* ---- the product with the softmax output: O_o=O_o+P_q*V_v ------------- */
+
+typedef struct leir__stream_product {
+  uint32_t t;                  /* the product nest (top level) */
+  uint32_t pp, o;              /* P, O */
+  uint32_t h;                  /* the output column loop (index in nest t) */
+  uint32_t from[LEIR__MAX_LOOPS], to[LEIR__MAX_LOOPS]; /* its loops -> the softmax's */
+  uint32_t nmap;
+  bool p_first;                /* P*V (else V*P) */
+} leir__stream_product;
+
+/* Is top-level nest t one equation O_o=O_o+P_q*V_v (or V_v*P_q) from the
+ * implicit 0, contracting P's axis k (symbol ksym)? plhs is P's left-hand
+ * access, ploops (n) the loops around its definition; q one distinct loop
+ * variable per entry (extents as in the definition), the nest's loops
+ * those of q and one more (h); o one distinct loop variable for every loop
+ * but the one q maps to k; V reads none of M, S, P, O; X does not read O. */
+bool leir__stream_product_at(const leir__sctx *c, uint32_t t, const leir__loop *ploops,
+                             uint32_t nploops, const leir_expr *plhs, uint32_t ksym, uint32_t msym,
+                             uint32_t ssym, const leir_expr *x, leir__stream_product *pr,
+                             char *why, size_t cap);
+
+/* The flash-attention nest (flashattention_wo_tiling.c) in `out`: src's
+ * loops without loop k outside, the running maximum, sum and output row
+ * over k inside, the product's variables renamed to the softmax's (h
+ * kept unless src has a loop of that name). ml is M's left-hand access, x
+ * the X expression, s the sum's symbol (all in out). Fresh tensors from
+ * c->next_tensor. */
+leir_nest *leir__stream_flash_build(const leir__sctx *c, leir_program *out, const leir_nest *src,
+                                   uint32_t k, const leir_expr *ml, const leir_expr *x,
+                                   uint32_t s, const leir__stream_product *pr);
+
 #endif

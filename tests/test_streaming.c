@@ -153,14 +153,15 @@ static leir_program *apply_step(const leir_program *p, const char *text) {
   return q;
 }
 
-static leir_verdict judge(leir_backend *b, const leir_program *p, const leir_program *q) {
+static leir_verdict judge(leir_backend *b, const leir_program *p, const leir_program *q,
+                          bool mutant) {
   leir_verify_options o = LEIR_VERIFY_OPTIONS_INIT;
   o.candidate_class = LEIR_VERIFY_CLASS_REASSOCIATING;
   o.input_sets = 6;
   leir_verify_report *r = NULL;
   ck_assert_int_eq(leir_verify(b, p, q, &o, &r), LEIR_OK);
   leir_verdict v = r->verdict;
-  if (!leir_verdict_passes(v)) fprintf(stderr, "streaming: masked: %s\n", r->message);
+  if (!leir_verdict_passes(v) && !mutant) fprintf(stderr, "streaming: masked: %s\n", r->message);
   leir_verify_report_free(r);
   return v;
 }
@@ -183,7 +184,7 @@ static void masked_rows_on(const char *backend) {
   leir_program *p = masked();
   for (size_t k = 0; k < sizeof masked_steps / sizeof *masked_steps; k++) {
     leir_program *q = apply_step(p, masked_steps[k]);
-    ck_assert_msg(leir_verdict_passes(judge(b, p, q)), "%s on %s", masked_steps[k], backend);
+    ck_assert_msg(leir_verdict_passes(judge(b, p, q, false)), "%s on %s", masked_steps[k], backend);
     /* without the guard (F==inf never holds): exp(-inf - -inf) = NaN in
      * the masked prefix, caught */
     if (k > 0) {
@@ -191,7 +192,7 @@ static void masked_rows_on(const char *backend) {
       for (char *x = strstr(text, "==-inf"); x; x = strstr(x, "==-inf")) memmove(x + 2, x + 3, strlen(x + 3) + 1);
       leir_program *bad = test_parse(text);
       test_set_signature(bad, SIG);
-      ck_assert_int_eq(judge(b, p, bad), LEIR_VERDICT_MISMATCH);
+      ck_assert_int_eq(judge(b, p, bad, true), LEIR_VERDICT_MISMATCH);
       leir_program_free(bad);
       free(text);
     }
