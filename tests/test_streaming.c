@@ -3,7 +3,9 @@
  * normal_loop_summation_on_exp_to_prefix_summation_on_exp, online_softmax,
  * flashattention_wo_tiling; strategies/streaming.h):
  *  - every candidate on every sources-small program verifies as its class
- *    on all input sets (normal, normal x10, uniform; bool masks Bernoulli);
+ *    on all input sets (normal, normal x10, uniform; bool masks Bernoulli),
+ *    and so does every candidate of #43 on the online_softmax results;
+ *  - #43 after #41 gives #42's program (alpha-equal);
  *  - rows whose leading elements are -inf (masked attention, whole masked
  *    rows too) stay equivalent on the interpreter and the CPU backend, and
  *    the same rewrite without the -inf guard is caught (NaN);
@@ -25,6 +27,7 @@ static const char *const streaming[] = {
     "normal_loop_summation_on_exp_to_prefix_summation_on_exp",
     "online_softmax",
     "flashattention_wo_tiling",
+    "normal_matmul_to_prefix_matmul_based_on_online_softmax",
 };
 #define NSTREAMING (sizeof streaming / sizeof *streaming)
 
@@ -102,17 +105,72 @@ static size_t verify_all(leir_backend *b, const char *id, const leir_program *p,
   return done;
 }
 
+/* Every #43 candidate on every online_softmax result of e verifies against
+ * e itself (the composition is reassociating). */
+static size_t verify_after_online(leir_backend *b, const corpus_source *e, size_t *tolerance) {
+  leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx, done = 0;
+  ck_assert_int_eq(leir_strategy_find("online_softmax", &idx), LEIR_OK);
+  co.strategy = (int32_t)idx;
+  leir_candidates *c = NULL;
+  ck_assert_int_eq(leir_candidates_list(&c, e->program, &co), LEIR_OK);
+  ck_assert_int_eq(leir_strategy_find(streaming[4], &idx), LEIR_OK);
+  leir_verifier *v = NULL;
+  for (size_t i = 0; i < leir_candidates_count(c); i++) {
+    leir_program *q = NULL;
+    ck_assert_int_eq(leir_candidates_apply(&q, c, i), LEIR_OK);
+    leir_candidates_options c2 = LEIR_CANDIDATES_OPTIONS_INIT;
+    c2.strategy = (int32_t)idx;
+    leir_candidates *d = NULL;
+    ck_assert_int_eq(leir_candidates_list(&d, q, &c2), LEIR_OK);
+    for (size_t j = 0; j < leir_candidates_count(d); j++) {
+      if (!v) ck_assert_int_eq(leir_verifier_new(&v, b, e->program, NULL), LEIR_OK);
+      leir_program *r = NULL;
+      ck_assert_int_eq(leir_candidates_apply(&r, d, j), LEIR_OK);
+      ck_assert_int_eq(leir_program_check(r, NULL, NULL), LEIR_OK);
+      leir_verify_report *rep = NULL;
+      ck_assert_int_eq(leir_verifier_judge(v, r, LEIR_VERIFY_CLASS_REASSOCIATING, &rep), LEIR_OK);
+      bool ok = leir_verdict_passes(rep->verdict);
+      if (!ok && all_f64(e->program)) {
+        leir_verify_report *t = NULL;
+        ck_assert_int_eq(leir_verifier_judge(v, r, LEIR_VERIFY_CLASS_ANY, &t), LEIR_OK);
+        ok = leir_verdict_passes(t->verdict);
+        if (ok) (*tolerance)++;
+        leir_verify_report_free(t);
+      }
+      ck_assert_msg(ok, "%s: %s after online_softmax: %.300s", e->id,
+                    leir_step_text(leir_candidates_step(d, j)), rep->message);
+      leir_verify_report_free(rep);
+      leir_program_free(r);
+      done++;
+    }
+    leir_candidates_free(d);
+    leir_program_free(q);
+  }
+  leir_candidates_free(c);
+  leir_verifier_free(v);
+  return done;
+}
+
 START_TEST(test_every_candidate_on_sources_small_verifies) {
   leir_backend *b = NULL;
   ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
-  size_t total = 0, tolerance = 0, programs = 0;
+  size_t total = 0, tolerance = 0, programs = 0, after_online = 0;
   for (size_t i = 0; i < small.n; i++) {
     size_t n = verify_all(b, small.e[i].id, small.e[i].program, &tolerance);
     total += n;
     programs += n > 0;
+    /* #43 works on online_softmax's results: verify those against the
+     * source (the verifier's reference is the source here) */
+    n = verify_after_online(b, &small.e[i], &tolerance);
+    total += n;
+    after_online += n;
   }
-  fprintf(stderr, "streaming: %zu candidates on %zu programs verified (%zu by tolerance)\n",
-          total, programs, tolerance);
+  fprintf(stderr,
+          "streaming: %zu candidates on %zu programs verified (%zu by tolerance, %zu of #43 "
+          "after online_softmax)\n",
+          total, programs, tolerance, after_online);
+  ck_assert_uint_ge(after_online, 8);
   /* softmax, log-softmax, max reductions and the attention programs */
   ck_assert_uint_ge(total, 70);
   ck_assert_uint_ge(programs, 20);
@@ -208,6 +266,35 @@ END_TEST
 START_TEST(test_masked_rows_stay_equivalent_on_cpu) { masked_rows_on("cpu"); }
 END_TEST
 
+/* #43 applied to online_softmax's result gives flashattention_wo_tiling's
+ * program (up to fresh names), on f64 and f32, and verifies on masked rows. */
+START_TEST(test_prefix_matmul_after_online_softmax_is_flash_attention) {
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  for (int f32 = 0; f32 < 2; f32++) {
+    char *text = strdup(masked_attention), *sig = strdup(SIG);
+    if (f32)
+      for (char *x = strstr(text, "f64"); x; x = strstr(x, "f64")) memcpy(x, "f32", 3);
+    if (f32)
+      for (char *x = strstr(sig, "f64"); x; x = strstr(x, "f64")) memcpy(x, "f32", 3);
+    leir_program *p = test_parse(text);
+    test_set_signature(p, sig);
+    leir_program *flash = apply_step(p, "flashattention_wo_tiling nest=1");
+    leir_program *os = apply_step(p, "online_softmax nest=1");
+    leir_program *q = apply_step(os, "normal_matmul_to_prefix_matmul_based_on_online_softmax nest=1");
+    ck_assert_uint_eq(leir_program_hash_alpha(q), leir_program_hash_alpha(flash));
+    ck_assert(leir_verdict_passes(judge(b, p, q, false)));
+    leir_program_free(q);
+    leir_program_free(os);
+    leir_program_free(flash);
+    leir_program_free(p);
+    free(text);
+    free(sig);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
 /* Every candidate of every strategy on the flash-attention result (nested
  * nests three deep) checks and verifies against the original program. */
 START_TEST(test_other_strategies_handle_the_nested_nests) {
@@ -263,6 +350,7 @@ int main(void) {
   tcase_add_test(tc, test_masked_rows_stay_equivalent_on_interp);
   tcase_add_test(tc, test_masked_rows_stay_equivalent_on_cpu);
   tcase_add_test(tc, test_other_strategies_handle_the_nested_nests);
+  tcase_add_test(tc, test_prefix_matmul_after_online_softmax_is_flash_attention);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
