@@ -7,7 +7,10 @@
  *   L[P_{s,k}=max(if_then_else(k-1<0,-inf,P_{s,k-1}),X1,...,Xn);];
  *   L'[M_s=P_{s,N-1};];
  * where k is the reduction loop (extent N), L' the loops without k, P a
- * fresh tensor with M's dtype and scope (the reference's form, 7.14).
+ * fresh tensor with M's dtype and scope (the reference's form, 7.14). When
+ * X is one tensor read with every loop once as a subscript entry, P takes
+ * X's subscript (the prefix axis where X has k, as the reference does);
+ * otherwise s with k appended.
  *
  * Sites: every top-level nest with one equation M_s=max(M_s,...) that
  * starts from the implicit -inf, whose subscript s is distinct loop
@@ -54,15 +57,34 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t ksym = src->loops[mx.k].sym;
   int64_t n = src->loops[mx.k].extent;
 
-  /* P_{s,k} and P_{s,k-1} */
+  /* P's subscript: X's when X is one tensor read over every loop once (the
+   * reference's form: the prefix axis where X has it), else s then k */
+  const leir_expr *xs = eq->rhs->n == 2 ? eq->rhs->kids[1] : NULL;
+  while (xs && xs->kind == LEIR_EXPR_PAREN) xs = xs->kids[0];
+  bool like_x = xs && xs->kind == LEIR_EXPR_TENSOR && xs->n == src->nloops && src->nloops <= 64;
+  uint64_t seen = 0;
+  uint32_t kpos = eq->lhs->n;
+  for (uint32_t j = 0; like_x && j < xs->n; j++) {
+    const leir_expr *e = xs->kids[j];
+    int at = -1;
+    for (uint32_t k = 0; e->kind == LEIR_EXPR_VAR && k < src->nloops; k++)
+      if (src->loops[k].sym == e->sym) at = (int)k;
+    like_x = at >= 0 && !(seen >> at & 1);
+    if (like_x) seen |= 1ull << at;
+    if (like_x && (uint32_t)at == mx.k) kpos = j;
+  }
   leir_expr *lhs = leir__new_tensor(out, psym, (leir_dtype)eq->lhs->dtype,
                                     (leir_scope)eq->lhs->scope, eq->lhs->n + 1);
-  for (uint32_t j = 0; j < eq->lhs->n; j++)
-    lhs->kids[j] = leir__copy_expr(out, out, eq->lhs->kids[j]);
-  lhs->kids[eq->lhs->n] = leir__mk_var(out, ksym);
+  if (like_x) {
+    for (uint32_t j = 0; j < xs->n; j++) lhs->kids[j] = leir__copy_expr(out, out, xs->kids[j]);
+  } else {
+    kpos = eq->lhs->n;
+    for (uint32_t j = 0; j < eq->lhs->n; j++)
+      lhs->kids[j] = leir__copy_expr(out, out, eq->lhs->kids[j]);
+    lhs->kids[kpos] = leir__mk_var(out, ksym);
+  }
   leir_expr *prev = leir__copy_expr(out, out, lhs);
-  prev->kids[eq->lhs->n] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym),
-                                        leir__mk_int(out, 1));
+  prev->kids[kpos] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
   leir_expr *cond = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
   cond->kids[0] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
   cond->kids[1] = leir__mk_int(out, 0);
@@ -77,7 +99,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   /* M_s=P_{s,N-1} */
   leir_nest *back = leir__stream_nest_without(out, src, (int)mx.k, 1);
   leir_expr *last = leir__copy_expr(out, out, lhs);
-  last->kids[eq->lhs->n] = leir__mk_int(out, n - 1);
+  last->kids[kpos] = leir__mk_int(out, n - 1);
   leir__stream_set_eq(out, back, 0, leir__copy_expr(out, out, eq->lhs), last);
 
   out->nests[t] = scan;
