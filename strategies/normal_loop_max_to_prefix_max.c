@@ -10,7 +10,13 @@
  * fresh tensor with M's dtype and scope (the reference's form, 7.14). When
  * X is one tensor read with every loop once as a subscript entry, P takes
  * X's subscript (the prefix axis where X has k, as the reference does);
- * otherwise s with k appended.
+ * otherwise s with k appended. When the nest has a P, V or B loop the
+ * scan reads P at k-1, which the CPU's independence rule (rule 1b of
+ * docs/dependence.md: a read must use the text of a write) cannot prove
+ * disjoint from another row's elements; there the running maximum goes
+ * through a fresh Q_s read where it is written:
+ *   L[Q_s=max(Q_s,X1,...,Xn);P_{s,k}=Q_s;];L'[M_s=P_{s,N-1};]
+ * (same values: P_{s,k} is the maximum after k iterations either way).
  *
  * Sites: every top-level nest with one equation M_s=max(M_s,...) that
  * starts from the implicit -inf, whose subscript s is distinct loop
@@ -83,18 +89,40 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
       lhs->kids[j] = leir__copy_expr(out, out, eq->lhs->kids[j]);
     lhs->kids[kpos] = leir__mk_var(out, ksym);
   }
-  leir_expr *prev = leir__copy_expr(out, out, lhs);
-  prev->kids[kpos] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
-  leir_expr *cond = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
-  cond->kids[0] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
-  cond->kids[1] = leir__mk_int(out, 0);
-  cond->u.cmp_ops[0] = LEIR_OP_LT;
-  leir_expr *rhs = leir__new_call(out, LEIR_OP_MAX, eq->rhs->n);
-  rhs->kids[0] = leir__stream_ite(out, cond, leir__stream_neg_inf(out), prev);
-  for (uint32_t j = 1; j < eq->rhs->n; j++) rhs->kids[j] = eq->rhs->kids[j];
-  leir_nest *scan = leir__stream_nest_without(out, src, -1, 1);
+  bool annotated = false;
+  for (uint32_t k = 0; k < src->nloops; k++)
+    annotated = annotated || src->loops[k].kind == LEIR_LOOP_PARALLEL ||
+                src->loops[k].kind == LEIR_LOOP_VECTORIZED || src->loops[k].kind == LEIR_LOOP_BOUND;
+  leir_nest *scan;
+  if (!annotated) {
+    /* the reference's scan: P_{..k..}=max(if_then_else(k-1<0,-inf,P_{..k-1..}),X) */
+    leir_expr *prev = leir__copy_expr(out, out, lhs);
+    prev->kids[kpos] =
+        leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
+    leir_expr *cond = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
+    cond->kids[0] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
+    cond->kids[1] = leir__mk_int(out, 0);
+    cond->u.cmp_ops[0] = LEIR_OP_LT;
+    leir_expr *rhs = leir__new_call(out, LEIR_OP_MAX, eq->rhs->n);
+    rhs->kids[0] = leir__stream_ite(out, cond, leir__stream_neg_inf(out), prev);
+    for (uint32_t j = 1; j < eq->rhs->n; j++) rhs->kids[j] = eq->rhs->kids[j];
+    scan = leir__stream_nest_without(out, src, -1, 1);
+    leir__stream_set_eq(out, scan, 0, lhs, rhs);
+  } else {
+    /* a P, V or B loop: P_{..k..} read at k-1 is another iteration's element
+     * for the CPU's independence rule (docs/dependence.md, rule 1b), so the
+     * running maximum goes through Q_s, read where it is written:
+     * Q_s=max(Q_s,X);P_{..k..}=Q_s; */
+    uint32_t qsym = leir__tensor_sym(out, c->next_tensor + 1);
+    leir_expr *q = leir__stream_tensor(out, eq->lhs, qsym);
+    leir_expr *rhs = leir__new_call(out, LEIR_OP_MAX, eq->rhs->n);
+    rhs->kids[0] = leir__stream_tensor(out, eq->lhs, qsym);
+    for (uint32_t j = 1; j < eq->rhs->n; j++) rhs->kids[j] = eq->rhs->kids[j];
+    scan = leir__stream_nest_without(out, src, -1, 2);
+    leir__stream_set_eq(out, scan, 0, q, rhs);
+    leir__stream_set_eq(out, scan, 1, lhs, leir__stream_tensor(out, eq->lhs, qsym));
+  }
   for (uint32_t k = 0; k < src->nloops; k++) scan->loops[k].pos = src->loops[k].pos;
-  leir__stream_set_eq(out, scan, 0, lhs, rhs);
 
   /* M_s=P_{s,N-1} */
   leir_nest *back = leir__stream_nest_without(out, src, (int)mx.k, 1);
