@@ -1008,6 +1008,20 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
        "A:f16:4 -> H:f16:4,I:bf16:4,J:i32:4,K:bool:4"},
       {"B^{4}_{tx=0}L^{3}_{a=0}[M^{i64,g}_{tx}=max(M^{i64,g}_{tx},a*tx-2);N^{f32,g}_{tx}=min(N^{f32,g}_{tx},A^{f32,g}_{tx,a});];",
        "A:f32:4x3 -> M:i64:4,N:f32:4"},
+      /* flashattention_wo_tiling on a masked attention (nests three deep,
+       * f64 accumulators, the -inf guard; every row starts with -inf) */
+      {
+       "B^{2}_{tx=0}L^{6}_{a=0}L^{8}_{c=0}[X^{f32,g}_{tx,a,c}=if_then_else(K^{bool,g}_{a,c}|c<3,-i"
+       "nf,A^{f32,g}_{tx,a,c});];B^{2}_{tx=0}L^{6}_{a=0}[D^{f32,g}_{tx,a}=-inf;Z^{f64,g}_{tx,a}=0;"
+       "L^{4}_{d=0}[Ad^{f64,g}_{tx,a,d}=0;];L^{8}_{c=0}[Y^{f32,g}_{tx,a}=max(D^{f32,g}_{tx,a},X^{f"
+       "32,g}_{tx,a,c});Aa^{f64,g}_{tx,a}=if_then_else(Y^{f32,g}_{tx,a}==D^{f32,g}_{tx,a},1,exp(D^"
+       "{f32,g}_{tx,a}-Y^{f32,g}_{tx,a}));Ac^{f32,g}_{tx,a}=if_then_else(Y^{f32,g}_{tx,a}==-inf,0,"
+       "exp(X^{f32,g}_{tx,a,c}-Y^{f32,g}_{tx,a}));Z^{f64,g}_{tx,a}=Z^{f64,g}_{tx,a}*Aa^{f64,g}_{tx"
+       ",a}+Ac^{f32,g}_{tx,a};L^{4}_{d=0}[Ad^{f64,g}_{tx,a,d}=Ad^{f64,g}_{tx,a,d}*Aa^{f64,g}_{tx,a"
+       "}+Ac^{f32,g}_{tx,a}*W^{f32,g}_{tx,c,d};];D^{f32,g}_{tx,a}=Y^{f32,g}_{tx,a};];E^{f32,g}_{tx"
+       ",a}=Z^{f64,g}_{tx,a};L^{4}_{d=0}[O^{f32,g}_{tx,a,d}=Ad^{f64,g}_{tx,a,d}/Z^{f64,g}_{tx,a};]"
+       ";];",
+       "A:f32:2x6x8,K:bool:6x8,W:f32:2x8x4 -> O:f32:2x6x4"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     leir_program *p = test_parse(cases[k].text);

@@ -1,0 +1,100 @@
+/*
+ * normal_loop_summation_on_exp_to_prefix_summation_on_exp (40, math): a max
+ * reduction and the sum of exponentials after it become one pass with a
+ * running maximum and a rescaled running sum.
+ *
+ *   L[M_s=max(M_s,X);];
+ *   L[S_s=S_s+exp(X-M_s);];
+ * becomes
+ *   L'[M_s=-inf;S_s=0;];
+ *   L[F_s=max(M_s,X);
+ *     S_s=if_then_else(F_s==-inf,0,S_s*exp(M_s-F_s)+exp(X-F_s));
+ *     M_s=F_s;];
+ * where L' is L without the reduction loop and F a fresh tensor with M's
+ * dtype and scope. When S is narrower than f64 the sum runs in a fresh f64
+ * tensor T instead (T_s=0 in the first nest, T in place of S in the
+ * second) and a third nest L'[S_s=T_s;] stores it (streaming.h). M and S end with the maximum and the sum as before, so
+ * the nests that read them are unchanged. The running values live in the
+ * row's own elements: no array over the reduction axis is materialized (the
+ * reference keeps prefix arrays M_{s,k} and T_{s,k}, 7.18).
+ *
+ * The -inf guard: while every element of a row so far is -inf (a masked
+ * prefix), F is -inf and S stays 0 instead of exp(-inf - -inf) = NaN; the
+ * first finite element rescales the 0 by exp(-inf - F) = 0.
+ *
+ * Sites: every top-level nest N that is a max reduction (streaming.h) with
+ * at least one row loop, followed by nest N+1 with the same loops computing
+ * S_s=S_s+exp(X-M_s) with the same X and subscript s, from the implicit 0.
+ * Parameter: `nest=N` (the site spans N and N+1). Reassociating: the sum
+ * is accumulated with rescaling.
+ */
+#include "streaming.h"
+
+static bool site(const leir__sctx *c, const leir__nref *r, leir__stream_max *mx, uint32_t *s,
+                 leir__rule *rule, char *why, size_t cap) {
+  if (!leir__stream_max_at(c, r->path[0], false, mx, rule, why, cap)) return false;
+  if (mx->n->nloops < 2) {
+    *rule = LEIR__R_STREAM_ROWS;
+    snprintf(why, cap, "%s has no row loop (a scalar maximum)", leir__name(c, mx->m));
+    return false;
+  }
+  *rule = LEIR__R_STREAM_NO_SUM;
+  return leir__stream_sum_at(c, mx, mx->t + 1, s, why, cap);
+}
+
+static void enumerate(leir__sctx *c) {
+  for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
+    const leir__nref *r = &c->nests[i];
+    if (r->depth != 1 || leir__skip_nest(c, r)) continue;
+    leir__stream_max mx;
+    uint32_t s;
+    leir__rule rule;
+    char why[256];
+    if (!site(c, r, &mx, &s, &rule, why, sizeof why)) {
+      LEIR__REJECT(c, leir__site_nest(c, r), rule, "%s", why);
+      continue;
+    }
+    leir__emit(c, LEIR_REASSOCIATING, "nest=%s", r->label);
+  }
+}
+
+static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  if (!r || r->depth != 1) return LEIR_ERR_INTERNAL;
+  leir__stream_max mx;
+  uint32_t s;
+  leir__rule rule;
+  char why[256];
+  if (!site(c, r, &mx, &s, &rule, why, sizeof why)) return LEIR_ERR_INTERNAL;
+  uint32_t t = mx.t;
+  const leir_nest *src = out->nests[t];
+  const leir_equation *eq = src->items[0].eq;
+  uint64_t next = c->next_tensor;
+  uint32_t f = leir__tensor_sym(out, next++);
+  uint32_t w = leir__tensor_sym(out, next++);
+  leir__stream_accum acc;
+  leir__stream_accum_for(out, eq->lhs, s, &next, &acc);
+
+  leir_nest *init = leir__stream_nest_without(out, src, (int)mx.k, 2);
+  leir__stream_init(out, init, 0, eq->lhs, &acc);
+  leir_nest *run = leir__stream_nest_without(out, src, -1, 4);
+  for (uint32_t k = 0; k < src->nloops; k++) run->loops[k].pos = src->loops[k].pos;
+  leir__stream_running(out, run, 0, eq->lhs, eq->rhs->kids[1], f, w, &acc);
+  out->nests[t] = init;
+  out->nests[t + 1] = run;
+  if (acc.fresh) {
+    leir_nest *back = leir__stream_nest_without(out, src, (int)mx.k, 1);
+    leir__stream_copy_back(out, back, 0, eq->lhs, s, &acc);
+    if (!leir__program_insert_nest(out, t + 2, back)) return LEIR_ERR_NOMEM;
+  }
+  return LEIR_OK;
+}
+
+const leir__strategy_impl leir__normal_loop_summation_on_exp_to_prefix_summation_on_exp = {
+    .keys = LEIR__KEY(LEIR__K_NEST),
+    .required = LEIR__KEY(LEIR__K_NEST),
+    .enumerate = enumerate,
+    .apply = apply,
+    .cot = NULL,
+    .span = 2,
+};
