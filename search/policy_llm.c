@@ -28,10 +28,14 @@ static const char *const algo_words[] = {"Greedy", "Beam", "BFS", "DFS", "MCTS",
 static void put_feedback(leir__strbuf *b, const leir_search_feedback *f) {
   const char *prop = f->proposal ? f->proposal : "";
   size_t n = strlen(prop);
-  leir__sb_puts(b, "- the transformed IR '");
-  leir__sb_put(b, prop, n > MAX_QUOTE ? MAX_QUOTE : n);
-  if (n > MAX_QUOTE) leir__sb_puts(b, "...");
-  leir__sb_puts(b, "' was rejected: ");
+  if (n == 0) {
+    leir__sb_puts(b, "- an earlier request was rejected: ");
+  } else {
+    leir__sb_puts(b, "- the transformed IR '");
+    leir__sb_put(b, prop, n > MAX_QUOTE ? MAX_QUOTE : n);
+    if (n > MAX_QUOTE) leir__sb_puts(b, "...");
+    leir__sb_puts(b, "' was rejected: ");
+  }
   const char *reason = f->reason ? f->reason : "";
   if (f->reject == LEIR_REJECT_VERDICT)
     leir__sb_printf(b, "not numerically equivalent (%s): %s", leir_verdict_name(f->verdict),

@@ -313,7 +313,13 @@ START_TEST(test_command_hostile) {
   char *r2 = logged_request(log, 2);
   ck_assert_ptr_nonnull(r2);
   ck_assert_uint_lt(strlen(r2), 32 * 1024);
+  ck_assert_ptr_nonnull(strstr(r2, "malformed answer ("));
   free(r2);
+  /* the failed request is the third request's feedback */
+  char *r3 = logged_request(log, 3);
+  ck_assert_ptr_nonnull(r3);
+  ck_assert_msg(strstr(r3, "an earlier request was rejected: no answer") != NULL, "%s", r3);
+  free(r3);
   leir_search_result_free(res);
   leir_llm_free(llm);
   free(prose);
@@ -476,6 +482,10 @@ START_TEST(test_tool_usage) {
                                            "--llm-command", "true", "--no-db", prog, NULL});
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "exclude each other"));
+  free(r.out), free(r.err);
+  r = run((const char *const[]){"optimize", "--model", "m", "--no-db", prog, NULL});
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "need --endpoint"));
   free(r.out), free(r.err);
   r = run((const char *const[]){"optimize", "--help", NULL});
   ck_assert_ptr_nonnull(strstr(r.out, "--llm-command"));

@@ -226,6 +226,8 @@ int cmd_optimize(int argc, char **argv) {
   if (a.npositional != 1) return tool_usage_error("optimize", "expected one program");
   if (endpoint && llm_command)
     return tool_usage_error("optimize", "--endpoint and --llm-command exclude each other");
+  if ((lo.model || lo.api_key_env) && !endpoint)
+    return tool_usage_error("optimize", "--model and --api-key-env need --endpoint");
   if (!(lo.timeout_s > 0)) return tool_usage_error("optimize", "--llm-timeout must be > 0");
   if (co.max_rounds < co.min_rounds) co.max_rounds = co.min_rounds;
   if (!(co.confidence > 0.5 && co.confidence < 1))
