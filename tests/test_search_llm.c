@@ -456,7 +456,7 @@ START_TEST(test_tool_llm_command) {
   run_result r = run((const char *const[]){"optimize", "--llm-command", cmd, "--search", "chain",
                                            "--depth", "1", "--samples", "5", "--retries", "3",
                                            "--no-db", "--no-final-compare", "--rounds", "3",
-                                           "--max-rounds", "3", "--sets", "1", "--json", prog,
+                                           "--max-rounds", "3", "--sets", "1", "--backend", "interp", "--json", prog,
                                            NULL});
   ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
   /* three records: not one step, malformed, the right one verified EQUAL */
