@@ -58,4 +58,9 @@ struct leir_search_proposals {
 bool leir__search_seen(const struct search_ctx *ctx, uint64_t h);
 search_node *leir__search_node(struct search_ctx *ctx, int id);
 
+/* An unreadable answer of an external policy, rejected as MALFORMED with
+ * `reason` (copied, like `text`). */
+leir_status leir__search_propose_unreadable(leir_search_proposals *out, const char *text,
+                                            size_t len, const char *reason);
+
 #endif

@@ -330,6 +330,15 @@ leir_status leir_search_propose_program(leir_search_proposals *out, const char *
   return proposals_push(out, 2, 0, text, len, strategy, cot);
 }
 
+/* An answer of an external policy that could not be read as a proposal
+ * (search/policy_llm.c): recorded as MALFORMED with `reason`, which goes
+ * back to the policy like any other rejection. */
+leir_status leir__search_propose_unreadable(leir_search_proposals *out, const char *text,
+                                            size_t len, const char *reason) {
+  if (!text || !reason) return leir__error_arg("text", "the text or reason is NULL");
+  return proposals_push(out, 3, 0, text, len, reason, NULL);
+}
+
 static void proposals_clear(leir_search_proposals *ps) {
   for (size_t i = 0; i < ps->n; i++) {
     free(ps->items[i].text);
@@ -499,6 +508,11 @@ static leir_program *resolve(search_ctx *ctx, search_node *n, const proposal *p,
     leir_step_free(s);
     return out;
   }
+  if (p->kind == 3) {
+    *rj = LEIR_REJECT_MALFORMED;
+    snprintf(reason, cap, "%s", p->strategy ? p->strategy : "unreadable answer");
+    return NULL;
+  }
   /* a whole program: parse, take the current signature, check, ground */
   leir_parse_options po = LEIR_PARSE_OPTIONS_INIT;
   po.flags |= LEIR_PARSE_LENIENT;
@@ -597,7 +611,7 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p) {
       leir_step_free(s);
     }
   }
-  if (!r.strategy) r.strategy = dup_str(p->strategy);
+  if (!r.strategy) r.strategy = dup_str(p->kind == 3 ? "" : p->strategy);
   if (!r.cot) r.cot = dup_str(p->cot);
   int made = -1;
   if (cand && rj == LEIR_REJECT_NONE) {

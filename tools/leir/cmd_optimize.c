@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #define LEIR_EXPERIMENTAL
+#include "leir/experimental/llm.h"
 #include "leir/experimental/search.h"
 
 #include "commands.h"
@@ -163,6 +164,9 @@ int cmd_optimize(int argc, char **argv) {
   leir_verifier_options vo = LEIR_VERIFIER_OPTIONS_INIT;
   const char *db_path = NULL, *traj_path = NULL, *out_path = NULL, *plot_path = NULL;
   bool no_db = false, quiet = false, cot = false, no_final = false, progress = true;
+  /* the LLM policy: an endpoint or a command (leir_search_propose_llm) */
+  const char *endpoint = NULL, *llm_command = NULL;
+  leir_llm_options lo = LEIR_LLM_OPTIONS_INIT;
   tool_args a;
   tool_args_init(&a, "optimize", argc, argv);
   const char *opt, *v;
@@ -208,6 +212,11 @@ int cmd_optimize(int argc, char **argv) {
     else if (is(opt, "--min-effect")) bad = real(opt, v, &co.min_effect);
     else if (is(opt, "--sets")) bad = count(opt, v, &vo.input_sets);
     else if (is(opt, "--db")) db_path = v;
+    else if (is(opt, "--endpoint")) endpoint = v;
+    else if (is(opt, "--model")) lo.model = v;
+    else if (is(opt, "--api-key-env")) lo.api_key_env = v;
+    else if (is(opt, "--llm-command")) llm_command = v;
+    else if (is(opt, "--llm-timeout")) bad = real(opt, v, &lo.timeout_s);
     else if (is(opt, "--trajectory")) traj_path = v;
     else if (is(opt, "--out")) out_path = v;
     else if (is(opt, "--plot")) plot_path = v;
@@ -215,6 +224,11 @@ int cmd_optimize(int argc, char **argv) {
     if (bad) return EXIT_USAGE;
   }
   if (a.npositional != 1) return tool_usage_error("optimize", "expected one program");
+  if (endpoint && llm_command)
+    return tool_usage_error("optimize", "--endpoint and --llm-command exclude each other");
+  if ((lo.model || lo.api_key_env) && !endpoint)
+    return tool_usage_error("optimize", "--model and --api-key-env need --endpoint");
+  if (!(lo.timeout_s > 0)) return tool_usage_error("optimize", "--llm-timeout must be > 0");
   if (co.max_rounds < co.min_rounds) co.max_rounds = co.min_rounds;
   if (!(co.confidence > 0.5 && co.confidence < 1))
     return tool_usage_error("optimize", "--confidence must be in (0.5, 1)");
@@ -228,9 +242,24 @@ int cmd_optimize(int argc, char **argv) {
   int rc = EXIT_OK;
   leir_program *prog = run_load(&o, a.positional[0], true, &rc);
   if (!prog) return rc;
+  leir_llm *llm = NULL;
+  if (endpoint || llm_command) {
+    const char *cargv[] = {"/bin/sh", "-c", llm_command, NULL};
+    leir_status ls = endpoint ? leir_llm_new_endpoint(&llm, endpoint, &lo)
+                              : leir_llm_new_command(&llm, cargv, &lo);
+    if (ls != LEIR_OK) {
+      fprintf(stderr, "leir optimize: error: %s\n", leir_error_last()->message);
+      leir_program_free(prog);
+      return tool_exit_for(ls);
+    }
+    so.propose = leir_search_propose_llm;
+    so.propose_payload = llm;
+  }
+  const char *policy_label = llm ? "llm" : leir_search_policy_name(so.policy);
   leir_backend *b = NULL;
   rc = run_open_backend(&o, &b);
   if (rc != EXIT_OK) {
+    leir_llm_free(llm);
     leir_program_free(prog);
     return rc;
   }
@@ -240,6 +269,7 @@ int cmd_optimize(int argc, char **argv) {
     fprintf(stderr, "leir optimize: error: %s\n", leir_error_last()->message);
     free(dbp);
     leir_backend_free(b);
+    leir_llm_free(llm);
     leir_program_free(prog);
     return EXIT_INVALID;
   }
@@ -276,7 +306,7 @@ int cmd_optimize(int argc, char **argv) {
   if (!o.json && !quiet) {
     printf("optimize %s: search %s, policy %s, backend %s, budget %u samples%s, database %s\n",
            tool_label(a.positional[0]), leir_search_algorithm_name(so.algorithm),
-           leir_search_policy_name(so.policy), leir_backend_get_name(b), so.max_samples,
+           policy_label, leir_backend_get_name(b), so.max_samples,
            so.max_seconds > 0 ? " (and a time limit)" : "", dbp ? dbp : "none");
     fflush(stdout);
   }
@@ -305,7 +335,7 @@ int cmd_optimize(int argc, char **argv) {
              "\"best_depth\":%u,\"best_speedup\":%.6g,\"final_speedup\":%.6g,\"final_lo\":%.6g,"
              "\"final_hi\":%.6g,\"source_median_s\":%.9g,\"best_median_s\":%.9g,"
              "\"seconds\":%.3f,\"stopped_by\":\"%s\",\"steps\":",
-             leir_search_algorithm_name(so.algorithm), leir_search_policy_name(so.policy),
+             leir_search_algorithm_name(so.algorithm), policy_label,
              leir_backend_get_name(b), sum.samples, sum.measured, sum.reused, sum.accepted,
              sum.rejected, sum.best_depth, sum.best_speedup, sum.final_speedup, sum.final_lo,
              sum.final_hi, sum.source_median_s, sum.best_median_s, sum.seconds,
@@ -364,6 +394,7 @@ int cmd_optimize(int argc, char **argv) {
   leir_db_free(db);
   free(dbp);
   leir_backend_free(b);
+  leir_llm_free(llm);
   leir_program_free(prog);
   return rc;
 }

@@ -193,7 +193,7 @@ const tool_command tool_commands[] = {
      "Example:\n"
      "  leir workloads emit level1/softmax --args 2,8 --dtype f64\n",
      cmd_workloads},
-    {"optimize", "optimize [--search ALGO] [--policy P] [--samples N] [--db FILE] [--trajectory FILE] [--plot FILE.svg] [--out FILE] IN",
+    {"optimize", "optimize [--search ALGO] [--policy P | --endpoint URL | --llm-command CMD] [--samples N] [--db FILE] [--trajectory FILE] [--plot FILE.svg] [--out FILE] IN",
      "Searches for a faster program: greedy, beam, BFS, DFS, MCTS or chain search\n"
      "over single steps (docs/search.md). A step is accepted only when verification\n"
      "against the source program says EQUAL or CLOSE and a paired timing comparison\n"
@@ -214,6 +214,13 @@ const tool_command tool_commands[] = {
      "  --rollouts N     MCTS: random one-step continuations per new node (default 0)\n"
      "  --reward R       MCTS reward: log (log speedup, default) or reference\n"
      "  --policy-seed N  seed of the random policy and the rollouts (default 1)\n"
+     "  --endpoint URL   the LLM policy: an OpenAI-compatible chat-completions URL\n"
+     "                   (e.g. http://127.0.0.1:8000/v1/chat/completions)\n"
+     "  --model NAME     the endpoint's model (default \"default\")\n"
+     "  --api-key-env V  environment variable holding the endpoint's API key\n"
+     "  --llm-command C  the LLM policy: a command (run with /bin/sh -c) speaking\n"
+     "                   JSON lines on stdin/stdout (docs/llm.md)\n"
+     "  --llm-timeout S  per request to the model (default 300)\n"
      "  --rounds N, --max-rounds N, --compare-time S, --confidence X, --min-effect X\n"
      "                   the timing comparison (defaults 10, 400, 20, 0.99, 0.02)\n"
      "  --no-flush       do not flush caches between timed runs\n"

@@ -254,6 +254,27 @@ LEIR_API leir_status leir_search_propose_builtin(leir_search_policy policy,
                                                  const leir_search_query *query,
                                                  leir_search_proposals *out);
 
+/** A client of include/leir/experimental/llm.h (declared again here so this
+ * header does not need that one). */
+typedef struct leir_llm leir_llm;
+
+/** The LLM policy: a leir_search_propose_fn whose payload is a leir_llm
+ * client (borrowed: the caller keeps it alive for the search and frees it
+ * after). Each call sends one chat, system message "You are a helpful IR
+ * optimization assistant." and the Step-TP search prompt of
+ * query->program (algorithm, current IR and known variables, the parent
+ * and speedups, the rejections at this node with their reasons, the
+ * strategy list, the task; docs/search.md), and proposes the parsed
+ * answer's transformed IR as a whole program of its applied strategy (at
+ * most query->want of a list answer); the search then grounds, verifies
+ * and times it. A failed request or an answer that cannot be parsed is
+ * proposed as unreadable (REJECT_MALFORMED, reason "no answer: ..." or
+ * "malformed answer (...): ..."), so it goes back to the model on the next
+ * call like any rejection, within options.retries. Errors:
+ * LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM (both stop the search). */
+LEIR_API leir_status leir_search_propose_llm(void *payload, const leir_search_query *query,
+                                             leir_search_proposals *out);
+
 /* ======================================================================
  * Measurements and records
  * ====================================================================== */
