@@ -18,6 +18,8 @@ int cmd_run(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
+int cmd_dataset(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;
