@@ -228,6 +228,8 @@ START_TEST(test_answer_malformed_every_way) {
   R("", LEIR__ANSWER_EMPTY, NULL);
   R(" \n\t ", LEIR__ANSWER_EMPTY, NULL);
   R("<think>only thinking</think>", LEIR__ANSWER_NO_ANSWER, "no <answer> block");
+  R("plain prose, no tags and no literal", LEIR__ANSWER_NO_ANSWER, "no dict or list");
+  R("<think>unfinished thought", LEIR__ANSWER_NO_ANSWER, "no dict or list");
   R("<think>x</think><answer>  </answer>", LEIR__ANSWER_NO_ANSWER, "empty");
   R("<answer>{'transformed_IR', 'P'}</answer>", LEIR__ANSWER_SYNTAX, "expected ':' after a dict key");
   /* adjacent strings concatenate (Python), so a missing comma shows at the colon */
