@@ -301,6 +301,9 @@ leir_status leir_dataset_run(leir_dataset *ds) {
   uint32_t k = ds->opts.shard_index, n = ds->opts.shard_count;
   for (size_t u = 0; u < ds->n_units; u++)
     if (u % n == k) pr.units_total++;
+  char *units_dir = leir__ds_join(ds->work_dir, "units");
+  if (units_dir) leir__ds_clean_tmp(units_dir);
+  free(units_dir);
   for (size_t u = 0; u < ds->n_units; u++) {
     if (u % n != k) continue;
     if (unit_done(ds, u)) {

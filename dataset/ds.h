@@ -127,6 +127,10 @@ leir_status leir__ds_write_atomic(const char *path, const char *data, size_t len
 leir_status leir__ds_read_file(const char *path, char **out, size_t *len);
 leir_status leir__ds_mkdirs(const char *path);
 char *leir__ds_join(const char *dir, const char *name);
+/* This host's name, made safe for file names. */
+void leir__ds_host(char *buf, size_t cap);
+/* Removes the temporary files of writers on this host that were killed. */
+void leir__ds_clean_tmp(const char *dir);
 
 /* ---- JSON writing ------------------------------------------------------ */
 void leir__ds_put_hex(leir__strbuf *b, uint64_t h);

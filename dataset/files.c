@@ -1,7 +1,9 @@
 /* Files of a dataset build: atomic writes (a temporary file in the same
  * directory, fsync, rename), whole-file reads, directories, and the small
  * JSON writers the records share. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,33 @@
 
 #include "ds.h"
 #include "error.h"
+
+void leir__ds_host(char *buf, size_t cap) {
+  if (gethostname(buf, cap) != 0) buf[0] = '\0';
+  buf[cap - 1] = '\0';
+  for (char *p = buf; *p; p++)
+    if (*p == '/' || *p == '.') *p = '_';
+}
+
+void leir__ds_clean_tmp(const char *dir) {
+  char host[64];
+  leir__ds_host(host, sizeof host);
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    /* NAME.tmp.HOST.PID of a writer on this host that no longer runs */
+    const char *t = strstr(e->d_name, ".tmp.");
+    if (!t || strncmp(t + 5, host, strlen(host)) || t[5 + strlen(host)] != '.') continue;
+    char *end;
+    long pid = strtol(t + 6 + strlen(host), &end, 10);
+    if (*end || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+    char *path = leir__ds_join(dir, e->d_name);
+    if (path) unlink(path);
+    free(path);
+  }
+  closedir(d);
+}
 
 char *leir__ds_join(const char *dir, const char *name) {
   size_t a = strlen(dir), b = strlen(name);
@@ -44,10 +73,12 @@ leir_status leir__ds_mkdirs(const char *path) {
 }
 
 leir_status leir__ds_write_atomic(const char *path, const char *data, size_t len) {
-  size_t n = strlen(path) + 40;
+  char host[64];
+  leir__ds_host(host, sizeof host);
+  size_t n = strlen(path) + 40 + sizeof host;
   char *tmp = malloc(n);
   if (!tmp) return leir__error_nomem();
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  snprintf(tmp, n, "%s.tmp.%s.%ld", path, host, (long)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) goto fail;
   for (size_t off = 0; off < len;) {

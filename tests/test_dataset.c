@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "answer.h"
+#include "ds.h"
 #include "leir/experimental/dataset.h"
 #include "literal.h"
 #include "prompt.h"
@@ -289,15 +290,18 @@ START_TEST(test_resume_after_sigkill_loses_and_duplicates_nothing) {
     waitpid(pid, &status, 0);
     finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
-  /* a leftover temporary file of a killed writer is ignored */
-  char *tmp = path_in(out, ".work/units/000003.jsonl.tmp.99999999");
+  /* a leftover temporary file of a killed writer is ignored, then removed */
+  char host[64], name[160];
+  leir__ds_host(host, sizeof host);
+  snprintf(name, sizeof name, ".work/units/000003.jsonl.tmp.%s.2147483646", host);
+  char *tmp = path_in(out, name);
   f = fopen(tmp, "w");
-  if (f) {
-    fputs("{\"type\":\"sample\"", f);
-    fclose(f);
-  }
-  free(tmp);
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"type\":\"sample\"", f);
+  fclose(f);
   ck_assert_int_eq(build(kill_config, out, 0, 1), LEIR_OK);
+  ck_assert_int_ne(access(tmp, F_OK), 0);
+  free(tmp);
   expect_same_outputs(ref, out);
   free(cfg);
   free(out);

@@ -39,6 +39,39 @@ static void progress(const leir_dataset_progress *p, void *payload) {
   b->drawn = 1;
 }
 
+/* The object (or number) after "key": in the summary, as written. */
+static void print_field(const char *sum, const char *label, const char *key) {
+  const char *p = strstr(sum, key);
+  if (!p) return;
+  p += strlen(key);
+  const char *e = p;
+  if (*p == '{') {
+    int depth = 0;
+    do {
+      depth += *e == '{';
+      depth -= *e == '}';
+      e++;
+    } while (*e && depth > 0);
+  } else {
+    while (*e && *e != ',' && *e != '}') e++;
+  }
+  fprintf(stderr, "  %-22s %.*s\n", label, (int)(e - p), p);
+}
+
+/* What was built and what was rejected, in a few lines; summary.json has it all. */
+static void print_summary(const char *out, const char *sum) {
+  fprintf(stderr, "leir dataset: wrote %s (train.jsonl, eval.jsonl, archive.jsonl, rejections.jsonl, "
+                  "summary.json, README.md)\n", out);
+  print_field(sum, "units", "\"units\":");
+  print_field(sum, "states", "\"states\":");
+  print_field(sum, "candidates verified", "\"verified\":");
+  print_field(sum, "samples kept", "\"kept_samples\":");
+  print_field(sum, "rejected by stage", "\"by_stage\":");
+  print_field(sum, "rejected by verdict", "\"by_verdict\":");
+  print_field(sum, "filtered", "\"filtered\":");
+  print_field(sum, "records", "\"records\":");
+}
+
 static int parse_shard(const char *s, uint32_t *k, uint32_t *n) {
   char *end;
   unsigned long a = strtoul(s, &end, 10);
@@ -127,8 +160,7 @@ int cmd_dataset(int argc, char **argv) {
     char *sum = NULL;
     if (leir_dataset_summary_json(ds, &sum, NULL) == LEIR_OK) {
       if (json) fputs(sum, stdout);
-      else fprintf(stderr, "leir dataset: wrote %s (train.jsonl, eval.jsonl, archive.jsonl, "
-                           "rejections.jsonl, summary.json, README.md)\n%s", out, sum);
+      else print_summary(out, sum);
     }
     leir_free(sum);
   }
