@@ -200,6 +200,8 @@ static void defaults(leir__ds_config *cfg) {
   cfg->multi_enabled = 1;
   cfg->multi_max_items = 19;
   cfg->eval_fraction = 0.2;
+  cfg->measure_min_runs = 5;
+  cfg->measure_max_seconds = 2;
 }
 
 static void read_rules(cctx *c, const yaml_node_t *n, leir__ds_rule *rules, size_t *count,
@@ -326,6 +328,24 @@ static void read_section(cctx *c, leir__ds_config *cfg, const char *sec, yaml_no
       if (!strcmp(k, "enabled")) ok = get_bool(c, v, "multi.enabled", &cfg->multi_enabled);
       else if (!strcmp(k, "max_items")) ok = get_u32(c, v, "multi.max_items", &cfg->multi_max_items);
       else cerr(c, node(c, pr->key), "unknown key '%s' in multi", k);
+    } else if (!strcmp(sec, "measure")) {
+      if (!strcmp(k, "enabled")) {
+        ok = get_bool(c, v, "measure.enabled", &cfg->measure);
+      } else if (!strcmp(k, "backend")) {
+        free(cfg->measure_backend);
+        cfg->measure_backend = dup_str(c, v, "measure.backend");
+        if (cfg->measure_backend && strcmp(cfg->measure_backend, "interp") &&
+            strcmp(cfg->measure_backend, "cpu") && strcmp(cfg->measure_backend, "cuda"))
+          cerr(c, v, "unknown backend '%s' (interp, cpu, cuda)", cfg->measure_backend);
+      } else if (!strcmp(k, "min_runs")) {
+        ok = get_u32(c, v, "measure.min_runs", &cfg->measure_min_runs);
+      } else if (!strcmp(k, "max_seconds")) {
+        uint64_t secs = 0;
+        ok = get_u64(c, v, "measure.max_seconds", &secs);
+        cfg->measure_max_seconds = (double)secs;
+      } else {
+        cerr(c, node(c, pr->key), "unknown key '%s' in measure", k);
+      }
     } else if (!strcmp(sec, "eval")) {
       if (!strcmp(k, "fraction")) ok = get_prob(c, v, "eval.fraction", &cfg->eval_fraction);
       else cerr(c, node(c, pr->key), "unknown key '%s' in eval", k);
@@ -385,7 +405,7 @@ leir_status leir__ds_config_read(leir__ds_config *cfg, const char *text, size_t 
       }
     } else if (!strcmp(k, "sources") || !strcmp(k, "walks") || !strcmp(k, "sampling") ||
                !strcmp(k, "verify") || !strcmp(k, "filter") || !strcmp(k, "multi") ||
-               !strcmp(k, "eval")) {
+               !strcmp(k, "eval") || !strcmp(k, "measure")) {
       read_section(&c, cfg, k, v);
     } else {
       cerr(&c, node(&c, pr->key), "unknown key '%s'", k);
@@ -415,6 +435,7 @@ void leir__ds_config_free(leir__ds_config *cfg) {
   free(cfg->workloads_dir);
   free(cfg->backend);
   free(cfg->system_prompt);
+  free(cfg->measure_backend);
   memset(cfg, 0, sizeof *cfg);
 }
 
@@ -472,5 +493,8 @@ void leir__ds_config_canonical(const leir__ds_config *cfg, leir__strbuf *b) {
                   cfg->eval_fraction);
   leir__sb_puts(b, "\"system\":");
   leir__ds_put_str(b, cfg->system_prompt ? cfg->system_prompt : "");
+  leir__sb_printf(b, ",\"measure\":%d,\"measure_backend\":", cfg->measure);
+  leir__ds_put_str(b, cfg->measure_backend ? cfg->measure_backend : "cpu");
+  leir__sb_printf(b, ",\"min_runs\":%u,\"max_seconds\":%.17g", cfg->measure_min_runs, cfg->measure_max_seconds);
   leir__sb_putc(b, '}');
 }

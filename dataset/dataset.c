@@ -42,6 +42,7 @@ void leir_dataset_free(leir_dataset *ds) {
   leir_backend_free(ds->interp);
   leir_backend_free(ds->cpu);
   leir_backend_free(ds->cuda);
+  leir_backend_free(ds->timer);
   free(ds->out_dir);
   free(ds->work_dir);
   free(ds->summary);

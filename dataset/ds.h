@@ -77,6 +77,11 @@ typedef struct leir__ds_config {
   uint32_t multi_max_items;
   double eval_fraction;
   char *system_prompt;   /* NULL: no system message (the reference's files) */
+  /* timing of kept samples (makes the files depend on the machine) */
+  int measure;
+  char *measure_backend; /* cpu (default), cuda, interp */
+  uint32_t measure_min_runs;
+  double measure_max_seconds;
 } leir__ds_config;
 
 /* Reads the config; relative paths are resolved against base_dir. */
@@ -108,7 +113,7 @@ struct leir_dataset {
   uint64_t config_hash;
   int complete;
   char *summary;         /* summary.json text once written */
-  leir_backend *interp, *cpu, *cuda;
+  leir_backend *interp, *cpu, *cuda, *timer;
   int cpu_failed, cuda_failed;
 };
 

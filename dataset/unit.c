@@ -290,7 +290,7 @@ static leir_status sample(unit_ctx *c, const state *s, const leir_candidates *ca
 
 static void put_sample(unit_ctx *c, const state *s, const leir_candidates *cands, size_t i,
                        const leir_program *t, const char *ttext, const leir_verify_report *rep,
-                       const char *backend, const char *cot) {
+                       const char *backend, const char *cot, const leir_timing *tm) {
   leir__strbuf *b = &c->out;
   const leir_step *step = leir_candidates_step(cands, i);
   const leir_strategy_info *info = leir_strategy_info_at(leir_step_strategy(step));
@@ -345,7 +345,15 @@ static void put_sample(unit_ctx *c, const state *s, const leir_candidates *cands
                   rep->max_abs_err, rep->max_rel_err, (unsigned long long)rep->max_ulp);
   leir__sb_puts(b, ",\"errors\":null,\"CoT\":");
   leir__ds_put_str(b, cot);
-  leir__sb_puts(b, ",\"time_ms\":null,\"speedup\":null}\n");
+  if (tm) {
+    leir__sb_printf(b, ",\"time_ms\":%.6g,\"original_time_ms\":%.6g,\"speedup\":%.6g,\"timing\":{\"backend\":",
+                    tm[1].median_s * 1e3, tm[0].median_s * 1e3, tm[1].speedup);
+    leir__ds_put_str(b, c->ds->cfg.measure_backend ? c->ds->cfg.measure_backend : "cpu");
+    leir__sb_printf(b, ",\"runs\":%u,\"spread\":%.4g,\"noisy\":%s}}\n", tm[1].runs, tm[1].spread,
+                    tm[0].noisy || tm[1].noisy ? "true" : "false");
+  } else {
+    leir__sb_puts(b, ",\"time_ms\":null,\"speedup\":null}\n");
+  }
 }
 
 static leir_status do_state(unit_ctx *c, size_t si) {
@@ -435,7 +443,20 @@ static leir_status do_state(unit_ctx *c, size_t si) {
         put_reject(c, s, sname, leir_step_text(step), "cot", leir_verdict_name(v), last_message());
         continue;
       }
-      put_sample(c, s, cands, which[q], progs[q], texts[q], reps[q], leir_backend_get_name(be), cot);
+      leir_timing tm[2];
+      int timed = 0;
+      if (cfg->measure) {
+        if (!ds->timer &&
+            leir_backend_open(&ds->timer, cfg->measure_backend ? cfg->measure_backend : "cpu", NULL) != LEIR_OK)
+          ds->timer = NULL;
+        leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
+        bo.min_runs = cfg->measure_min_runs ? cfg->measure_min_runs : 1;
+        bo.max_seconds = cfg->measure_max_seconds > 0 ? cfg->measure_max_seconds : 2;
+        const leir_program *pair[2] = {s->p, progs[q]};
+        timed = ds->timer && leir_bench(ds->timer, pair, 2, &bo, tm) == LEIR_OK;
+      }
+      put_sample(c, s, cands, which[q], progs[q], texts[q], reps[q], leir_backend_get_name(be), cot,
+                 timed ? tm : NULL);
       leir_free(cot);
       c->kept++;
     }

@@ -294,7 +294,9 @@ START_TEST(test_resume_after_sigkill_loses_and_duplicates_nothing) {
   char host[64], name[160];
   leir__ds_host(host, sizeof host);
   snprintf(name, sizeof name, ".work/units/000003.jsonl.tmp.%s.2147483646", host);
-  char *tmp = path_in(out, name);
+  char *tmp = path_in(out, name), *units = path_in(out, ".work/units");
+  ck_assert_int_eq(leir__ds_mkdirs(units), LEIR_OK); /* the kills may all have come before it existed */
+  free(units);
   f = fopen(tmp, "w");
   ck_assert_ptr_nonnull(f);
   fputs("{\"type\":\"sample\"", f);
@@ -397,6 +399,38 @@ START_TEST(test_program_sources_and_rejections) {
 }
 END_TEST
 
+START_TEST(test_measure_records_timing_and_speedup) {
+  static const char cfg[] =
+      "name: timed\n"
+      "sources: {workloads: [level1/ReLU], shapes: [small]}\n"
+      "sampling: {per_strategy: 1}\n"
+      "strategies: [loop_reorder, loop_split]\n"
+      "eval: {fraction: 0}\n"
+      "measure: {enabled: true, backend: interp, min_runs: 1, max_seconds: 1}\n";
+  char *dir = tmpdir();
+  ck_assert_int_eq(build(cfg, dir, 0, 1), LEIR_OK);
+  size_t len;
+  char *arch = slurp(dir, "archive.jsonl", &len);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  size_t n = 0;
+  for (char *line = strtok(arch, "\n"); line; line = strtok(NULL, "\n"), n++) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    const leir__lit *smp = leir__lit_get(r, "samples")->first;
+    double t = 0, o = 0, sp = 0;
+    ck_assert(leir__lit_num(leir__lit_get(smp, "time_ms"), &t) && t > 0);
+    ck_assert(leir__lit_num(leir__lit_get(smp, "original_time_ms"), &o) && o > 0);
+    ck_assert(leir__lit_num(leir__lit_get(smp, "speedup"), &sp) && sp > 0);
+    ck_assert_str_eq(sget(leir__lit_get(smp, "timing"), "backend"), "interp");
+  }
+  ck_assert_uint_gt(n, 0);
+  leir__arena_release(&a);
+  free(arch);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_config_errors_name_the_line) {
   static const struct {
     const char *text, *part;
@@ -407,6 +441,7 @@ START_TEST(test_config_errors_name_the_line) {
       {"sources: {workloads: all}\nstrategies: [loop_splitt]\n", "unknown strategy 'loop_splitt'", 2},
       {"sources: {workloads: all}\nfilter: {single: [{strategies: [apart], keep: 2}]}\n", "keep must be", 2},
       {"sources: {workloads: all}\nverify: {backend: gpu}\n", "unknown backend", 2},
+      {"sources: {workloads: all}\nmeasure: {enabled: maybe}\n", "measure.enabled must be true or false", 2},
       {"name: [\n", "YAML", 2},
       {"name: x\n", "give workloads and/or programs", 1},
   };
@@ -545,6 +580,7 @@ static Suite *dataset_suite(void) {
   tcase_add_test(tc, test_resume_after_sigkill_loses_and_duplicates_nothing);
   tcase_add_test(tc, test_filter_rules_cap_and_drop);
   tcase_add_test(tc, test_program_sources_and_rejections);
+  tcase_add_test(tc, test_measure_records_timing_and_speedup);
   tcase_add_test(tc, test_config_errors_name_the_line);
   suite_add_tcase(s, tc);
   tc = tcase_create("eval");
