@@ -5,7 +5,11 @@
  * tests.
  *   bench/dataset [--backend auto|interp|cpu] [--walks N] [--depth N]
  *                 [--per-strategy N] [--level 1|2] [--dtype f64]
- * LEIR_WORKLOADS_DIR names the catalogue (default: the installed one). */
+ *                 [--programs FILE.jsonl [--limit N]]
+ * The sources are the catalogue's workloads at their small shape
+ * (LEIR_WORKLOADS_DIR names the catalogue), or with --programs the first N
+ * programs of a JSONL file such as tests/data/sources-small.jsonl (the
+ * conformance corpus at small shapes). */
 #define LEIR_EXPERIMENTAL
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +50,8 @@ static int run(const char *config, const char *out, const char *label) {
 }
 
 int main(int argc, char **argv) {
-  const char *backend = "auto", *level = NULL, *dtype = NULL;
-  int walks = 0, depth = 0, per_strategy = 0;
+  const char *backend = "auto", *level = NULL, *dtype = NULL, *programs = NULL;
+  int walks = 0, depth = 0, per_strategy = 0, limit = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
     else if (!strcmp(argv[i], "--walks")) walks = atoi(argv[i + 1]);
@@ -55,19 +59,38 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--per-strategy")) per_strategy = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--level")) level = argv[i + 1];
     else if (!strcmp(argv[i], "--dtype")) dtype = argv[i + 1];
+    else if (!strcmp(argv[i], "--programs")) programs = argv[i + 1];
+    else if (!strcmp(argv[i], "--limit")) limit = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }
   }
-  char config[1024];
+  char root[] = "/tmp/leir-bench-dataset-XXXXXX";
+  if (!mkdtemp(root)) return 1;
+  char config[1024], plist[64];
+  if (programs) {
+    /* the first `limit` lines of the file */
+    snprintf(plist, sizeof plist, "%s/programs.jsonl", root);
+    FILE *in = fopen(programs, "r"), *out = fopen(plist, "w");
+    if (!in || !out) {
+      fprintf(stderr, "cannot read %s\n", programs);
+      return 1;
+    }
+    char line[1 << 16];
+    for (int n = 0; (limit <= 0 || n < limit) && fgets(line, sizeof line, in); n++) fputs(line, out);
+    fclose(in);
+    fclose(out);
+    snprintf(config, sizeof config,
+             "name: bench\nsources:\n  programs: %s\nwalks: {count: %d, depth: %d}\n"
+             "sampling: {per_strategy: %d}\nverify: {backend: %s}\n",
+             plist, walks, depth, per_strategy, backend);
+  } else
   snprintf(config, sizeof config,
            "name: bench\nsources:\n  workloads: %s\n  shapes: [small]\n%s%s%s"
            "walks: {count: %d, depth: %d}\nsampling: {per_strategy: %d}\nverify: {backend: %s}\n",
            level ? (level[0] == '1' ? "level1" : "level2") : "all", dtype ? "  dtypes: [" : "",
            dtype ? dtype : "", dtype ? "]\n" : "", walks, depth, per_strategy, backend);
-  char root[] = "/tmp/leir-bench-dataset-XXXXXX";
-  if (!mkdtemp(root)) return 1;
   char cache[64], cold[64], warm[64];
   snprintf(cache, sizeof cache, "%s/cache", root);
   snprintf(cold, sizeof cold, "%s/cold", root);

@@ -94,6 +94,38 @@ static leir_status source_from_workload(unit_ctx *c, leir_program **out) {
   return st;
 }
 
+/* A signature given as {"inputs": [{name, dtype, shape}], "outputs": [...]}
+ * (the conformance corpus's form). */
+static leir_status set_signature(leir_program *p, const leir__lit *sig, const leir__ds_unit *u) {
+  leir_tensor_decl d[64];
+  int64_t shapes[64][LEIR_MAX_RANK];
+  size_t n = 0;
+  for (int role = 0; role < 2; role++) {
+    const leir__lit *list = leir__lit_get(sig, role ? "outputs" : "inputs");
+    for (const leir__lit *e = list && list->kind == LEIR__LIT_LIST ? list->first : NULL; e; e = e->next) {
+      if (n == 64) return leir__error(LEIR_ERR_SIGNATURE, "dataset.programs", u->id, 0, 0, "more than 64 known variables");
+      const char *name = leir__lit_str(leir__lit_get(e, "name")), *dt = leir__lit_str(leir__lit_get(e, "dtype"));
+      const leir__lit *sh = leir__lit_get(e, "shape");
+      if (!name || !dt || leir_dtype_from_name(dt, &d[n].dtype) != LEIR_OK || !sh || sh->kind != LEIR__LIT_LIST)
+        return leir__error(LEIR_ERR_SIGNATURE, "dataset.programs", u->id, 0, 0,
+                           "line %zu: a known variable needs a name, a dtype and a shape", u->line_no);
+      uint32_t r = 0;
+      for (const leir__lit *x = sh->first; x; x = x->next) {
+        if (r == LEIR_MAX_RANK || !leir__lit_int(x, &shapes[n][r]))
+          return leir__error(LEIR_ERR_SIGNATURE, "dataset.programs", u->id, 0, 0,
+                             "line %zu: a shape must be a list of at most %d integers", u->line_no, LEIR_MAX_RANK);
+        r++;
+      }
+      d[n].name = name;
+      d[n].role = role ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT;
+      d[n].rank = r;
+      d[n].shape = shapes[n];
+      n++;
+    }
+  }
+  return leir_program_set_signature(p, d, n);
+}
+
 static leir_status source_from_line(unit_ctx *c, leir_program **out) {
   const leir__ds_unit *u = c->u;
   leir__arena a;
@@ -109,16 +141,22 @@ static leir_status source_from_line(unit_ctx *c, leir_program **out) {
     goto done;
   }
   name = leir__lit_str(leir__lit_get(v, "name"));
+  if (!name) name = leir__lit_str(leir__lit_get(v, "model"));
+  if (!name) name = leir__lit_str(leir__lit_get(v, "id"));
   leir = leir__lit_str(leir__lit_get(v, "leir"));
   yaml = leir__lit_str(leir__lit_get(v, "program"));
-  leir__lit_int(leir__lit_get(v, "level"), &level);
+  if (!leir__lit_int(leir__lit_get(v, "level"), &level)) {
+    const char *ls = leir__lit_str(leir__lit_get(v, "level")); /* "level1", as the corpus writes it */
+    if (ls && !strncmp(ls, "level", 5) && ls[5] >= '0' && ls[5] <= '9' && !ls[6]) level = ls[5] - '0';
+  }
   if (yaml) {
     st = leir_program_parse_yaml(out, yaml, strlen(yaml), NULL);
   } else if (leir) {
     leir_parse_options po = LEIR_PARSE_OPTIONS_INIT;
     po.flags = LEIR_PARSE_LENIENT;
     st = leir_program_parse(out, leir, strlen(leir), &po);
-    if (st == LEIR_OK) st = leir_program_infer_signature(*out);
+    const leir__lit *sig = leir__lit_get(v, "signature");
+    if (st == LEIR_OK) st = sig ? set_signature(*out, sig, u) : leir_program_infer_signature(*out);
   } else {
     st = leir__error(LEIR_ERR_PARSE, "dataset.programs", u->id, 0, 0,
                      "line %zu has neither \"program\" (a program file) nor \"leir\"", u->line_no);

@@ -365,7 +365,10 @@ START_TEST(test_program_sources_and_rejections) {
         "{\"name\": \"broken\", \"leir\": \"L^{4}_{a=0}[C^{f64,g}_{a}=\"}\n"
         "not json at all\n"
         "{\"program\": \"inputs:\\n  A: {dtype: f32, shape: [2, 3]}\\noutputs:\\n  C: {dtype: f32, shape: [2]}\\n"
-        "leir: L^{2}_{a=0}L^{3}_{c=0}[C^{f32,g}_{a}=C^{f32,g}_{a}+A^{f32,g}_{a,c};];\\n\"}\n",
+        "leir: L^{2}_{a=0}L^{3}_{c=0}[C^{f32,g}_{a}=C^{f32,g}_{a}+A^{f32,g}_{a,c};];\\n\"}\n"
+        "{\"id\": \"level2/corpus_form\", \"level\": \"level2\", \"model\": \"corpus_form\", \"signature\": "
+        "{\"inputs\": [{\"name\": \"A\", \"dtype\": \"f64\", \"shape\": [3]}], \"outputs\": [{\"name\": \"C\", "
+        "\"dtype\": \"f64\", \"shape\": [3]}]}, \"leir\": \"L^{3}_{a=0}[C^{f64,g}_{a}=exp(A^{f64,g}_{a});];\"}\n",
         f);
   fclose(f);
   char cfg[512];
@@ -375,7 +378,7 @@ START_TEST(test_program_sources_and_rejections) {
   ck_assert_int_eq(leir_dataset_open(&ds, cfg, strlen(cfg), dir, out, NULL), LEIR_OK);
   uint64_t total = 0, done = 9;
   leir_dataset_units(ds, &total, &done);
-  ck_assert_uint_eq(total, 4); /* the blank line is no unit */
+  ck_assert_uint_eq(total, 5); /* the blank line is no unit */
   ck_assert_uint_eq(done, 0);
   ck_assert_int_eq(leir_dataset_run(ds), LEIR_OK);
   char *sum = NULL;
@@ -390,6 +393,10 @@ START_TEST(test_program_sources_and_rejections) {
   free(rej);
   char *train = slurp(out, "train.jsonl", &len);
   ck_assert_ptr_nonnull(strstr(train, "Give the following IR of relu: 'L^{4}_{a=0}"));
+  ck_assert_ptr_nonnull(strstr(train, "Give the following IR of corpus_form: 'L^{3}_{a=0}"));
+  char *arch = slurp(out, "archive.jsonl", &len);
+  ck_assert_ptr_nonnull(strstr(arch, "\"name\":\"corpus_form\",\"level\":2,"));
+  free(arch);
   ck_assert_ptr_nonnull(strstr(train, "'A' with the dtype torch.float32 and shape [2, 3], and 'C' with the dtype torch.float32 and shape [2]"));
   free(train);
   free(out);
