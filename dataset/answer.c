@@ -282,11 +282,12 @@ leir_status leir__answer_parse(const char *text, size_t len, leir__answer **out,
       a->flags |= LEIR__ANSWER_REPAIRED;
     } else if (no_tag) {
       /* prose around the literal: from the first bracket on */
-      for (size_t i = 0; i < lit_n; i++)
-        if (lit[i] == '{' || lit[i] == '[') {
-          v = leir__lit_parse(&a->arena, lit + i, lit_n - i, base + i, 1, NULL);
-          break;
-        }
+      size_t i = 0;
+      while (i < lit_n && lit[i] != '{' && lit[i] != '[') i++;
+      if (i == lit_n)
+        return reject(a, text, len, LEIR__ANSWER_NO_ANSWER, base,
+                      "no <answer> block, and no dict or list in the text", reason);
+      v = leir__lit_parse(&a->arena, lit + i, lit_n - i, base + i, 1, NULL);
     }
   }
   if (!v) {

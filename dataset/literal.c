@@ -135,7 +135,24 @@ static val *parse_string(parser *p, int raw) {
   char q = p->s[p->pos];
   int triple = p->pos + 2 < p->n && p->s[p->pos + 1] == q && p->s[p->pos + 2] == q;
   size_t i = p->pos + (triple ? 3 : 1);
-  char *d = leir__arena_alloc(p->arena, p->n - i + 1);
+  /* the end first, so that the decoded text gets exactly the room it needs
+   * (never more than the literal: every escape is at least as long as what
+   * it stands for) */
+  size_t j = i;
+  for (;;) {
+    if (j >= p->n) {
+      fail(p, LEIR__LIT_ERR_SYNTAX, start, "unterminated string (it starts at byte %zu)",
+           p->base + start);
+      return NULL;
+    }
+    if (p->s[j] == '\\') {
+      j += 2;
+      continue;
+    }
+    if (p->s[j] == q && (!triple || (j + 2 < p->n && p->s[j + 1] == q && p->s[j + 2] == q))) break;
+    j++;
+  }
+  char *d = leir__arena_alloc(p->arena, j - i + 1);
   val *v = new_val(p, V_STR, start);
   if (!d || !v) {
     p->nomem = 1;
@@ -171,7 +188,10 @@ static val *parse_string(parser *p, int raw) {
     }
     /* an escape */
     size_t esc = i;
-    if (i + 1 >= p->n) continue; /* the unterminated-string error above */
+    if (i + 1 >= p->n) { /* cannot happen: the scan above found the end */
+      i++;
+      continue;
+    }
     char e = p->s[i + 1];
     i += 2;
     long cp = -1;
@@ -259,30 +279,44 @@ static val *parse_strings(parser *p) {
   string_prefix(p, &raw);
   val *v = parse_string(p, raw);
   if (!v) return NULL;
+  /* adjacent literals are joined once at the end (joining pairwise would
+   * copy quadratically) */
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  int joined = 0, bad = v->bad_text;
   for (;;) {
     size_t save = p->pos;
     skip_ws(p);
     int r2 = 0;
     if (p->pos < p->n && (p->s[p->pos] == '\'' || p->s[p->pos] == '"' || string_prefix(p, &r2))) {
       val *w = parse_string(p, r2);
-      if (!w) return NULL;
-      char *d = leir__arena_alloc(p->arena, v->n + w->n + 1);
-      if (!d) {
-        p->nomem = 1;
-        fail(p, LEIR__LIT_ERR_SYNTAX, save, "out of memory");
+      if (!w) {
+        leir__sb_release(&b);
         return NULL;
       }
-      memcpy(d, v->s, v->n);
-      memcpy(d + v->n, w->s, w->n);
-      d[v->n + w->n] = '\0';
-      v->s = d;
-      v->n += w->n;
-      v->bad_text |= w->bad_text;
+      if (!joined) leir__sb_put(&b, v->s, v->n);
+      joined = 1;
+      leir__sb_put(&b, w->s, w->n);
+      bad |= w->bad_text;
     } else {
       p->pos = save;
-      return v;
+      break;
     }
   }
+  if (joined) {
+    size_t n = 0;
+    char *t = leir__sb_finish(&b, &n);
+    char *d = t ? leir__arena_strndup(p->arena, t, n) : NULL;
+    free(t);
+    if (!d) {
+      p->nomem = 1;
+      fail(p, LEIR__LIT_ERR_SYNTAX, v->off - p->base, "out of memory");
+      return NULL;
+    }
+    v->s = d;
+    v->n = n;
+    v->bad_text = bad;
+  }
+  return v;
 }
 
 static val *parse_number(parser *p) {

@@ -228,6 +228,8 @@ START_TEST(test_answer_malformed_every_way) {
   R("", LEIR__ANSWER_EMPTY, NULL);
   R(" \n\t ", LEIR__ANSWER_EMPTY, NULL);
   R("<think>only thinking</think>", LEIR__ANSWER_NO_ANSWER, "no <answer> block");
+  R("plain prose, no tags and no literal", LEIR__ANSWER_NO_ANSWER, "no dict or list");
+  R("<think>unfinished thought", LEIR__ANSWER_NO_ANSWER, "no dict or list");
   R("<think>x</think><answer>  </answer>", LEIR__ANSWER_NO_ANSWER, "empty");
   R("<answer>{'transformed_IR', 'P'}</answer>", LEIR__ANSWER_SYNTAX, "expected ':' after a dict key");
   /* adjacent strings concatenate (Python), so a missing comma shows at the colon */
@@ -290,6 +292,19 @@ START_TEST(test_answer_deep_and_large_inputs_are_bounded) {
   ck_assert_uint_eq(a->n_ok, 3000);
   ck_assert_str_eq(a->items[2999].ir, "P2999");
   leir__answer_free(a);
+  /* 100000 adjacent strings are joined once (not pairwise, which would copy
+   * quadratically), and a backslash at the very end is an unterminated string */
+  size_t k = 0, m = 100000;
+  char *adj = malloc(m * 4 + 100);
+  k += (size_t)sprintf(adj, "<answer>{'transformed_IR': ");
+  for (size_t i = 0; i < m; i++) k += (size_t)sprintf(adj + k, "'a' ");
+  k += (size_t)sprintf(adj + k, ", 'applied_strategy': 's'}</answer>");
+  a = NULL;
+  ck_assert_int_eq(leir__answer_parse(adj, k, &a, NULL), LEIR_OK);
+  ck_assert_uint_eq(a->items[0].ir_len, m);
+  leir__answer_free(a);
+  free(adj);
+  expect_reason("<answer>{'transformed_IR': 'P\\", 30, LEIR__ANSWER_SYNTAX, "unterminated string");
   /* every prefix of a valid answer ends cleanly */
   const char *full = "<think>c</think><answer>[{'idx': 0, 'transformed_IR': 'P', "
                      "'applied_strategy': 's'}, {'idx': 1, 'transformed_IR': 'Q', "

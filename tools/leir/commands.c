@@ -244,6 +244,37 @@ const tool_command tool_commands[] = {
      "  count    the number of measurements\n"
      "  check    SQLite's integrity check (prints ok)\n",
      cmd_db},
+    {"dataset", "dataset build CONFIG.yaml [--out DIR] [--shard K/N] [--json]",
+     "Builds a Step-TP dataset from the YAML config (docs/dataset.md): sources\n"
+     "(workloads x shapes x dtypes, or a JSONL of programs), states from seeded\n"
+     "random walks, one-step candidates of every enabled strategy, verification,\n"
+     "chain of thought, the reference's filtering and balancing. Writes\n"
+     "train.jsonl, eval.jsonl, archive.jsonl, rejections.jsonl, summary.json,\n"
+     "README.md (dataset card) and SVG histograms into DIR. Finished units are\n"
+     "kept under DIR/.work: an interrupted build resumes when run again.\n"
+     "\n"
+     "  --out DIR            output directory (default: CONFIG without .yaml)\n"
+     "  --shard K/N          build only units K, K+N, ...; the outputs are written\n"
+     "                       by the run that finishes the last unit\n"
+     "  --workloads-dir DIR  the workload catalogue (default: the config's, else\n"
+     "                       $LEIR_WORKLOADS_DIR, else the installed one)\n"
+     "  --json               print summary.json on standard output\n"
+     "\n"
+     "A progress bar with rate and ETA goes to standard error when it is a terminal.\n",
+     cmd_dataset},
+    {"eval", "eval ANSWERS.jsonl --dataset DIR [--json] [--json-out FILE] [--backend B]",
+     "Scores a model's answers to a dataset's prompts: parse rate, pass-equal\n"
+     "(bitwise), pass-close, grounded rate (the answer is one step of the\n"
+     "strategy it names), overall, per strategy and per level. ANSWERS has one\n"
+     "JSON object per line with the prompt's \"id\" and the model's text as\n"
+     "\"answer\" (or \"response\", \"output\", \"content\", \"messages\").\n"
+     "Every malformed answer is scored with a reason.\n"
+     "\n"
+     "  --json           the report as JSON (with one entry per answer)\n"
+     "  --json-out FILE  also write the JSON report to FILE\n"
+     "  --backend B      interp, cpu, cuda or auto (default)\n"
+     "  --seed N         verification input seed (default 1)\n",
+     cmd_eval},
 };
 
 const size_t tool_command_count = sizeof tool_commands / sizeof tool_commands[0];

@@ -20,6 +20,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_dataset(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;

@@ -1,0 +1,165 @@
+/**
+ * @file
+ * libleir — Step-TP datasets and the evaluation of answers (experimental:
+ * the API may change between minor versions).
+ *
+ * A dataset build reads a YAML config (docs/dataset.md): sources (workload
+ * catalogue entries x shapes x dtypes, and/or a JSONL file of programs),
+ * multi-step states from seeded random walks, one-step candidates of every
+ * enabled strategy, sampling, verification, chain of thought, filtering and
+ * balancing. It writes into an output directory: `train.jsonl` (chat
+ * records), `eval.jsonl` (held-out prompts), `archive.jsonl` (every field of
+ * every kept record), `rejections.jsonl`, `summary.json` and a dataset card
+ * `README.md` with SVG histograms.
+ *
+ * The work is split into units (one source program each). Every finished
+ * unit is written atomically under `DIR/.work/`, so a build killed at any
+ * moment resumes where it stopped when run again, and shards (`shard_index`
+ * of `shard_count`) running in any order or on different machines over a
+ * shared directory build the same units. The outputs are written once every
+ * unit is done, by whichever run completes the last one, and depend only on
+ * the config: the same config gives byte-identical files.
+ *
+ * Threads: a leir_dataset or leir_eval handle is used by one thread at a
+ * time; distinct handles are independent.
+ */
+#ifndef LEIR_EXPERIMENTAL_DATASET_H
+#define LEIR_EXPERIMENTAL_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "leir/experimental/experimental.h"
+#include "leir/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque dataset build (leir_dataset_open; free with leir_dataset_free). */
+typedef struct leir_dataset leir_dataset;
+
+/** Progress of a build, passed to the progress callback after every unit. */
+typedef struct leir_dataset_progress {
+  uint64_t units_total;      /**< units of this shard */
+  uint64_t units_done;       /**< units of this shard finished (including resumed ones) */
+  uint64_t units_resumed;    /**< units found finished by an earlier run */
+  uint64_t samples_verified; /**< candidates verified by this run */
+  uint64_t samples_kept;     /**< of those, kept (EQUAL, or CLOSE when allowed) */
+  double elapsed_s;          /**< seconds since leir_dataset_run started */
+} leir_dataset_progress;
+
+/** Progress callback; `payload` is leir_dataset_options.payload. */
+typedef void (*leir_dataset_progress_fn)(const leir_dataset_progress *progress, void *payload);
+
+/** Options of leir_dataset_open. Start from LEIR_DATASET_OPTIONS_INIT or
+ * leir_dataset_options_init(). */
+typedef struct leir_dataset_options {
+  uint32_t size;                     /**< sizeof(leir_dataset_options) */
+  uint32_t shard_index;              /**< this run's shard, 0..shard_count-1 (default 0) */
+  uint32_t shard_count;              /**< number of shards (default 1) */
+  const char *workloads_dir;         /**< catalogue directory; NULL: the config's
+                                      * `sources.workloads_dir`, else as leir_catalog_open */
+  leir_dataset_progress_fn progress; /**< called after every unit (may be NULL) */
+  void *payload;                     /**< passed to `progress` */
+  const volatile int *cancel;        /**< when it becomes nonzero, leir_dataset_run stops
+                                      * after the current unit with LEIR_ERR_CANCELLED */
+} leir_dataset_options;
+
+/** Defaults of leir_dataset_options: shard 0 of 1, no callback. */
+#define LEIR_DATASET_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_dataset_options), 0u, 1u, NULL, NULL, NULL, NULL }
+
+/** Fills the first `size` bytes of `*opts` with LEIR_DATASET_OPTIONS_INIT and
+ * sets `opts->size` to `size`. Errors: LEIR_ERR_ARGUMENT (NULL, or a size
+ * below the size field or above this library's struct). */
+LEIR_API leir_status leir_dataset_options_init(leir_dataset_options *opts, size_t size);
+
+/** Reads the config (`len` bytes of YAML; relative paths in it are taken
+ * relative to `base_dir`, NULL for the current directory), opens the
+ * catalogue and lists the units, and prepares `out_dir` (created when
+ * missing). A directory holding a build of a different config is refused
+ * (LEIR_ERR_ARGUMENT), so resuming never mixes two configs. Caller frees
+ * *out with leir_dataset_free. Errors: LEIR_ERR_PARSE (the config: line and
+ * column in the last error), LEIR_ERR_ARGUMENT, LEIR_ERR_NOT_FOUND (a
+ * workload or file), LEIR_ERR_IO, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_dataset_open(leir_dataset **out, const char *config, size_t len,
+                                       const char *base_dir, const char *out_dir,
+                                       const leir_dataset_options *opts);
+
+/** Builds this shard's unfinished units, then, when every unit of the
+ * config is finished (by this run or others), writes the outputs.
+ * Errors: LEIR_ERR_IO, LEIR_ERR_NOMEM, LEIR_ERR_NO_DEVICE (no backend),
+ * LEIR_ERR_CANCELLED. Finished units stay finished whatever happens. */
+LEIR_API leir_status leir_dataset_run(leir_dataset *dataset);
+
+/** 1 when the outputs were written (every unit is finished), else 0. */
+LEIR_API int leir_dataset_complete(const leir_dataset *dataset);
+
+/** Number of units of the whole config, and of them finished now. */
+LEIR_API void leir_dataset_units(const leir_dataset *dataset, uint64_t *total, uint64_t *done);
+
+/** The build's summary as one JSON object: units, samples verified, kept and
+ * rejected (by stage, verdict and strategy), records written per kind,
+ * strategy and level. Caller frees *out with leir_free.
+ * Errors: LEIR_ERR_ARGUMENT (the outputs are not written yet), LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_dataset_summary_json(const leir_dataset *dataset, char **out,
+                                               size_t *out_len);
+
+/** Releases the handle (files stay). NULL is a no-op. */
+LEIR_API void leir_dataset_free(leir_dataset *dataset);
+
+/* ======================================================================
+ * Evaluation of a model's answers (docs/dataset.md, "leir eval")
+ * ====================================================================== */
+
+/** Opaque evaluation (leir_eval_run; free with leir_eval_free). */
+typedef struct leir_eval leir_eval;
+
+/** Options of leir_eval_run. Start from LEIR_EVAL_OPTIONS_INIT or
+ * leir_eval_options_init(). */
+typedef struct leir_eval_options {
+  uint32_t size;       /**< sizeof(leir_eval_options) */
+  const char *backend; /**< "interp", "cpu", "cuda" or NULL/"auto": the interpreter for
+                        * programs of at most `interp_max_evaluations`, else cpu */
+  uint64_t seed;       /**< verification input seed (default LEIR_SEED_DEFAULT = 1) */
+  uint32_t input_sets; /**< verification input sets (default 3) */
+  uint64_t interp_max_evaluations; /**< see `backend` (default 2000000) */
+} leir_eval_options;
+
+/** Defaults of leir_eval_options. */
+#define LEIR_EVAL_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_eval_options), NULL, 1u, 3u, 2000000u }
+
+/** Fills the first `size` bytes of `*opts` with LEIR_EVAL_OPTIONS_INIT and sets
+ * `opts->size` to `size`. Errors: LEIR_ERR_ARGUMENT. */
+LEIR_API leir_status leir_eval_options_init(leir_eval_options *opts, size_t size);
+
+/** Scores `len` bytes of answers (JSONL: one object per line with the prompt's
+ * `id` and the model's text as `answer`, `response`, `output`, `content` or
+ * the last assistant message of `messages`) against the prompts of the
+ * dataset in `dataset_dir` (its eval.jsonl and train records). Every line,
+ * however malformed, is scored with a reason; nothing in the answers makes
+ * it fail. Caller frees *out with leir_eval_free. Errors: LEIR_ERR_IO and
+ * LEIR_ERR_PARSE (the dataset directory), LEIR_ERR_ARGUMENT,
+ * LEIR_ERR_NO_DEVICE, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_eval_run(leir_eval **out, const char *answers, size_t len,
+                                   const char *dataset_dir, const leir_eval_options *opts);
+
+/** The scores as one JSON object: overall, per strategy and per level (parse
+ * rate, pass-equal, pass-close, grounded rate, counts) and one entry per
+ * answer line with its outcome and reason. Caller frees *out with leir_free. */
+LEIR_API leir_status leir_eval_report_json(const leir_eval *eval, char **out, size_t *out_len);
+
+/** The scores as a text table (overall, per strategy, per level). Caller
+ * frees *out with leir_free. */
+LEIR_API leir_status leir_eval_report_table(const leir_eval *eval, char **out, size_t *out_len);
+
+/** NULL is a no-op. */
+LEIR_API void leir_eval_free(leir_eval *eval);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

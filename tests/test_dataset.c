@@ -1,0 +1,600 @@
+/*
+ * leir dataset build and leir eval (dataset/, include/leir/experimental/dataset.h):
+ * every training record checked independently (its answer parses, its
+ * transformed IR verifies against the prompt's program with a fresh
+ * leir_verify and is one step of the named strategy, its prompt is the
+ * Step-TP wording), the filtering rules, determinism, the union of shards,
+ * resuming after SIGKILL, JSONL program sources, config errors, and scoring
+ * right, wrong and malformed answers.
+ */
+#define LEIR_EXPERIMENTAL
+#define _XOPEN_SOURCE 700
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "answer.h"
+#include "ds.h"
+#include "leir/experimental/dataset.h"
+#include "literal.h"
+#include "prompt.h"
+#include "testutil.h"
+
+static const char *const outputs[] = {"train.jsonl", "eval.jsonl", "archive.jsonl", "rejections.jsonl",
+                                      "summary.json", "README.md", "strategies.svg", "levels.svg", NULL};
+
+static const char small_config[] =
+    "name: test-small\n"
+    "seed: 11\n"
+    "sources:\n"
+    "  workloads: [level1/softmax, level1/ReLU, level2/Matmul_Swish_Sum_GroupNorm]\n"
+    "  shapes: [small]\n"
+    "walks: {count: 1, depth: 2}\n"
+    "sampling: {per_strategy: 1}\n"
+    "eval: {fraction: 0.25}\n";
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static void rm_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static char *tmpdir(void) {
+  char tmpl[] = "/tmp/leir-dataset-XXXXXX";
+  char *d = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(d);
+  return strdup(d);
+}
+
+static char *path_in(const char *dir, const char *name) {
+  char *p = malloc(strlen(dir) + strlen(name) + 2);
+  sprintf(p, "%s/%s", dir, name);
+  return p;
+}
+
+static char *slurp(const char *dir, const char *name, size_t *len) {
+  char *p = path_in(dir, name);
+  char *t = test_read_file(p, len);
+  free(p);
+  return t;
+}
+
+static leir_status build(const char *config, const char *out, uint32_t k, uint32_t n) {
+  leir_dataset_options o;
+  ck_assert_int_eq(leir_dataset_options_init(&o, sizeof o), LEIR_OK);
+  o.shard_index = k;
+  o.shard_count = n;
+  leir_dataset *ds = NULL;
+  leir_status st = leir_dataset_open(&ds, config, strlen(config), NULL, out, &o);
+  if (st == LEIR_OK) st = leir_dataset_run(ds);
+  leir_dataset_free(ds);
+  return st;
+}
+
+static void expect_same_outputs(const char *a, const char *b) {
+  for (int i = 0; outputs[i]; i++) {
+    size_t la, lb;
+    char *x = slurp(a, outputs[i], &la), *y = slurp(b, outputs[i], &lb);
+    ck_assert_msg(la == lb && memcmp(x, y, la) == 0, "%s differs between %s and %s", outputs[i], a, b);
+    free(x);
+    free(y);
+  }
+}
+
+static const char *sget(const leir__lit *d, const char *k) {
+  const char *s = leir__lit_str(leir__lit_get(d, k));
+  return s ? s : "";
+}
+
+/* A program with the signature of a record's "known" list. */
+static leir_program *program_of(const char *text, const leir__lit *known) {
+  leir_program *p = test_parse(text);
+  leir_tensor_decl d[16];
+  int64_t shapes[16][LEIR_MAX_RANK];
+  size_t n = 0;
+  for (const leir__lit *e = known->first; e; e = e->next, n++) {
+    d[n].name = sget(e, "name");
+    ck_assert_int_eq(leir_dtype_from_name(sget(e, "dtype"), &d[n].dtype), LEIR_OK);
+    d[n].role = !strcmp(sget(e, "role"), "input") ? LEIR_ROLE_INPUT : LEIR_ROLE_OUTPUT;
+    uint32_t r = 0;
+    for (const leir__lit *x = leir__lit_get(e, "shape")->first; x; x = x->next) shapes[n][r++] = x->i;
+    d[n].rank = r;
+    d[n].shape = shapes[n];
+  }
+  ck_assert_int_eq(leir_program_set_signature(p, d, n), LEIR_OK);
+  return p;
+}
+
+START_TEST(test_every_record_verifies_independently) {
+  char *dir = tmpdir();
+  ck_assert_int_eq(build(small_config, dir, 0, 1), LEIR_OK);
+  size_t len;
+  char *arch = slurp(dir, "archive.jsonl", &len);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  leir_backend *be = NULL;
+  ck_assert_int_eq(leir_backend_open(&be, "interp", NULL), LEIR_OK);
+  size_t singles = 0, multis = 0, evals = 0;
+  for (char *line = strtok(arch, "\n"); line; line = strtok(NULL, "\n")) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    const leir__lit *msgs = leir__lit_get(r, "messages");
+    ck_assert_str_eq(sget(msgs->first, "role"), "user");
+    const char *user = sget(msgs->first, "content");
+    const leir__lit *sample0 = leir__lit_get(r, "samples")->first;
+    const char *orig = sget(sample0, "original_IR");
+    leir_program *p = program_of(orig, leir__lit_get(sample0, "known"));
+    int64_t n = 0;
+    leir__lit_int(leir__lit_get(r, "n"), &n);
+    /* the prompt is the Step-TP wording for this program */
+    char *want = NULL;
+    ck_assert_int_eq(leir__prompt_build(p, sget(sample0, "name"), (uint32_t)n, &want, NULL), LEIR_OK);
+    ck_assert_str_eq(user, want);
+    leir_free(want);
+    if (!strcmp(sget(r, "split"), "eval")) {
+      ck_assert_ptr_null(msgs->first->next); /* no answer in an eval prompt */
+      evals++;
+      leir_program_free(p);
+      continue;
+    }
+    ck_assert_int_eq(msgs->n, 2);
+    ck_assert_str_eq(sget(msgs->first->next, "role"), "assistant");
+    const char *resp = sget(msgs->first->next, "content");
+    ck_assert(strncmp(resp, "<think>", 7) == 0);
+    ck_assert_ptr_nonnull(strstr(resp, "</think><answer>"));
+    ck_assert(strlen(resp) > 9 && !strcmp(resp + strlen(resp) - 9, "</answer>"));
+    ck_assert_ptr_null(strstr(resp, "<\\"));
+    leir__answer *ans = NULL;
+    ck_assert_int_eq(leir__answer_parse(resp, strlen(resp), &ans, NULL), LEIR_OK);
+    ck_assert_int_eq(ans->n_ok, ans->n_items);
+    ck_assert(!(ans->flags & LEIR__ANSWER_PLURAL_KEY));
+    if (n == 1) {
+      ck_assert(!ans->is_list);
+      ck_assert_ptr_nonnull(strstr(resp, "</think><answer>{\"transformed_IR\": \""));
+      singles++;
+    } else {
+      ck_assert(ans->is_list);
+      ck_assert_uint_eq(ans->n_items, (size_t)n); /* "at least N" with N labels */
+      ck_assert_ptr_nonnull(strstr(resp, "These "));
+      multis++;
+    }
+    for (size_t i = 0; i < ans->n_items; i++) {
+      const leir__answer_item *it = &ans->items[i];
+      if (ans->is_list) ck_assert(it->has_idx && it->idx == (int64_t)i);
+      leir_program *t = program_of(it->ir, leir__lit_get(sample0, "known"));
+      leir_verify_report *rep = NULL;
+      ck_assert_int_eq(leir_verify(be, p, t, NULL, &rep), LEIR_OK);
+      ck_assert_msg(rep->verdict == LEIR_VERDICT_EQUAL || rep->verdict == LEIR_VERDICT_CLOSE,
+                    "%s: %s", it->strategies[0], leir_verdict_name(rep->verdict));
+      leir_verify_report_free(rep);
+      size_t sidx;
+      ck_assert_int_eq(leir_strategy_find(it->strategies[0], &sidx), LEIR_OK);
+      leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+      co.strategy = (int32_t)sidx;
+      leir_candidates *g = NULL;
+      ck_assert_int_eq(leir_ground(&g, p, t, &co), LEIR_OK);
+      ck_assert_msg(leir_candidates_count(g) > 0, "not one step of %s", it->strategies[0]);
+      leir_candidates_free(g);
+      leir_program_free(t);
+    }
+    leir__answer_free(ans);
+    leir_program_free(p);
+  }
+  ck_assert(singles > 10 && multis > 0 && evals > 0);
+  /* train.jsonl holds the same records as messages only */
+  char *train = slurp(dir, "train.jsonl", &len);
+  size_t lines = 0;
+  for (size_t i = 0; i < len; i++) lines += train[i] == '\n';
+  ck_assert_uint_eq(lines, singles + multis);
+  ck_assert(strncmp(train, "{\"messages\":[{\"role\":\"user\",\"content\":\"Give the following IR of ", 64) == 0);
+  /* the card's YAML header names the files for the datasets loader */
+  char *card = slurp(dir, "README.md", &len);
+  ck_assert(strncmp(card, "---\n", 4) == 0);
+  ck_assert_ptr_nonnull(strstr(card, "configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: train.jsonl\n"));
+  ck_assert_ptr_nonnull(strstr(card, "| loop_split | operator |"));
+  char *svg = slurp(dir, "strategies.svg", &len);
+  ck_assert(strncmp(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
+  free(svg);
+  free(card);
+  free(train);
+  leir_backend_free(be);
+  leir__arena_release(&a);
+  free(arch);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_same_config_gives_identical_files_and_shards_unite) {
+  char *a = tmpdir(), *b = tmpdir(), *c = tmpdir();
+  ck_assert_int_eq(build(small_config, a, 0, 1), LEIR_OK);
+  ck_assert_int_eq(build(small_config, b, 0, 1), LEIR_OK);
+  expect_same_outputs(a, b);
+  /* three shards, in reverse order, into one directory */
+  leir_dataset_options o;
+  leir_dataset_options_init(&o, sizeof o);
+  o.shard_count = 3;
+  for (int k = 2; k >= 0; k--) {
+    o.shard_index = (uint32_t)k;
+    leir_dataset *ds = NULL;
+    ck_assert_int_eq(leir_dataset_open(&ds, small_config, strlen(small_config), NULL, c, &o), LEIR_OK);
+    ck_assert_int_eq(leir_dataset_run(ds), LEIR_OK);
+    ck_assert_int_eq(leir_dataset_complete(ds), k == 0);
+    char *sum = NULL;
+    ck_assert_int_eq(leir_dataset_summary_json(ds, &sum, NULL), k == 0 ? LEIR_OK : LEIR_ERR_ARGUMENT);
+    leir_free(sum);
+    leir_dataset_free(ds);
+  }
+  expect_same_outputs(a, c);
+  /* a different config is refused in a directory that holds a build */
+  char other[sizeof small_config + 8];
+  strcpy(other, small_config);
+  other[strlen("name: test-small\nseed: 1")] = '2';
+  ck_assert_int_eq(build(other, c, 0, 1), LEIR_ERR_ARGUMENT);
+  ck_assert_str_eq(leir_error_last()->rule, "dataset.resume");
+  /* bad shards */
+  ck_assert_int_eq(build(small_config, c, 3, 3), LEIR_ERR_ARGUMENT);
+  rm_tree(a);
+  rm_tree(b);
+  rm_tree(c);
+  free(a);
+  free(b);
+  free(c);
+}
+END_TEST
+
+static const char kill_config[] =
+    "name: test-kill\n"
+    "seed: 3\n"
+    "sources:\n"
+    "  workloads: [level1/softmax, level1/ReLU, level1/ELU, level1/FrobeniusNorm, level1/Sigmoid,\n"
+    "              level1/Tanh]\n"
+    "  shapes: [small]\n"
+    "walks: {count: 1, depth: 1}\n"
+    "sampling: {per_strategy: 1}\n";
+
+START_TEST(test_resume_after_sigkill_loses_and_duplicates_nothing) {
+  const char *tool = getenv("LEIR_TOOL");
+  ck_assert_msg(tool != NULL, "LEIR_TOOL is not set");
+  char *ref = tmpdir(), *dir = tmpdir();
+  ck_assert_int_eq(build(kill_config, ref, 0, 1), LEIR_OK);
+  char *cfg = path_in(dir, "kill.yaml"), *out = path_in(dir, "out");
+  FILE *f = fopen(cfg, "w");
+  fputs(kill_config, f);
+  fclose(f);
+  /* kill -9 at growing delays; every run resumes the previous one */
+  static const long delays_ms[] = {1, 10, 30, 60, 100, 150, 250, 400};
+  int finished = 0;
+  for (size_t i = 0; i < sizeof delays_ms / sizeof *delays_ms && !finished; i++) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+      int null = open("/dev/null", 1);
+      dup2(null, 1);
+      dup2(null, 2);
+      execl(tool, tool, "dataset", "build", cfg, "--out", out, (char *)NULL);
+      _exit(127);
+    }
+    struct timespec ts = {delays_ms[i] / 1000, (delays_ms[i] % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  /* a leftover temporary file of a killed writer is ignored, then removed */
+  char host[64], name[160];
+  leir__ds_host(host, sizeof host);
+  snprintf(name, sizeof name, ".work/units/000003.jsonl.tmp.%s.2147483646", host);
+  char *tmp = path_in(out, name), *units = path_in(out, ".work/units");
+  ck_assert_int_eq(leir__ds_mkdirs(units), LEIR_OK); /* the kills may all have come before it existed */
+  free(units);
+  f = fopen(tmp, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"type\":\"sample\"", f);
+  fclose(f);
+  ck_assert_int_eq(build(kill_config, out, 0, 1), LEIR_OK);
+  ck_assert_int_ne(access(tmp, F_OK), 0);
+  free(tmp);
+  expect_same_outputs(ref, out);
+  free(cfg);
+  free(out);
+  rm_tree(ref);
+  rm_tree(dir);
+  free(ref);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_filter_rules_cap_and_drop) {
+  static const char cfg[] =
+      "name: test-filter\n"
+      "sources: {workloads: [level1/softmax, level1/ReLU], shapes: [small]}\n"
+      "walks: {count: 1, depth: 2}\n"
+      "eval: {fraction: 0}\n"
+      "filter:\n"
+      "  single_cap: 1\n"
+      "  single: [{strategies: [loop_split], keep: 0}]\n"
+      "  multi: [{strategies: [loop_split, loop_tiling, loop_reorder, loop_binding, loop_unrolling,\n"
+      "           loop_parallelization, loop_vectorization, cache_read_write, layout_transformation,\n"
+      "           set_storage_scope, set_storage_layout, reduction_factorization, expression_splitting,\n"
+      "           precompute_indices, loop_fusion, operator_fusion, compute_inline], keep: 0}]\n";
+  char *dir = tmpdir();
+  ck_assert_int_eq(build(cfg, dir, 0, 1), LEIR_OK);
+  size_t len;
+  char *arch = slurp(dir, "archive.jsonl", &len);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  int seen[64] = {0};
+  size_t lines = 0;
+  for (char *line = strtok(arch, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    ck_assert_str_eq(sget(r, "kind"), "single"); /* every multi item was dropped */
+    ck_assert_str_eq(sget(r, "split"), "train");
+    const char *s = sget(leir__lit_get(r, "samples")->first, "strategy");
+    ck_assert_str_ne(s, "loop_split");
+    size_t k;
+    ck_assert_int_eq(leir_strategy_find(s, &k), LEIR_OK);
+    ck_assert_int_eq(seen[k]++, 0); /* the cap: one single per strategy */
+  }
+  ck_assert(lines > 3);
+  char *sum = slurp(dir, "summary.json", &len);
+  ck_assert_ptr_nonnull(strstr(sum, "\"train_multi\":0"));
+  free(sum);
+  leir__arena_release(&a);
+  free(arch);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_program_sources_and_rejections) {
+  char *dir = tmpdir();
+  char *jl = path_in(dir, "programs.jsonl");
+  FILE *f = fopen(jl, "w");
+  fputs("{\"name\": \"relu\", \"level\": 1, \"leir\": \"L^{4}_{a=0}[C^{f64,g}_{a}=max(A^{f64,g}_{a},0);];\"}\n"
+        "\n"
+        "{\"name\": \"broken\", \"leir\": \"L^{4}_{a=0}[C^{f64,g}_{a}=\"}\n"
+        "not json at all\n"
+        "{\"program\": \"inputs:\\n  A: {dtype: f32, shape: [2, 3]}\\noutputs:\\n  C: {dtype: f32, shape: [2]}\\n"
+        "leir: L^{2}_{a=0}L^{3}_{c=0}[C^{f32,g}_{a}=C^{f32,g}_{a}+A^{f32,g}_{a,c};];\\n\"}\n"
+        "{\"id\": \"level2/corpus_form\", \"level\": \"level2\", \"model\": \"corpus_form\", \"signature\": "
+        "{\"inputs\": [{\"name\": \"A\", \"dtype\": \"f64\", \"shape\": [3]}], \"outputs\": [{\"name\": \"C\", "
+        "\"dtype\": \"f64\", \"shape\": [3]}]}, \"leir\": \"L^{3}_{a=0}[C^{f64,g}_{a}=exp(A^{f64,g}_{a});];\"}\n",
+        f);
+  fclose(f);
+  char cfg[512];
+  snprintf(cfg, sizeof cfg, "name: progs\nsources: {programs: programs.jsonl}\neval: {fraction: 0}\n");
+  char *out = path_in(dir, "out");
+  leir_dataset *ds = NULL;
+  ck_assert_int_eq(leir_dataset_open(&ds, cfg, strlen(cfg), dir, out, NULL), LEIR_OK);
+  uint64_t total = 0, done = 9;
+  leir_dataset_units(ds, &total, &done);
+  ck_assert_uint_eq(total, 5); /* the blank line is no unit */
+  ck_assert_uint_eq(done, 0);
+  ck_assert_int_eq(leir_dataset_run(ds), LEIR_OK);
+  char *sum = NULL;
+  ck_assert_int_eq(leir_dataset_summary_json(ds, &sum, NULL), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(sum, "\"by_stage\":{\"source\":2}"));
+  leir_free(sum);
+  leir_dataset_free(ds);
+  size_t len;
+  char *rej = slurp(out, "rejections.jsonl", &len);
+  ck_assert_ptr_nonnull(strstr(rej, "\"unit\":\"programs.jsonl:3\""));
+  ck_assert_ptr_nonnull(strstr(rej, "\"unit\":\"programs.jsonl:4\""));
+  free(rej);
+  char *train = slurp(out, "train.jsonl", &len);
+  ck_assert_ptr_nonnull(strstr(train, "Give the following IR of relu: 'L^{4}_{a=0}"));
+  ck_assert_ptr_nonnull(strstr(train, "Give the following IR of corpus_form: 'L^{3}_{a=0}"));
+  char *arch = slurp(out, "archive.jsonl", &len);
+  ck_assert_ptr_nonnull(strstr(arch, "\"name\":\"corpus_form\",\"level\":2,"));
+  free(arch);
+  ck_assert_ptr_nonnull(strstr(train, "'A' with the dtype torch.float32 and shape [2, 3], and 'C' with the dtype torch.float32 and shape [2]"));
+  free(train);
+  free(out);
+  free(jl);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_measure_records_timing_and_speedup) {
+  static const char cfg[] =
+      "name: timed\n"
+      "sources: {workloads: [level1/ReLU], shapes: [small]}\n"
+      "sampling: {per_strategy: 1}\n"
+      "strategies: [loop_reorder, loop_split]\n"
+      "eval: {fraction: 0}\n"
+      "measure: {enabled: true, backend: interp, min_runs: 1, max_seconds: 1}\n";
+  char *dir = tmpdir();
+  ck_assert_int_eq(build(cfg, dir, 0, 1), LEIR_OK);
+  size_t len;
+  char *arch = slurp(dir, "archive.jsonl", &len);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  size_t n = 0;
+  for (char *line = strtok(arch, "\n"); line; line = strtok(NULL, "\n"), n++) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    const leir__lit *smp = leir__lit_get(r, "samples")->first;
+    double t = 0, o = 0, sp = 0;
+    ck_assert(leir__lit_num(leir__lit_get(smp, "time_ms"), &t) && t > 0);
+    ck_assert(leir__lit_num(leir__lit_get(smp, "original_time_ms"), &o) && o > 0);
+    ck_assert(leir__lit_num(leir__lit_get(smp, "speedup"), &sp) && sp > 0);
+    ck_assert_str_eq(sget(leir__lit_get(smp, "timing"), "backend"), "interp");
+  }
+  ck_assert_uint_gt(n, 0);
+  leir__arena_release(&a);
+  free(arch);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_config_errors_name_the_line) {
+  static const struct {
+    const char *text, *part;
+    uint32_t line;
+  } bad[] = {
+      {"name: x\nsources: {workloads: [level1/softmax]}\nwalk: {count: 1}\n", "unknown key 'walk'", 3},
+      {"sources:\n  workloads: [level1/softmax]\n  shapes: [tiny]\n", "unknown shape 'tiny'", 3},
+      {"sources: {workloads: all}\nstrategies: [loop_splitt]\n", "unknown strategy 'loop_splitt'", 2},
+      {"sources: {workloads: all}\nfilter: {single: [{strategies: [apart], keep: 2}]}\n", "keep must be", 2},
+      {"sources: {workloads: all}\nverify: {backend: gpu}\n", "unknown backend", 2},
+      {"sources: {workloads: all}\nmeasure: {enabled: maybe}\n", "measure.enabled must be true or false", 2},
+      {"name: [\n", "YAML", 2},
+      {"name: x\n", "give workloads and/or programs", 1},
+  };
+  char *dir = tmpdir();
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    leir_dataset *ds = (leir_dataset *)1;
+    ck_assert_int_eq(leir_dataset_open(&ds, bad[i].text, strlen(bad[i].text), NULL, dir, NULL), LEIR_ERR_PARSE);
+    ck_assert_ptr_null(ds);
+    ck_assert_msg(strstr(leir_error_last()->message, bad[i].part), "%zu: %s", i, leir_error_last()->message);
+    ck_assert_uint_eq(leir_error_last()->line, bad[i].line);
+  }
+  static const char missing[] = "sources: {workloads: [level1/no_such_model]}\n";
+  leir_dataset *ds = NULL;
+  ck_assert_int_eq(leir_dataset_open(&ds, missing, strlen(missing), NULL, dir, NULL), LEIR_ERR_NOT_FOUND);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+START_TEST(test_eval_scores_right_wrong_and_malformed_answers) {
+  char *dir = tmpdir();
+  ck_assert_int_eq(build(small_config, dir, 0, 1), LEIR_OK);
+  size_t len;
+  char *evtext = slurp(dir, "eval.jsonl", &len);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  const leir__lit *single = NULL, *multi = NULL;
+  for (char *line = strtok(evtext, "\n"); line; line = strtok(NULL, "\n")) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    if (!single && !strcmp(sget(r, "kind"), "single")) single = r;
+    if (!multi && !strcmp(sget(r, "kind"), "multi")) multi = r;
+  }
+  ck_assert_ptr_nonnull(single);
+  ck_assert_ptr_nonnull(multi);
+  const leir__lit *lab = leir__lit_get(single, "labels")->first;
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  /* 1: right (JSON label) */
+  leir__sb_printf(&b, "{\"id\": \"%s\", \"answer\": \"<think>ok</think><answer>{\\\"transformed_IR\\\": \\\"%s\\\", "
+                      "\\\"applied_strategy\\\": \\\"%s\\\"}</answer>\"}\n",
+                  sget(single, "id"), sget(lab, "transformed_IR"), sget(lab, "strategy"));
+  /* 2: right transformation, wrong strategy name: passes, not grounded */
+  leir__sb_printf(&b, "{\"id\": \"%s\", \"answer\": \"<answer>{'transformed_IR': '%s', 'applied_strategy': 'apart'}</answer>\"}\n",
+                  sget(single, "id"), sget(lab, "transformed_IR"));
+  /* 3: wrong: the original with its first '-' turned into '+' (or unchanged) */
+  char *wrong = strdup(sget(single, "original_IR"));
+  char *op = strchr(wrong, '-');
+  if (op) *op = '+';
+  else wrong[strlen(wrong) - 3] = wrong[strlen(wrong) - 3] == '0' ? '1' : '0';
+  leir__sb_printf(&b, "{\"id\": \"%s\", \"response\": \"<answer>{'transformed_IR': '%s', 'applied_strategy': 'loop_split'}</answer>\"}\n",
+                  sget(single, "id"), wrong);
+  free(wrong);
+  /* 4: the multi prompt answered with its labels (backslash tags, Python list) */
+  leir__sb_printf(&b, "{\"id\": \"%s\", \"messages\": [{\"role\": \"assistant\", \"content\": \"<think>t<\\\\think><answer>[", sget(multi, "id"));
+  int i = 0;
+  for (const leir__lit *l = leir__lit_get(multi, "labels")->first; l; l = l->next, i++)
+    leir__sb_printf(&b, "%s{'idx': %d, 'transformed_IR': '%s', 'applied_strategy': '%s'}", i ? ", " : "", i,
+                    sget(l, "transformed_IR"), sget(l, "strategy"));
+  leir__sb_puts(&b, "]<\\\\answer>\"}]}\n");
+  /* 5..: malformed every way */
+  leir__sb_printf(&b, "{\"id\": \"%s\", \"answer\": \"<think>no answer\"}\n", sget(single, "id"));
+  leir__sb_printf(&b, "{\"id\": \"%s\", \"answer\": \"<answer>{'transformed_IR': 'L^{2}_{a=0}[', 'applied_strategy': 'x'}</answer>\"}\n", sget(single, "id"));
+  leir__sb_puts(&b, "{\"id\": \"0000000000000000\", \"answer\": \"x\"}\n");
+  leir__sb_puts(&b, "{\"id\": \"truncated line\n");
+  leir__sb_puts(&b, "[1, 2]\n");
+  leir__sb_printf(&b, "{\"id\": \"%s\"}\n", sget(single, "id"));
+  leir__sb_put(&b, "\xff\xfe\0garbage\n", 11);
+  size_t alen = 0;
+  char *answers = leir__sb_finish(&b, &alen);
+  leir_eval *ev = NULL;
+  ck_assert_int_eq(leir_eval_run(&ev, answers, alen, dir, NULL), LEIR_OK);
+  char *json = NULL;
+  ck_assert_int_eq(leir_eval_report_json(ev, &json, NULL), LEIR_OK);
+  const leir__lit *rep = leir__lit_parse(&a, json, strlen(json), 0, 0, NULL);
+  ck_assert_ptr_nonnull(rep);
+  const leir__lit *ans = leir__lit_get(rep, "answers");
+  ck_assert_uint_eq(ans->n, 11);
+  const char *reasons[11];
+  const leir__lit *items[11];
+  int k = 0;
+  for (const leir__lit *e = ans->first; e; e = e->next, k++) {
+    reasons[k] = sget(e, "reason");
+    items[k] = leir__lit_get(e, "items");
+  }
+  /* right */
+  ck_assert_str_eq(sget(items[0]->first, "verdict"), "EQUAL");
+  ck_assert_int_eq(leir__lit_get(items[0]->first, "pass_equal")->i, 1);
+  ck_assert_int_eq(leir__lit_get(items[0]->first, "grounded")->i, 1);
+  /* right IR, wrong name */
+  ck_assert_int_eq(leir__lit_get(items[1]->first, "pass_equal")->i, 1);
+  ck_assert_int_eq(leir__lit_get(items[1]->first, "grounded")->i, 0);
+  ck_assert_str_eq(sget(items[1]->first, "reason"), "strategy.not_grounded");
+  /* wrong */
+  ck_assert_int_eq(leir__lit_get(items[2]->first, "pass_close")->i, 0);
+  ck_assert(!strncmp(sget(items[2]->first, "reason"), "verify.", 7) || !strcmp(sget(items[2]->first, "reason"), "ir.invalid"));
+  /* multi: every label passes and the count is met */
+  ck_assert_uint_eq(items[3]->n, leir__lit_get(multi, "labels")->n); /* distinct IRs, all scored */
+  for (const leir__lit *e = items[3]->first; e; e = e->next) ck_assert_int_eq(leir__lit_get(e, "pass_equal")->i, 1);
+  ck_assert_int_eq(leir__lit_get(ans->first->next->next->next, "require_num_pass")->i, 1);
+  /* malformed */
+  ck_assert_str_eq(reasons[4], "answer.no_answer");
+  ck_assert_str_eq(sget(items[5]->first, "reason"), "ir.parse");
+  ck_assert_str_eq(reasons[6], "prompt.unknown");
+  ck_assert_str_eq(reasons[7], "line.syntax");
+  ck_assert_str_eq(reasons[8], "line.not_object");
+  ck_assert_str_eq(reasons[9], "answer.missing");
+  ck_assert_str_eq(reasons[10], "line.syntax");
+  const leir__lit *overall = leir__lit_get(rep, "overall");
+  int64_t answers_n = 0, parsed = 0;
+  leir__lit_int(leir__lit_get(overall, "answers"), &answers_n);
+  leir__lit_int(leir__lit_get(overall, "parsed"), &parsed);
+  ck_assert_int_eq(answers_n, 11);
+  ck_assert_int_eq(parsed, 5);
+  char *table = NULL;
+  ck_assert_int_eq(leir_eval_report_table(ev, &table, NULL), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(table, "overall"));
+  ck_assert_ptr_nonnull(strstr(table, "per strategy"));
+  leir_free(table);
+  leir_free(json);
+  leir_eval_free(ev);
+  /* a directory without a dataset */
+  ck_assert_int_eq(leir_eval_run(&ev, answers, alen, "/nonexistent-dir", NULL), LEIR_ERR_NOT_FOUND);
+  free(answers);
+  free(evtext);
+  leir__arena_release(&a);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+static Suite *dataset_suite(void) {
+  Suite *s = suite_create("dataset");
+  TCase *tc = tcase_create("build");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_every_record_verifies_independently);
+  tcase_add_test(tc, test_same_config_gives_identical_files_and_shards_unite);
+  tcase_add_test(tc, test_resume_after_sigkill_loses_and_duplicates_nothing);
+  tcase_add_test(tc, test_filter_rules_cap_and_drop);
+  tcase_add_test(tc, test_program_sources_and_rejections);
+  tcase_add_test(tc, test_measure_records_timing_and_speedup);
+  tcase_add_test(tc, test_config_errors_name_the_line);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("eval");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_eval_scores_right_wrong_and_malformed_answers);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return test_run_suite(dataset_suite()); }

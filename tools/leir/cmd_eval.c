@@ -1,0 +1,68 @@
+/* leir eval ANSWERS.jsonl --dataset DIR: scores a model's answers. */
+#define LEIR_EXPERIMENTAL /* the dataset API is in the experimental tier */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "leir/experimental/dataset.h"
+
+int cmd_eval(int argc, char **argv) {
+  tool_args a;
+  tool_args_init(&a, "eval", argc, argv);
+  const char *dir = NULL, *opt, *json_out = NULL;
+  bool json = false;
+  leir_eval_options o;
+  leir_eval_options_init(&o, sizeof o);
+  while ((opt = tool_args_next(&a))) {
+    if (!strcmp(opt, "--json")) {
+      json = true;
+    } else if (!strcmp(opt, "--dataset") || !strncmp(opt, "--dataset=", 10)) {
+      if (!(dir = tool_args_value(&a, "--dataset"))) return EXIT_USAGE;
+    } else if (!strcmp(opt, "--json-out") || !strncmp(opt, "--json-out=", 11)) {
+      if (!(json_out = tool_args_value(&a, "--json-out"))) return EXIT_USAGE;
+    } else if (!strcmp(opt, "--backend") || !strncmp(opt, "--backend=", 10)) {
+      if (!(o.backend = tool_args_value(&a, "--backend"))) return EXIT_USAGE;
+    } else if (!strcmp(opt, "--seed") || !strncmp(opt, "--seed=", 7)) {
+      const char *v = tool_args_value(&a, "--seed");
+      char *end;
+      if (!v) return EXIT_USAGE;
+      o.seed = strtoull(v, &end, 10);
+      if (end == v || *end) return tool_usage_error("eval", "--seed takes an integer: %s", v);
+    } else {
+      return tool_usage_error("eval", "unknown option %s", opt);
+    }
+  }
+  if (a.npositional != 1 || !dir)
+    return tool_usage_error("eval", "usage: leir eval ANSWERS.jsonl --dataset DIR [--json]");
+  size_t len = 0;
+  char *text = tool_read_all(a.positional[0], &len);
+  if (!text) return EXIT_INVALID;
+  leir_eval *ev = NULL;
+  leir_status st = leir_eval_run(&ev, text, len, dir, &o);
+  free(text);
+  if (st != LEIR_OK) {
+    const leir_error *e = leir_error_last();
+    tool_print_error(e->subject[0] ? e->subject : dir, 0, e);
+    return tool_exit_for(st);
+  }
+  char *out = NULL;
+  int rc = EXIT_OK;
+  if (json_out) {
+    if (leir_eval_report_json(ev, &out, NULL) == LEIR_OK) {
+      FILE *f = fopen(json_out, "w");
+      if (!f || fputs(out, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "leir eval: cannot write %s\n", json_out);
+        rc = EXIT_INTERNAL;
+      }
+    }
+    leir_free(out);
+    out = NULL;
+  }
+  st = json ? leir_eval_report_json(ev, &out, NULL) : leir_eval_report_table(ev, &out, NULL);
+  if (st == LEIR_OK) fputs(out, stdout);
+  else rc = tool_exit_for(st);
+  leir_free(out);
+  leir_eval_free(ev);
+  return rc;
+}
