@@ -37,6 +37,17 @@ static double fake_time(const leir_program *p) {
   return 1.0 + (double)(h % 1000) / 100.0;
 }
 
+/* A made-up speedup of `cand` over `parent`, in [0.8, 1.4): a function of
+ * both hashes, so that about 60% of the proposals at every node are faster
+ * whatever the parent (a ratio of two per-program times would make a lucky
+ * fast parent a dead end, and the tests would depend on which strategies
+ * the catalogue implements). */
+static double fake_ratio(const leir_program *parent, const leir_program *cand) {
+  uint64_t h = leir_program_hash_alpha(cand) ^ (leir_program_hash_alpha(parent) * 0x9E3779B97F4A7C15ull);
+  h ^= h >> 29;
+  return 0.8 + 0.6 * (double)(h % 1000) / 1000.0;
+}
+
 static leir_status fake_measure(void *payload, const leir_program *root, const leir_program *parent,
                                 const leir_program *cand, uint32_t klass,
                                 leir_search_measurement *m) {
@@ -53,8 +64,9 @@ static leir_status fake_measure(void *payload, const leir_program *root, const l
     return LEIR_OK;
   }
   m->verdict = LEIR_VERDICT_EQUAL;
-  double tp = fake_time(parent), tc = fake_time(cand);
-  m->ratio = tp / tc;
+  double tp = fake_time(parent);
+  m->ratio = fake_ratio(parent, cand);
+  double tc = tp / m->ratio;
   m->ratio_lo = m->ratio * 0.99;
   m->ratio_hi = m->ratio * 1.01;
   m->median_s = tc;
