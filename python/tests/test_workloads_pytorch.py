@@ -67,6 +67,8 @@ def inputs_for(doc, g):
         shape = d["shape"]
         if d["dtype"] == "bool":
             vals[n] = torch.rand(shape, generator=g) < 0.5
+        elif "value" in (d.get("domain") or {}):
+            vals[n] = torch.full(shape, float(d["domain"]["value"]), dtype=torch.float64)
         elif d["dtype"] == "i64":
             lo, hi = d["domain"]["range"]
             vals[n] = torch.randint(lo, hi, shape, generator=g)
@@ -87,7 +89,13 @@ def conv3d_pair(v, a):
         F.conv3d(v["C"], v["G"], stride=st, padding=pad, dilation=dil)
 
 
-# (workload, [args...], reference(inputs by name, args) -> tensor)
+def mish(x):
+    return x * torch.tanh(F.softplus(x))
+
+
+# (workload, [args...], reference(inputs by name, args) -> tensor); convolutions without bias,
+# as the reference lowers them
+
 CASES = [
     ("level1/Max_Pooling_2D", ["4,3,10,9,2,2,1,3", "2,2,11,8,3,1,1,2", "2,2,9,12,2,3,0,1"],
      lambda v, a: F.max_pool2d(v["A"], a[4], stride=a[5], padding=a[6], dilation=a[7])),
@@ -102,6 +110,18 @@ CASES = [
     ("level2/conv3d_conv3d_padding", ["3,4,3,4,5,1,1,1,1,1,1,1,1,1,2,4,5,6",
                                       "2,3,2,3,2,2,1,2,0,1,2,1,2,1,2,5,6,5"],
      conv3d_pair),
+    ("level2/Conv3d_GroupNorm_Mean", ["3,4,3,2,2,5,6,5", "2,6,2,3,2,4,3,5"],
+     lambda v, a: F.group_norm(F.conv3d(v["A"], v["F"]), a[3], v["G"], v["H"], eps=1e-5).mean((1, 2, 3, 4))),
+    ("level2/Conv3d_GroupNorm_Min_Clamp", ["3,4,3,2,0.0,1.0,2,4,6,5", "2,6,2,3,0.25,0.75,2,4,3,5"],
+     lambda v, a: torch.clamp(torch.min(F.group_norm(F.conv3d(v["A"], v["H"]), a[3], v["I"], v["J"], eps=1e-5),
+                                        torch.tensor(a[4], dtype=torch.float64)), a[4], a[5])),
+    ("level2/Conv3d_Softmax_MaxPool_MaxPool", ["3,3,3,2,2,6,7,10", "2,3,2,3,2,10,11,11"],
+     lambda v, a: F.max_pool3d(F.max_pool3d(torch.softmax(F.conv3d(v["A"], v["G"]), dim=1), a[3]), a[3])),
+    ("level2/Conv3d_Max_LogSumExp_ReLU", ["3,4,3,1,1,2,4,6,5", "2,3,2,2,0,2,7,8,6"],
+     lambda v, a: torch.relu(torch.logsumexp(F.max_pool3d(F.conv3d(v["A"], v["G"], stride=a[3], padding=a[4]), 2, 2),
+                                             dim=1, keepdim=True))),
+    ("level2/Conv2d_Subtract_HardSwish_MaxPool_Mish", ["3,4,3,0.5,2,2,9,8", "2,3,2,0.25,3,2,11,8"],
+     lambda v, a: mish(F.max_pool2d(F.hardswish(F.conv2d(v["A"], v["I"]) - a[3]), a[4]))),
 ]
 
 

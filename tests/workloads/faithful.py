@@ -97,6 +97,18 @@ for i, e in enumerate(small):
     elif wid in dev_small:
         failures.append(f"{wid} [small]: listed as a deviation but verifies {verdict}")
 
+# programs of held-back workloads quoted in the reference notes: the text must be the reference's
+notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference-notes.jsonl")
+for i, e in enumerate(json.loads(l) for l in open(notes)):
+    wid = e["id"]
+    if only is not None and not only.search(wid):
+        continue
+    args = ",".join(fmt_arg(v) for v in e["shape_args"])
+    r = run(["workloads", "emit", wid, "--args", args, "--dtype", "f64", "--leir"])
+    if r.returncode or r.stdout.strip() != e["leir"]:
+        failures.append(f"{wid} [{e['source']}]: the emitted text is not the reference's: "
+                        f"{(r.stderr or r.stdout).strip()[:300]}")
+
 FLOAT = re.compile(r"\^\{(f16|f32|bf16|f64),")
 default = [json.loads(l) for l in open(os.path.join(corpus, "sources-default.jsonl"))]
 for i, e in enumerate(default):
