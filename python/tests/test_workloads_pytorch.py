@@ -122,6 +122,16 @@ CASES = [
                                              dim=1, keepdim=True))),
     ("level2/Conv2d_Subtract_HardSwish_MaxPool_Mish", ["3,4,3,0.5,2,2,9,8", "2,3,2,0.25,3,2,11,8"],
      lambda v, a: mish(F.max_pool2d(F.hardswish(F.conv2d(v["A"], v["I"]) - a[3]), a[4]))),
+    ("level2/Gemm_Multiply_LeakyReLU", ["5,4,2.0,0.1,3", "7,6,-1.5,0.3,2"],
+     lambda v, a: F.leaky_relu(F.linear(v["A"], v["G"], v["H"]) * a[2], a[3])),
+    ("level2/Gemm_Scaling_Hardtanh_GELU", ["5,4,0.5,-2.0,2.0,3", "6,7,1.5,-0.5,0.25,2"],
+     lambda v, a: F.gelu(F.hardtanh(F.linear(v["A"], v["H"], v["I"]) * a[2], a[3], a[4]))),
+    ("level2/Gemm_Sigmoid_Scaling_ResidualAdd", ["5,4,2.0,3", "6,9,0.5,2"],
+     lambda v, a: (lambda y: torch.sigmoid(y) * a[2] + y)(F.linear(v["A"], v["H"], v["I"]))),
+    ("level2/Matmul_Divide_GELU", ["5,4,10.0,3", "6,9,0.5,2"],
+     lambda v, a: F.gelu(F.linear(v["A"], v["G"], v["H"]) / a[2])),
+    ("level2/Matmul_Subtract_Multiply_ReLU", ["5,4,2.0,1.5,3", "6,9,-0.5,0.25,2"],
+     lambda v, a: torch.relu((F.linear(v["A"], v["I"], v["J"]) - a[2]) * a[3])),
 ]
 
 

@@ -40,16 +40,18 @@ CAT = os.environ.get("LEIR_WORKLOADS_DIR") or os.path.join(ROOT, "workloads")
 
 
 # the drafts that passed review are committed; the script may hold more
-# (Conv3d_GroupNorm_Mean and Conv3d_GroupNorm_Min_Clamp are written after the reference's
+# (the HAND_WRITTEN ones are written after the reference's
 # spelling instead, and checked in test_workloads_pytorch.py)
-HAND_WRITTEN = {"Conv3d_GroupNorm_Mean", "Conv3d_GroupNorm_Min_Clamp"}
+HAND_WRITTEN = {"Conv3d_GroupNorm_Mean", "Conv3d_GroupNorm_Min_Clamp", "Gemm_Multiply_LeakyReLU",
+                "Gemm_Scaling_Hardtanh_GELU", "Gemm_Sigmoid_Scaling_ResidualAdd", "Matmul_Divide_GELU",
+                "Matmul_Subtract_Multiply_ReLU"}
 COMMITTED = [e for e in wt.W
              if os.path.exists(os.path.join(CAT, f"level{e['level']}_{e['name']}.yaml"))
              and e["name"] not in HAND_WRITTEN]
 
 
 def test_most_drafts_are_committed():
-    assert len(COMMITTED) >= 45
+    assert len(COMMITTED) >= 40
 
 
 def second_shape(entry):
