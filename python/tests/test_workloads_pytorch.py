@@ -122,6 +122,23 @@ CASES = [
                                              dim=1, keepdim=True))),
     ("level2/Conv2d_Subtract_HardSwish_MaxPool_Mish", ["3,4,3,0.5,2,2,9,8", "2,3,2,0.25,3,2,11,8"],
      lambda v, a: mish(F.max_pool2d(F.hardswish(F.conv2d(v["A"], v["I"]) - a[3]), a[4]))),
+    # corpus workloads whose templates were generalized (output extents from stride, dilation,
+    # padding and per-dimension kernel sizes), at shapes the corpus does not have
+    ("level1/conv_standard_2D__asymmetric_input__asymmetric_kernel", ["3,12,3,5,1,0,1,14,8,8", "2,3,2,3,2,0,2,2,11,9"],
+     lambda v, a: F.conv2d(v["A"], v["D"], stride=a[4], dilation=a[6])),
+    ("level1/conv_standard_2D_square_input_asymmetric_kernel___dilated____padded",
+     ["3,12,3,5,1,1,2,2,1,4,16,12", "2,3,2,3,2,2,1,1,3,2,9,11"],
+     lambda v, a: F.conv2d(v["A"], v["D"], stride=a[4], padding=(a[6], a[5]), dilation=(a[8], a[7]))),
+    ("level2/conv1d_conv1d", ["3,12,3,1,1,16,10", "2,4,3,2,2,2,13"],
+     lambda v, a: F.conv1d(v["A"], v["G"], stride=a[3], dilation=a[4]) + F.conv1d(v["C"], v["G"], stride=a[3], dilation=a[4])),
+    ("level2/conv2d_conv2d", ["3,12,3,5,1,1,10,14,8", "2,3,2,3,2,2,2,11,9"],
+     lambda v, a: F.conv2d(v["A"], v["G"], stride=a[4], dilation=a[5]) + F.conv2d(v["C"], v["G"], stride=a[4], dilation=a[5])),
+    ("level2/conv2d_conv2d_padding", ["3,12,3,5,1,2,1,14,8,8", "2,3,2,3,2,1,2,2,9,10"],
+     lambda v, a: F.conv2d(v["A"], v["G"], stride=a[4], padding=a[5], dilation=a[6]) +
+     F.conv2d(v["C"], v["G"], stride=a[4], padding=a[5], dilation=a[6])),
+    ("level2/conv3d_conv3d", ["3,6,3,4,7,1,1,1,1,1,1,6,8,8,8", "2,3,2,3,2,2,1,2,1,2,1,2,6,7,5"],
+     lambda v, a: F.conv3d(v["A"], v["G"], stride=tuple(a[5:8]), dilation=tuple(a[8:11])) +
+     F.conv3d(v["C"], v["G"], stride=tuple(a[5:8]), dilation=tuple(a[8:11]))),
     ("level2/Gemm_Multiply_LeakyReLU", ["5,4,2.0,0.1,3", "7,6,-1.5,0.3,2"],
      lambda v, a: F.leaky_relu(F.linear(v["A"], v["G"], v["H"]) * a[2], a[3])),
     ("level2/Gemm_Scaling_Hardtanh_GELU", ["5,4,0.5,-2.0,2.0,3", "6,7,1.5,-0.5,0.25,2"],
