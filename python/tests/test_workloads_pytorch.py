@@ -139,6 +139,9 @@ CASES = [
     ("level2/conv3d_conv3d", ["3,6,3,4,7,1,1,1,1,1,1,6,8,8,8", "2,3,2,3,2,2,1,2,1,2,1,2,6,7,5"],
      lambda v, a: F.conv3d(v["A"], v["G"], stride=tuple(a[5:8]), dilation=tuple(a[8:11])) +
      F.conv3d(v["C"], v["G"], stride=tuple(a[5:8]), dilation=tuple(a[8:11]))),
+    ("level2/Conv2d_GroupNorm_Scale_MaxPool_Clamp", ["3,8,3,4,8,2,0.0,1.0,2,8,9", "2,6,2,3,6,3,-0.5,0.5,2,11,9"],
+     lambda v, a: torch.clamp(F.max_pool2d(F.group_norm(F.conv2d(v["A"], v["J"]), a[3], v["K"], v["M"], eps=1e-5) * v["I"],
+                                           a[5]), a[6], a[7])),
     ("level2/Gemm_Multiply_LeakyReLU", ["5,4,2.0,0.1,3", "7,6,-1.5,0.3,2"],
      lambda v, a: F.leaky_relu(F.linear(v["A"], v["G"], v["H"]) * a[2], a[3])),
     ("level2/Gemm_Scaling_Hardtanh_GELU", ["5,4,0.5,-2.0,2.0,3", "6,7,1.5,-0.5,0.25,2"],
