@@ -99,6 +99,10 @@ def mish(x):
 CASES = [
     ("level1/Max_Pooling_2D", ["4,3,10,9,2,2,1,3", "2,2,11,8,3,1,1,2", "2,2,9,12,2,3,0,1"],
      lambda v, a: F.max_pool2d(v["A"], a[4], stride=a[5], padding=a[6], dilation=a[7])),
+    ("level1/Max_Pooling_1D", ["16,12,24,4,2,2,3", "2,3,13,3,1,1,2", "2,2,9,2,3,0,1"],
+     lambda v, a: F.max_pool1d(v["A"], a[3], stride=a[4], padding=a[5], dilation=a[6])),
+    ("level1/Max_Pooling_3D", ["2,3,12,8,10,3,2,1,3", "2,2,7,6,9,2,1,1,2", "1,2,6,7,5,3,3,0,1"],
+     lambda v, a: F.max_pool3d(v["A"], a[5], stride=a[6], padding=a[7], dilation=a[8])),
     ("level1/conv_standard_1D_dilated_strided", ["3,12,3,3,4,4,26", "2,5,4,2,1,3,13", "3,4,2,1,3,2,9"],
      lambda v, a: F.conv1d(v["A"], v["D"], stride=a[3], dilation=a[4])),
     ("level1/masked_cumsum", ["2,6,1", "3,9,1"],
