@@ -247,21 +247,23 @@ def epilogue(p, cur, width, ops):
     return cur
 
 
-MQA_P = [P("n_embd", 128, 64, [64, 128]), P("n_head", 8, 8, [8, 8]), P("max_seqlen", 1024, 512, [512, 1024]),
-         P("batch_size", 64, 6, [6, 64]), P("seq_len", 256, 15, [15, 256])]
-MQA_GEMM_P = [P("n_embd", 128, 64, [64, 128]), P("n_head", 8, 4, [4, 8]), P("out_features", 64, 8, [8, 64]),
-              P("max_seqlen", 1024, 512, [512, 1024]), P("batch_size", 64, 7, [7, 64]),
-              P("seq_len", 256, 6, [6, 256])]
-GQA_P = [P("n_embd", 128, 64, [64, 128]), P("n_head", 8, 4, [4, 8]), P("n_group", 2, 2, [2, 2]),
-         P("max_seqlen", 1024, 512, [512, 1024]), P("batch_size", 64, 7, [7, 64]), P("seq_len", 256, 6, [6, 256])]
-GQA_GEMM_P = [P("n_embd", 128, 64, [64, 128]), P("n_head", 8, 8, [8, 8]), P("out_features", 64, 18, [18, 64]),
+# small: a shape the interpreter runs in milliseconds (the corpus shapes are checked at their
+# own shape_args); range: from the corpus's small shape to the default
+MQA_P = [P("n_embd", 128, 16, [16, 128]), P("n_head", 8, 4, [4, 8]), P("max_seqlen", 1024, 512, [512, 1024]),
+         P("batch_size", 64, 2, [2, 64]), P("seq_len", 256, 5, [5, 256])]
+MQA_GEMM_P = [P("n_embd", 128, 16, [16, 128]), P("n_head", 8, 4, [4, 8]), P("out_features", 64, 6, [6, 64]),
+              P("max_seqlen", 1024, 512, [512, 1024]), P("batch_size", 64, 2, [2, 64]),
+              P("seq_len", 256, 5, [5, 256])]
+GQA_P = [P("n_embd", 128, 16, [16, 128]), P("n_head", 8, 4, [4, 8]), P("n_group", 2, 2, [2, 2]),
+         P("max_seqlen", 1024, 512, [512, 1024]), P("batch_size", 64, 2, [2, 64]), P("seq_len", 256, 5, [5, 256])]
+GQA_GEMM_P = [P("n_embd", 128, 16, [16, 128]), P("n_head", 8, 4, [4, 8]), P("out_features", 64, 6, [6, 64]),
               P("n_group", 2, 2, [2, 2]), P("max_seqlen", 1024, 512, [512, 1024]),
-              P("batch_size", 64, 14, [14, 64]), P("seq_len", 256, 8, [8, 256])]
-MHA_P = [P("n_embd", 128, 32, [32, 128]), P("n_head", 8, 4, [4, 8]), P("max_seqlen", 1024, 512, [512, 1024]),
-         P("batch_size", 64, 3, [3, 64]), P("seq_len", 256, 6, [6, 256])]
-MHA_GEMM_P = [P("n_embd", 128, 32, [32, 128]), P("n_head", 8, 4, [4, 8]), P("out_features", 64, 8, [8, 64]),
-              P("max_seqlen", 1024, 512, [512, 1024]), P("batch_size", 64, 3, [3, 64]),
-              P("seq_len", 256, 6, [6, 256])]
+              P("batch_size", 64, 2, [2, 64]), P("seq_len", 256, 5, [5, 256])]
+MHA_P = [P("n_embd", 128, 16, [16, 128]), P("n_head", 8, 4, [4, 8]), P("max_seqlen", 1024, 512, [512, 1024]),
+         P("batch_size", 64, 2, [2, 64]), P("seq_len", 256, 5, [5, 256])]
+MHA_GEMM_P = [P("n_embd", 128, 16, [16, 128]), P("n_head", 8, 4, [4, 8]), P("out_features", 64, 6, [6, 64]),
+              P("max_seqlen", 1024, 512, [512, 1024]), P("batch_size", 64, 2, [2, 64]),
+              P("seq_len", 256, 5, [5, 256])]
 
 DESC = {"MQA": "multi-query causal attention", "GQA": "grouped-query causal attention",
         "MHA": "multi-head causal attention"}
