@@ -279,7 +279,7 @@ SUPPORTED = sorted(set(_UNARY) | set(_BINARY) | {
     "tanh", "mish", "leaky_relu", "elu", "hardtanh", "clamp", "linear", "matmul", "bmm", "mm",
     "softmax", "log_softmax", "sum", "mean", "amax", "amin", "max (dim)", "layer_norm",
     "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "transpose", "permute", "flatten",
-    "reshape/view", "pow", "flatten", "dropout (identity)", "identity"})
+    "reshape/view", "pow", "flatten", "dropout (identity)", "identity", "expand", "split"})
 
 
 def _canon(node):
@@ -340,14 +340,20 @@ def import_module(module, example_inputs, dtype="f64"):
             env[node.name] = param(obj) if isinstance(obj, torch.Tensor) and obj.dim() else (
                 float(obj) if isinstance(obj, torch.Tensor) else obj)
             continue
-        shape = _shape(node)
         args = [val(a) for a in node.args]
         kw = {k: val(v) for k, v in node.kwargs.items()}
+        name = _canon(node)
+        if name == "getitem" and isinstance(args[0], (list, tuple)):
+            env[node.name] = args[0][args[1]]
+            continue
+        if name == "split":
+            env[node.name] = _split(em, node, args, kw)
+            continue
+        shape = _shape(node)
         if node.op == "call_module":
             m = mods[node.target]
             env[node.name] = _module(em, node, m, args, shape, param)
             continue
-        name = _canon(node)
         env[node.name] = _function(em, node, name, args, kw, shape)
     outs = val(output_node.args[0])
     if isinstance(outs, (tuple, list)):
@@ -503,6 +509,11 @@ def _function(em, node, name, args, kw, shape):
         return out
     if name in ("view", "reshape", "flatten", "unsqueeze", "squeeze"):
         return _reshape(em, x, shape)
+    if name in ("expand", "expand_as"):
+        # a copy nest that reads index 0 of every broadcast (size-1 or missing) dimension
+        out = em.fresh(shape)
+        em.nest(shape, lambda v: [f"{em.ref(out, v)}={em.bref(x, v, shape)}"])
+        return out
     if name in ("cumsum", "cumprod"):
         # O(n^2) masked accumulation, as the reference spells it
         rank = len(x.shape)
@@ -559,6 +570,30 @@ def _function(em, node, name, args, kw, shape):
     if name == "getattr" or name == "size":
         raise UnsupportedOperation(node, "shape arithmetic")
     raise UnsupportedOperation(node)
+
+
+def _split(em, node, args, kw):
+    """torch.split / Tensor.split into chunks of one size (or a list of sizes)
+    along a dimension: one copy nest per chunk, which getitem then picks."""
+    x = args[0]
+    if not isinstance(x, _Tensor):
+        raise UnsupportedOperation(node, "split of a non-tensor")
+    size = args[1] if len(args) > 1 else kw.get("split_size_or_sections", kw.get("split_size"))
+    rank = len(x.shape)
+    d = (args[2] if len(args) > 2 else kw.get("dim", 0)) % rank
+    n = x.shape[d]
+    sizes = list(size) if isinstance(size, (list, tuple)) else [min(size, n - i) for i in range(0, n, size)]
+    chunks, start = [], 0
+    for sz in sizes:
+        shape = list(x.shape)
+        shape[d] = sz
+        out = em.fresh(shape)
+        off = start
+        em.nest(shape, lambda v, out=out, off=off: [
+            f"{em.ref(out, v)}={em.ref(x, [f'{v[i]}+{off}' if i == d and off else v[i] for i in range(rank)])}"])
+        chunks.append(out)
+        start += sz
+    return chunks
 
 
 def _paren(s):

@@ -107,6 +107,51 @@ class Attention(nn.Module):
         return att @ self.v(x)
 
 
+class SplitQKVAttention(nn.Module):
+    """minGPT-style: one qkv linear split in three, heads, causal (additive) mask."""
+
+    def __init__(self, n_embd=8, n_head=2, T=4):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_embd, self.n_head = n_embd, n_head
+        self.register_buffer("neg", torch.triu(torch.full((T, T), -1e9), 1).view(1, 1, T, T))
+
+    def forward(self, x):
+        B, T, C = 2, 4, self.n_embd
+        # torch.fx cannot unpack a split (the reference's Q37); indexing traces
+        qkv = self.c_attn(x).split(self.n_embd, dim=2)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = torch.softmax(q @ k.transpose(-2, -1) * 0.5 + self.neg, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class MultiQueryExpand(nn.Module):
+    """MQA-style: one key/value head unsqueezed and expanded over the query heads."""
+
+    def __init__(self, n_embd=8, n_head=2):
+        super().__init__()
+        self.q = nn.Linear(n_embd, n_embd)
+        self.k = nn.Linear(n_embd, n_embd // n_head)
+        self.n_head = n_head
+
+    def forward(self, x):
+        B, T, C = 2, 3, 8
+        q = self.q(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = self.k(x).unsqueeze(1).expand(B, self.n_head, T, C // self.n_head)
+        return torch.sum(q @ k.transpose(-2, -1), dim=1)
+
+
+class SplitSizes(nn.Module):
+    def forward(self, x):
+        ab = torch.split(x, [2, 3], dim=1)
+        return ab[0].sum(dim=1, keepdim=True) * ab[1]
+
+
 class PowDiv(nn.Module):
     def forward(self, x):
         return (torch.abs(x) + 1) ** 2 / 3.0
@@ -144,6 +189,9 @@ CASES = [
     ("avgpool", nn.AvgPool2d(2, stride=1), [(1, 2, 4, 5)]),
     ("attention", Attention(), [(2, 4, 8)]),
     ("pow_div", PowDiv(), [(3, 3)]),
+    ("split_qkv_attention", SplitQKVAttention(), [(2, 4, 8)]),
+    ("multi_query_expand", MultiQueryExpand(), [(2, 3, 8)]),
+    ("split_sizes", SplitSizes(), [(3, 5)]),
     ("conv_relu_pool", nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                                      nn.Linear(8, 3)), [(2, 1, 6, 6)]),
 ]

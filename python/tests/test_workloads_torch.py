@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("numpy")
+yaml = pytest.importorskip("yaml")
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -39,12 +40,18 @@ CAT = os.environ.get("LEIR_WORKLOADS_DIR") or os.path.join(ROOT, "workloads")
 
 
 # the drafts that passed review are committed; the script may hold more
+# (the HAND_WRITTEN ones are written after the reference's
+# spelling instead, and checked in test_workloads_pytorch.py)
+HAND_WRITTEN = {"Conv3d_GroupNorm_Mean", "Conv3d_GroupNorm_Min_Clamp", "Gemm_Multiply_LeakyReLU",
+                "Gemm_Scaling_Hardtanh_GELU", "Gemm_Sigmoid_Scaling_ResidualAdd", "Matmul_Divide_GELU",
+                "Matmul_Subtract_Multiply_ReLU"}
 COMMITTED = [e for e in wt.W
-             if os.path.exists(os.path.join(CAT, f"level{e['level']}_{e['name']}.yaml"))]
+             if os.path.exists(os.path.join(CAT, f"level{e['level']}_{e['name']}.yaml"))
+             and e["name"] not in HAND_WRITTEN]
 
 
 def test_most_drafts_are_committed():
-    assert len(COMMITTED) >= 45
+    assert len(COMMITTED) >= 40
 
 
 def second_shape(entry):
@@ -69,15 +76,24 @@ def test_catalogue_matches_pytorch(entry, which):
     args = ",".join(repr(vals[p]) if isinstance(vals[p], float) else str(vals[p])
                     for p, _, _ in entry["params"])
     r = subprocess.run([LEIR, "workloads", "--dir", CAT, "emit",
-                        f"level{entry['level']}/{entry['name']}", "--args", args, "--dtype", "f64",
-                        "--leir"], capture_output=True, text=True)
+                        f"level{entry['level']}/{entry['name']}", "--args", args, "--dtype", "f64"],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    doc = yaml.safe_load(r.stdout)
     torch.manual_seed(1)
     module, shapes = entry["build"](vals)
     module = module.double().eval()
     xs = [torch.rand(list(s), dtype=torch.float64) + 0.5 for s in shapes]
     prog = fx.import_module(module, tuple(xs))
-    prog.text = r.stdout.strip()
+    # the catalogue names tensors as the reference does, leir.fx in its own order: same
+    # roles in the same signature order, so map them by position
+    assert len(doc["inputs"]) == len(prog.inputs) and len(doc["outputs"]) == len(prog.outputs)
+    rename = {old[0]: new for old, new in zip(prog.inputs + prog.outputs, list(doc["inputs"]) + list(doc["outputs"]))}
+    prog.inputs = [(rename[n], dt, sh) for n, dt, sh in prog.inputs]
+    prog.outputs = [(rename[n], dt, sh) for n, dt, sh in prog.outputs]
+    prog.input_names = [rename[n] for n in prog.input_names]
+    prog.params = {rename[n]: v for n, v in prog.params.items()}
+    prog.text = doc["leir"].replace("\n", "").strip()
     got = prog.run(*xs, leir=LEIR)[0]
     want = module(*xs).detach()
     assert list(got.shape) == list(want.shape)
