@@ -43,6 +43,10 @@ typedef struct lower {
   uint64_t unroll; /* product of the unroll factors of the enclosing U loops */
   leir__env env; /* full loop ranges of the equation being emitted */
   leir__cx x;    /* the shared expression emitter */
+  /* scalar replacement: buffers held in local tiles (innermost region last) */
+  struct sr_buf *sr;
+  uint32_t nsr;
+  bool sr_memory; /* element(): address memory even for replaced buffers */
 } lower;
 
 /* Product of unroll factors along one loop path, at most: nested full
@@ -111,12 +115,16 @@ static void trap_post(leir__cx *x, const leir_expr *at) {
   leir__sb_printf(leir__cx_out(x), ", %d", add_site(L, LEIR__TRAP_DIVZERO, 0, at->pos, NULL));
 }
 
-/* bK[flat offset] of a tensor access, with run-time checks where needed. */
+static bool sr_element(lower *L, leir__strbuf *o, uint32_t b);
+
+/* bK[flat offset] of a tensor access, with run-time checks where needed
+ * (rK[tile offset] for a buffer held in a local tile, see below). */
 static void element(leir__cx *x, const leir_expr *t) {
   lower *L = x->ctx;
   leir__strbuf *o = leir__cx_out(x);
   uint32_t b = L->a->expr_buffer[t->id];
   const leir__buffer *buf = &L->a->buffers[b];
+  if (!L->sr_memory && sr_element(L, o, b)) return;
   leir__sb_printf(o, "b%u[", b);
   if (t->n == 0) leir__sb_puts(o, "0");
   for (uint32_t k = 0; k < t->n; k++) leir__sb_puts(o, "(");
@@ -141,6 +149,220 @@ static void element(leir__cx *x, const leir_expr *t) {
   }
   if (t->n) leir__sb_puts(o, ")");
   leir__sb_puts(o, "]");
+}
+
+
+/* ---- scalar replacement ----------------------------------------------------
+ *
+ * A loop nest whose innermost loops are U/V loops (the tile loops) under
+ * plain L loops that none of a buffer's subscripts mention (the reduction
+ * loops) keeps that buffer's tile in a local array for the whole reduction:
+ *
+ *   { float r3[64];                          load the tile once
+ *     for (tile vars) r3[rel] = b3[offset];
+ *     for (reduction loops) for (tile loops) ... r3[rel] ... (no memory traffic)
+ *     for (tile vars) b3[offset] = r3[rel]; } store it once
+ *
+ * With U loops unrolled and V loops vectorized, rel is a constant or a
+ * vector lane, and the compiler keeps the array in registers. It is an exact
+ * rewrite (the array is a private copy of the elements and every access of
+ * the region goes to it) when, in the region (the loops from the first
+ * reduction loop inward, whose items are equations only):
+ *  - every access of the buffer has the same affine flat offset, tensor-free,
+ *    not inside another subscript, and the buffer is written there;
+ *  - the offset does not involve the reduction loops, and over the tile
+ *    loops it is one-to-one (leir__affine_determined), so the local array
+ *    is indexed by the tile loops (a mixed radix of their extents) and the
+ *    load and store, which iterate the tile loops, touch exactly the
+ *    elements the region writes (no race with other threads' elements);
+ *  - the region's loops are plain L loops, never parallel or simd, and it
+ *    is not inside a simd loop.
+ */
+#define SR_MAX_ELEMS 1024 /* elements of one tile (4 KiB of f32) */
+#define SR_MAX_BUFS 8     /* tiles live at once */
+
+typedef struct sr_buf {
+  uint32_t buf;
+  const leir_expr *rep;                 /* one access, for the load and store */
+  const leir__eqinfo *info;             /* an equation of the region (loop ranges) */
+  uint32_t nterms;                      /* tile terms of the flat offset */
+  uint32_t slot[LEIR__MAX_LOOPS];       /* their loop positions, ascending */
+  int64_t coef[LEIR__MAX_LOOPS];        /* their strides in the local array */
+  uint64_t elems;
+  bool used[LEIR__MAX_LOOPS];           /* loop positions the subscripts use */
+} sr_buf;
+
+static bool sr_element(lower *L, leir__strbuf *o, uint32_t b) {
+  for (uint32_t i = L->nsr; i-- > 0;) {
+    const sr_buf *r = &L->sr[i];
+    if (r->buf != b) continue;
+    leir__sb_printf(o, "r%u[", b);
+    for (uint32_t k = 0; k < r->nterms; k++) {
+      if (k) leir__sb_puts(o, " + ");
+      if (r->coef[k] == 1)
+        leir__sb_printf(o, "i%u", r->slot[k]);
+      else
+        leir__sb_printf(o, "%" PRId64 " * i%u", r->coef[k], r->slot[k]);
+    }
+    if (!r->nterms) leir__sb_puts(o, "0");
+    leir__sb_puts(o, "]");
+    return true;
+  }
+  return false;
+}
+
+/* Flat element offset of access t as coefficients by loop position; false
+ * when it is not affine (or overflows). */
+static bool sr_flat(const lower *L, const leir_expr *t, int64_t *coef, int64_t *c) {
+  const leir__buffer *buf = &L->a->buffers[L->a->expr_buffer[t->id]];
+  if (t->n != buf->rank) return false;
+  for (uint32_t d = 0; d < LEIR__MAX_LOOPS; d++) coef[d] = 0;
+  *c = 0;
+  int64_t stride = 1;
+  for (uint32_t k = t->n; k-- > 0;) {
+    leir__affine f;
+    if (leir__expr_has_tensor(t->kids[k]) || !leir__affine_of(L->a, t->kids[k], &f)) return false;
+    for (uint32_t i = 0; i < f.nterms; i++) {
+      int64_t m;
+      if (f.slot[i] >= LEIR__MAX_LOOPS || __builtin_mul_overflow(f.coef[i], stride, &m) ||
+          __builtin_add_overflow(coef[f.slot[i]], m, &coef[f.slot[i]]))
+        return false;
+    }
+    int64_t m;
+    if (__builtin_mul_overflow(f.c, stride, &m) || __builtin_add_overflow(*c, m, c) ||
+        __builtin_mul_overflow(stride, buf->shape[k], &stride))
+      return false;
+  }
+  return true;
+}
+
+/* The tensor accesses of e (subscripts included); `sub` marks those inside
+ * a subscript. Returns false when there are more than `cap`. */
+typedef struct sr_access {
+  const leir_expr *t;
+  bool sub;
+} sr_access;
+
+static bool sr_collect(const leir_expr *e, bool sub, sr_access *acc, uint32_t *n, uint32_t cap) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (*n == cap) return false;
+    acc[(*n)++] = (sr_access){e, sub};
+    for (uint32_t k = 0; k < e->n; k++)
+      if (!sr_collect(e->kids[k], true, acc, n, cap)) return false;
+    return true;
+  }
+  for (uint32_t k = 0; k < e->n; k++)
+    if (!sr_collect(e->kids[k], sub, acc, n, cap)) return false;
+  return true;
+}
+
+#define SR_MAX_ACCESSES 256
+
+/* Adds the buffers whose tiles can live in registers over loops k.. of
+ * nest n (emitted at `depth`); returns how many it added. */
+static uint32_t sr_plan(lower *L, const leir_nest *n, uint32_t k, uint32_t depth) {
+  if (L->o->no_scalar_replacement || L->o->check_all_bounds) return 0;
+  uint32_t m = n->nloops;
+  while (m > k && (n->loops[m - 1].kind == LEIR_LOOP_UNROLLED ||
+                   n->loops[m - 1].kind == LEIR_LOOP_VECTORIZED))
+    m--;
+  if (m == n->nloops || m <= k) return 0;
+  for (uint32_t j = k; j < m; j++)
+    if (n->loops[j].kind != LEIR_LOOP_SERIAL) return 0;
+  if (n->nitems == 0) return 0;
+  for (uint32_t i = 0; i < n->nitems; i++)
+    if (!n->items[i].eq) return 0;
+  sr_access acc[SR_MAX_ACCESSES];
+  uint32_t nacc = 0;
+  for (uint32_t i = 0; i < n->nitems; i++)
+    if (!sr_collect(n->items[i].eq->lhs, false, acc, &nacc, SR_MAX_ACCESSES) ||
+        !sr_collect(n->items[i].eq->rhs, false, acc, &nacc, SR_MAX_ACCESSES))
+      return 0;
+  uint32_t base = depth - k, lo = base + k, hi = base + m, end = base + n->nloops;
+  if (end > LEIR__MAX_LOOPS) return 0;
+  const leir__eqinfo *info = &L->a->eqs[L->a->eq_index[n->items[0].eq->id]];
+  uint32_t added = 0;
+  for (uint32_t i = 0; i < n->nitems && L->nsr < SR_MAX_BUFS; i++) {
+    const leir_expr *lhs = n->items[i].eq->lhs;
+    uint32_t b = L->a->expr_buffer[lhs->id];
+    bool seen = false;
+    for (uint32_t j = 0; j < L->nsr; j++) seen |= L->sr[j].buf == b;
+    if (seen || L->a->buffers[b].role == LEIR__BUF_INPUT) continue;
+    sr_buf r;
+    memset(&r, 0, sizeof r);
+    r.buf = b;
+    r.rep = lhs;
+    r.info = info;
+    int64_t coef0[LEIR__MAX_LOOPS], c0;
+    if (!sr_flat(L, lhs, coef0, &c0)) continue;
+    bool ok = true;
+    for (uint32_t j = 0; j < nacc && ok; j++) {
+      if (L->a->expr_buffer[acc[j].t->id] != b) continue;
+      int64_t coef[LEIR__MAX_LOOPS], c;
+      ok = !acc[j].sub && sr_flat(L, acc[j].t, coef, &c) && c == c0 &&
+           !memcmp(coef, coef0, sizeof coef);
+      for (uint32_t d = 0; ok && d < acc[j].t->n; d++)
+        leir__used_depths(L->a, acc[j].t->kids[d], r.used);
+    }
+    for (uint32_t d = lo; ok && d < hi; d++) ok = !r.used[d] && coef0[d] == 0;
+    if (!ok) continue;
+    /* the tile: terms over the U/V loops, one element per iteration */
+    int64_t ext[LEIR__MAX_LOOPS], mem[LEIR__MAX_LOOPS];
+    for (uint32_t d = hi; d < end; d++)
+      if (coef0[d]) {
+        r.slot[r.nterms] = d;
+        mem[r.nterms] = coef0[d];
+        ext[r.nterms++] = n->loops[d - base].extent;
+      }
+    uint64_t all = r.nterms == 64 ? UINT64_MAX : ((uint64_t)1 << r.nterms) - 1;
+    if (leir__affine_determined(mem, ext, r.nterms) != all) continue;
+    uint64_t expect = 1;
+    for (uint32_t t = r.nterms; t-- > 0 && ok;) {
+      r.coef[t] = (int64_t)expect;
+      expect *= (uint64_t)ext[t];
+      if (expect > SR_MAX_ELEMS) ok = false;
+    }
+    if (!ok) continue;
+    r.elems = expect;
+    L->sr[L->nsr++] = r;
+    added++;
+  }
+  return added;
+}
+
+/* for (tile loops the subscripts use) STMT over the last `count` tiles. */
+static void sr_copy(lower *L, uint32_t count, const leir_nest *n, uint32_t k, uint32_t depth,
+                    bool load) {
+  uint32_t base = depth - k;
+  for (uint32_t i = L->nsr - count; i < L->nsr && !stop(L); i++) {
+    const sr_buf *r = &L->sr[i];
+    const leir__buffer *buf = &L->a->buffers[r->buf];
+    int ind = (int)depth + 1;
+    if (load) {
+      indent(L, ind);
+      putf(L, "%s r%u[%" PRIu64 "];\n", leir__ctext_elem_type((leir_dtype)buf->dtype), r->buf,
+           r->elems);
+    }
+    for (uint32_t d = depth; d < base + n->nloops; d++) {
+      if (!r->used[d]) continue;
+      indent(L, ind++);
+      putf(L, "for (int64_t i%u = 0; i%u < ", d, d);
+      put_i64(L->out, n->loops[d - base].extent);
+      putf(L, "; i%u++)\n", d);
+    }
+    leir__env_init(&L->env, r->info);
+    indent(L, ind);
+    leir__cx_begin(&L->x);
+    leir__strbuf *o = leir__cx_out(&L->x);
+    if (!load) L->sr_memory = true;
+    leir__cx_element(&L->x, r->rep);
+    L->sr_memory = load;
+    leir__sb_puts(o, " = ");
+    leir__cx_element(&L->x, r->rep);
+    L->sr_memory = false;
+    leir__sb_puts(o, ";\n");
+    leir__cx_end(&L->x, false);
+  }
 }
 
 static const leir__cx_dialect c_dialect = {
@@ -259,6 +481,12 @@ static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
     else if (loop->kind == LEIR_LOOP_VECTORIZED && leir__loop_independent(L->a, n, k, NULL, 0))
       simd = true;
   }
+  uint32_t tiles = parallel || simd || in_simd ? 0 : sr_plan(L, n, k, depth);
+  if (tiles) {
+    indent(L, (int)depth);
+    put(L, "{ /* scalar replacement */\n");
+    sr_copy(L, tiles, n, k, depth, true);
+  }
   indent(L, (int)depth);
   putf(L, "/* %c^{%lld}_{%s} */\n", leir__loop_kind_letters[loop->kind], (long long)loop->extent,
        var);
@@ -286,6 +514,12 @@ static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
   L->unroll = outer_unroll;
   indent(L, (int)depth);
   put(L, "}\n");
+  if (tiles) {
+    sr_copy(L, tiles, n, k, depth, false);
+    L->nsr -= tiles;
+    indent(L, (int)depth);
+    put(L, "}\n");
+  }
 }
 
 static void emit_nest(lower *L, const leir_nest *n, uint32_t depth, bool in_parallel,
@@ -358,7 +592,9 @@ leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, lei
 leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o, size_t max_bytes,
                               leir__strbuf *out, leir__c_site **sites, uint32_t *nsites) {
   lower L;
+  sr_buf tiles[SR_MAX_BUFS];
   memset(&L, 0, sizeof L);
+  L.sr = tiles;
   L.a = a;
   L.p = a->p;
   L.o = o;

@@ -1,0 +1,151 @@
+/*
+ * What the C backend makes of good schedules (issue 15.4): scalar
+ * replacement keeps a reduction's accumulator tile in a local array (no
+ * memory traffic in the reduction loop), only where that is exact; every
+ * program here is also run and verified EQUAL against its naive form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static leir_backend *cpu_backend(uint32_t flags) {
+  leir_backend_options o = LEIR_BACKEND_OPTIONS_INIT;
+  o.threads = 2;
+  o.flags = flags;
+  leir_backend *b = NULL;
+  ck_assert_msg(leir_backend_open(&b, "cpu", &o) == LEIR_OK, "%s", leir_error_last()->message);
+  return b;
+}
+
+static char *lower(leir_backend *b, const char *src) {
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  char *out = NULL;
+  size_t len = 0;
+  ck_assert_msg(leir_backend_lower(b, p, &out, &len) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  leir_program_free(p);
+  return out;
+}
+
+static void require_equal(leir_backend *b, const char *naive, const char *sched) {
+  leir_program *p0 = test_parse(naive), *p1 = test_parse(sched);
+  ck_assert_int_eq(leir_program_infer_signature(p0), LEIR_OK);
+  ck_assert_int_eq(leir_program_infer_signature(p1), LEIR_OK);
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.input_sets = 2;
+  leir_verify_report *r = NULL;
+  ck_assert_msg(leir_verify(b, p0, p1, &vo, &r) == LEIR_OK, "%s: %s", sched,
+                leir_error_last()->message);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_EQUAL, "%s: %s", sched, leir_verdict_name(r->verdict));
+  leir_verify_report_free(r);
+  leir_program_free(p0);
+  leir_program_free(p1);
+}
+
+#define MM(T, a, c, d) \
+  "[D^{" T ",g}_{" a "," c "}=D^{" T ",g}_{" a "," c "}+A^{" T ",g}_{" a "," d "}*C^{" T ",g}_{" d "," c "};];"
+#define NAIVE(T) "L^{64}_{a=0}L^{64}_{c=0}L^{64}_{d=0}" MM(T, "a", "c", "d")
+
+/* The register-tiled matmul: the tile of D (8 rows x 16 columns) is loaded
+ * before the reduction loop and stored after it; inside, only the local
+ * array is touched. */
+START_TEST(test_accumulator_tile_is_not_reloaded_in_the_reduction_loop) {
+  leir_backend *b = cpu_backend(0);
+  const char *sched =
+      "P^{8}_{g=0}L^{4}_{h=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f32", "g*8+a", "h*16+c", "d");
+  char *c = lower(b, sched);
+  /* buffers: A b0, C b1 (inputs), D b2 (output) */
+  const char *decl = strstr(c, "float r2[128];");
+  if (!decl) fprintf(stderr, "%s\n", c);
+  ck_assert_msg(decl != NULL, "no tile of D");
+  const char *loop = strstr(decl, "/* L^{64}_{d} */");
+  ck_assert_ptr_nonnull(loop);
+  const char *store = strstr(loop, "b2[");
+  ck_assert_ptr_nonnull(store);
+  /* between the reduction loop's header and the store-back, D is only r2 */
+  const char *body_end = strstr(loop, "= r2[");
+  ck_assert_ptr_nonnull(body_end);
+  ck_assert_msg(store > body_end - 80, "D is read or written in the reduction loop");
+  ck_assert_ptr_nonnull(strstr(loop, "r2[16 * i3 + i4] = v;"));
+  free(c);
+  require_equal(b, NAIVE("f32"), sched);
+  leir_backend_free(b);
+}
+END_TEST
+
+/* Exact in every dtype and subscript form it applies to. */
+START_TEST(test_scalar_replacement_is_exact) {
+  leir_backend *b = cpu_backend(0);
+  static const struct {
+    const char *naive, *sched;
+    bool tiled;
+    const char *absent; /* not in the C source (a buffer that stays in memory) */
+  } cases[] = {
+      /* flipped rows: a negative coefficient */
+      {NAIVE("f32"),
+       "P^{8}_{g=0}L^{4}_{h=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f32", "63-(g*8+a)", "h*16+c",
+                                                                     "d"),
+       true, NULL},
+      {NAIVE("f16"),
+       "L^{8}_{g=0}L^{4}_{h=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f16", "g*8+a", "h*16+c", "d"),
+       true, NULL},
+      {NAIVE("i32"),
+       "L^{8}_{g=0}L^{8}_{h=0}L^{64}_{d=0}U^{8}_{a=0}U^{8}_{c=0}" MM("i32", "g*8+a", "h*8+c", "d"),
+       true, NULL},
+      /* two reduction loops: the tile lives across both */
+      {NAIVE("f64"),
+       "L^{8}_{g=0}L^{4}_{h=0}L^{8}_{f=0}L^{8}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM(
+           "f64", "g*8+a", "h*16+c", "f*8+d"),
+       true, NULL},
+      /* a scalar accumulator over an unrolled reduction */
+      {"L^{64}_{a=0}L^{64}_{d=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,d});];",
+       "L^{64}_{a=0}L^{16}_{d=0}U^{4}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,d*4+c});];",
+       true, NULL},
+      /* c+e names an element twice: not replaced */
+      {"L^{8}_{a=0}L^{8}_{d=0}L^{4}_{c=0}L^{4}_{e=0}[D^{f32,g}_{a,c+e}=D^{f32,g}_{a,c+e}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];",
+       "L^{8}_{a=0}L^{8}_{d=0}U^{4}_{c=0}U^{4}_{e=0}[D^{f32,g}_{a,c+e}=D^{f32,g}_{a,c+e}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];",
+       false, NULL},
+      /* D also read through another subscript: not replaced (E is) */
+      {"L^{8}_{a=0}L^{8}_{d=0}L^{8}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d};E^{f32,g}_{a,c}=D^{f32,g}_{c,a};];",
+       "L^{8}_{a=0}L^{8}_{d=0}U^{8}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d};E^{f32,g}_{a,c}=D^{f32,g}_{c,a};];",
+       true /* E (b2) is */, "r1["},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *c = lower(b, cases[i].sched);
+    bool tiled = strstr(c, "scalar replacement") != NULL;
+    bool absent = !cases[i].absent || !strstr(c, cases[i].absent);
+    if (tiled != cases[i].tiled || !absent) fprintf(stderr, "%s\n", c);
+    ck_assert_msg(tiled == cases[i].tiled, "case %zu: tiled %d", i, tiled);
+    ck_assert_msg(absent, "case %zu: %s", i, cases[i].absent);
+    free(c);
+    require_equal(b, cases[i].naive, cases[i].sched);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
+/* --check-bounds keeps every access in memory (each subscript checked). */
+START_TEST(test_checked_lowering_keeps_accesses_in_memory) {
+  leir_backend *b = cpu_backend(LEIR_BACKEND_CHECK_ALL_BOUNDS | LEIR_BACKEND_LOWER_ONLY);
+  char *c = lower(b, "L^{8}_{g=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f32", "g*8+a", "c", "d"));
+  ck_assert_ptr_null(strstr(c, "scalar replacement"));
+  free(c);
+  leir_backend_free(b);
+}
+END_TEST
+
+static Suite *codegen_suite(void) {
+  Suite *s = suite_create("codegen");
+  TCase *tc = tcase_create("scalar_replacement");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_accumulator_tile_is_not_reloaded_in_the_reduction_loop);
+  tcase_add_test(tc, test_scalar_replacement_is_exact);
+  tcase_add_test(tc, test_checked_lowering_keeps_accesses_in_memory);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return test_run_suite(codegen_suite()); }
