@@ -137,6 +137,75 @@ START_TEST(test_checked_lowering_keeps_accesses_in_memory) {
 }
 END_TEST
 
+/* The split domain: the reference's (outer extent <= sqrt(n)) by default,
+ * every divisor with LEIR_CANDIDATES_ALL_DIVISORS; the steps it adds apply
+ * and verify EQUAL. */
+static size_t count_steps(const leir_program *p, const char *strategy, uint32_t flags,
+                          const char *want, size_t *at) {
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find(strategy, &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = flags;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  size_t n = leir_candidates_count(l);
+  *at = SIZE_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), want)) *at = i;
+  leir_candidates_free(l);
+  return n;
+}
+
+START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
+  const char *src = NAIVE("f32");
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  size_t at;
+  /* 64 = 2^6: {2,4,8} by default, {2,...,32} with every divisor, per loop */
+  ck_assert_uint_eq(count_steps(p, "loop_split", 0, "loop_split nest=0 loop=c factor=16", &at), 9);
+  ck_assert_uint_eq(at, SIZE_MAX);
+  ck_assert_uint_eq(
+      count_steps(p, "loop_split", LEIR_CANDIDATES_ALL_DIVISORS, "loop_split nest=0 loop=c factor=16", &at),
+      15);
+  ck_assert_uint_ne(at, SIZE_MAX);
+  size_t dflt = count_steps(p, "loop_tiling", 0, "", &at);
+  size_t all = count_steps(p, "loop_tiling", LEIR_CANDIDATES_ALL_DIVISORS,
+                           "loop_tiling nest=0 loops=a,c factors=16,2", &at);
+  ck_assert_uint_eq(all, dflt / 9 * 25);
+  ck_assert_uint_ne(at, SIZE_MAX);
+  /* the new step applies through the list and is exact */
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find("loop_split", &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = LEIR_CANDIDATES_ALL_DIVISORS;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  count_steps(p, "loop_split", LEIR_CANDIDATES_ALL_DIVISORS, "loop_split nest=0 loop=c factor=16", &at);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_candidates_apply(&q, l, at), LEIR_OK);
+  char *text = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(q, 0, &text, &len), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(text, "L^{16}_{g=0}L^{4}_{c=0}"));
+  leir_backend *b = cpu_backend(0);
+  require_equal(b, src, text);
+  leir_backend_free(b);
+  /* leir_step_apply keeps the reference's domain */
+  leir_step *st = NULL;
+  const char *step = "loop_split nest=0 loop=c factor=16";
+  ck_assert_int_eq(leir_step_parse(&st, step, strlen(step)), LEIR_OK);
+  leir_program *r = NULL;
+  ck_assert_int_ne(leir_step_apply(&r, p, st, NULL), LEIR_OK);
+  leir_step_free(st);
+  leir_free(text);
+  leir_program_free(q);
+  leir_candidates_free(l);
+  leir_program_free(p);
+}
+END_TEST
+
 static Suite *codegen_suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("scalar_replacement");
@@ -144,6 +213,10 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_accumulator_tile_is_not_reloaded_in_the_reduction_loop);
   tcase_add_test(tc, test_scalar_replacement_is_exact);
   tcase_add_test(tc, test_checked_lowering_keeps_accesses_in_memory);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("split_domain");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_all_divisors_widen_the_split_and_tile_domains);
   suite_add_tcase(s, tc);
   return s;
 }
