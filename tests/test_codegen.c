@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+#include "cost.h"
 #include "testutil.h"
 
 static leir_backend *cpu_backend(uint32_t flags) {
@@ -206,6 +208,73 @@ START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
 }
 END_TEST
 
+/* ---- the analytic cost model (lib/cost.c, docs/cost.md) -------------------- */
+
+#define MM512(loops, a, c, d) loops MM("f32", a, c, d)
+
+static double predict(const char *src, uint32_t threads) {
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir__analysis *a = NULL;
+  ck_assert_int_eq(leir__analyze_program(p, NULL, &a), LEIR_OK);
+  leir__machine m;
+  leir__machine_host(&m);
+  /* a fixed machine, so that the figures do not depend on the host */
+  m.threads = threads;
+  m.cache[0] = 32u << 10;
+  m.cache[1] = 1u << 20;
+  m.cache[2] = 16u << 20;
+  m.line = 64;
+  leir__prediction pr;
+  leir__cost_predict(a, &m, &pr);
+  ck_assert(pr.seconds > 0 && pr.seconds >= pr.compute_s && pr.seconds >= pr.memory_s);
+  leir__analysis_free(a);
+  leir_program_free(p);
+  return pr.seconds;
+}
+
+START_TEST(test_cost_model_ranks_schedules) {
+  const char *naive = MM512("L^{512}_{a=0}L^{512}_{c=0}L^{512}_{d=0}", "a", "c", "d");
+  const char *reordered = MM512("L^{512}_{a=0}L^{512}_{d=0}L^{512}_{c=0}", "a", "c", "d");
+  const char *columns = MM512("L^{512}_{c=0}L^{512}_{d=0}L^{512}_{a=0}", "a", "c", "d");
+  const char *tiled_bad =
+      MM512("L^{16}_{g=0}L^{16}_{h=0}L^{16}_{i=0}L^{32}_{a=0}L^{32}_{c=0}L^{32}_{d=0}", "g*32+a",
+            "h*32+c", "i*32+d");
+  const char *tiled =
+      MM512("L^{16}_{g=0}L^{16}_{h=0}L^{16}_{i=0}L^{32}_{a=0}L^{32}_{d=0}L^{32}_{c=0}", "g*32+a",
+            "h*32+c", "i*32+d");
+  const char *reg = MM512("L^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}", "g*8+a",
+                          "h*16+c", "d");
+  const char *reg_p = MM512("P^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}",
+                            "g*8+a", "h*16+c", "d");
+  double t_naive = predict(naive, 2), t_re = predict(reordered, 2), t_col = predict(columns, 2),
+         t_bad = predict(tiled_bad, 2), t_tiled = predict(tiled, 2), t_reg = predict(reg, 2),
+         t_reg_p = predict(reg_p, 2), t_reg_p1 = predict(reg_p, 1);
+  /* the accumulator chain of the naive order, the strided columns */
+  ck_assert_msg(t_naive > 2 * t_re, "naive %g, reordered %g", t_naive, t_re);
+  ck_assert_msg(t_col > 4 * t_re, "columns %g, reordered %g", t_col, t_re);
+  ck_assert_msg(t_bad > 2 * t_tiled, "tiled a,c,d %g, tiled a,d,c %g", t_bad, t_tiled);
+  /* a register tile beats the reordered loops; P halves it on 2 threads */
+  ck_assert_msg(t_reg < t_re, "register tile %g, reordered %g", t_reg, t_re);
+  ck_assert_msg(t_reg_p < 0.6 * t_reg && t_reg_p1 >= t_reg, "P %g (1 thread %g), serial %g",
+                t_reg_p, t_reg_p1, t_reg);
+  /* the public figures: the same flops, different predicted times */
+  leir_program *p0 = test_parse(naive), *p1 = test_parse(reg_p);
+  ck_assert_int_eq(leir_program_infer_signature(p0), LEIR_OK);
+  ck_assert_int_eq(leir_program_infer_signature(p1), LEIR_OK);
+  leir_program_cost c0, c1;
+  ck_assert_int_eq(leir_program_cost_get(p0, &c0), LEIR_OK);
+  ck_assert_int_eq(leir_program_cost_get(p1, &c1), LEIR_OK);
+  ck_assert_uint_eq(c0.flops, c1.flops);
+  ck_assert_uint_eq(c0.bytes, c1.bytes);
+  ck_assert_uint_gt(c0.predicted_ps, c1.predicted_ps);
+  ck_assert_uint_gt(c0.memory_bytes, 0);
+  ck_assert_uint_eq(c0.reserved[0] | c0.reserved[1] | c0.reserved[2], 0);
+  leir_program_free(p0);
+  leir_program_free(p1);
+}
+END_TEST
+
 static Suite *codegen_suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("scalar_replacement");
@@ -213,6 +282,9 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_accumulator_tile_is_not_reloaded_in_the_reduction_loop);
   tcase_add_test(tc, test_scalar_replacement_is_exact);
   tcase_add_test(tc, test_checked_lowering_keeps_accesses_in_memory);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("cost_model");
+  tcase_add_test(tc, test_cost_model_ranks_schedules);
   suite_add_tcase(s, tc);
   tc = tcase_create("split_domain");
   tcase_set_timeout(tc, 120);
