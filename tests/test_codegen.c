@@ -208,6 +208,87 @@ START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
 }
 END_TEST
 
+/* ---- local buffers: l/s-scope intermediates sized to their loop level ------- */
+
+/* A program file: inputs A (and C) n x n f32, output D of `dshape`. */
+static leir_program *with_sig(const char *leir, int n, bool has_c, const char *dshape) {
+  char yaml[4096];
+  snprintf(yaml, sizeof yaml,
+           "inputs:\n  A: {dtype: f32, shape: [%d, %d]}\n%s"
+           "outputs:\n  D: {dtype: f32, shape: [%s]}\nleir: |-\n  %s\n",
+           n, n, has_c ? "  C: {dtype: f32, shape: [64, 64]}\n" : "", dshape, leir);
+  leir_program *p = NULL;
+  ck_assert_msg(leir_program_parse_yaml(&p, yaml, strlen(yaml), NULL) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  return p;
+}
+
+static char *lower_p(leir_backend *b, const leir_program *p) {
+  char *out = NULL;
+  size_t len = 0;
+  ck_assert_msg(leir_backend_lower(b, p, &out, &len) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  return out;
+}
+
+static void require_equal_p(leir_backend *b, const leir_program *p0, const leir_program *p1) {
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.input_sets = 2;
+  leir_verify_report *r = NULL;
+  ck_assert_msg(leir_verify(b, p0, p1, &vo, &r) == LEIR_OK, "%s", leir_error_last()->message);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_EQUAL, "%s", leir_verdict_name(r->verdict));
+  leir_verify_report_free(r);
+}
+
+START_TEST(test_local_intermediates_are_sized_to_their_loop_level) {
+  leir_backend *b = cpu_backend(0);
+  static const struct {
+    const char *naive, *sched;
+    bool c;
+    const char *dshape;
+    const char *decl; /* the local array, or NULL: the buffer stays whole */
+    const char *whole; /* the whole buffer's name, never used when local */
+  } cases[] = {
+      /* partial maxima of a row: 16 per iteration of the P loop, not 64 x 16 */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];",
+       "P^{64}_{a=0}[L^{4}_{c=0}V^{16}_{d=0}[X^{f32,l}_{a,d}=max(X^{f32,l}_{a,d},A^{f32,g}_{a,c*16+d});];"
+       "L^{16}_{d=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},X^{f32,l}_{a,d});];];",
+       false, "64", "float p2[16];", "b2["},
+      /* the write cache of a tiled matmul: a 32x32 tile, not 64x64 */
+      {"L^{64}_{a=0}L^{64}_{c=0}L^{64}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];",
+       "P^{2}_{g=0}L^{2}_{h=0}[L^{64}_{d=0}L^{32}_{a=0}V^{32}_{c=0}[E^{f32,l}_{g*32+a,h*32+c}="
+       "E^{f32,l}_{g*32+a,h*32+c}+A^{f32,g}_{g*32+a,d}*C^{f32,g}_{d,h*32+c};];"
+       "L^{32}_{a=0}V^{32}_{c=0}[D^{f32,g}_{g*32+a,h*32+c}=E^{f32,l}_{g*32+a,h*32+c};];];",
+       true, "64, 64", "float p3[1024];", "b3["},
+      /* X_{d} accumulates across the iterations of a: stays whole */
+      {"L^{64}_{c=0}L^{16}_{d=0}L^{4}_{a=0}[D^{f32,g}_{d}=D^{f32,g}_{d}+A^{f32,g}_{a*16+d,c};];",
+       "L^{64}_{c=0}[L^{4}_{d=0}V^{16}_{e=0}[X^{f32,l}_{e}=X^{f32,l}_{e}+A^{f32,g}_{d*16+e,c};];"
+       "L^{16}_{e=0}[D^{f32,g}_{e}=X^{f32,l}_{e};];];",
+       false, "16", NULL, NULL},
+      /* read by a later nest: stays whole */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a}=A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f32,l}_{a,c}=A^{f32,g}_{a,c}*2;];];"
+       "L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a}=X^{f32,l}_{a,c};];",
+       false, "64", NULL, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    leir_program *p0 = with_sig(cases[i].naive, 64, cases[i].c, cases[i].dshape);
+    leir_program *p1 = with_sig(cases[i].sched, 64, cases[i].c, cases[i].dshape);
+    char *c = lower_p(b, p1);
+    bool local = strstr(c, "local to one iteration") != NULL;
+    bool ok = local == (cases[i].decl != NULL) && (!cases[i].decl || strstr(c, cases[i].decl)) &&
+              (!cases[i].whole || !strstr(c, cases[i].whole));
+    if (!ok) fprintf(stderr, "%s\n", c);
+    ck_assert_msg(ok, "case %zu: local %d", i, local);
+    free(c);
+    require_equal_p(b, p0, p1);
+    leir_program_free(p0);
+    leir_program_free(p1);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
 /* ---- the analytic cost model (lib/cost.c, docs/cost.md) -------------------- */
 
 #define MM512(loops, a, c, d) loops MM("f32", a, c, d)
@@ -282,6 +363,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_accumulator_tile_is_not_reloaded_in_the_reduction_loop);
   tcase_add_test(tc, test_scalar_replacement_is_exact);
   tcase_add_test(tc, test_checked_lowering_keeps_accesses_in_memory);
+  tcase_add_test(tc, test_local_intermediates_are_sized_to_their_loop_level);
   suite_add_tcase(s, tc);
   tc = tcase_create("cost_model");
   tcase_add_test(tc, test_cost_model_ranks_schedules);

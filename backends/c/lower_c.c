@@ -47,6 +47,10 @@ typedef struct lower {
   struct sr_buf *sr;
   uint32_t nsr;
   bool sr_memory; /* element(): address memory even for replaced buffers */
+  /* local buffers: by buffer, the plan of an l/s-scope intermediate held in a
+   * per-iteration array (NULL: none); `live` while inside its region */
+  struct lb_plan *lb;
+  uint32_t top; /* the top-level nest being emitted */
 } lower;
 
 /* Product of unroll factors along one loop path, at most: nested full
@@ -116,6 +120,8 @@ static void trap_post(leir__cx *x, const leir_expr *at) {
 }
 
 static bool sr_element(lower *L, leir__strbuf *o, uint32_t b);
+static bool lb_live(const lower *L, uint32_t b);
+static void lb_element(lower *L, leir__strbuf *o, uint32_t b, const leir_expr *t);
 
 /* bK[flat offset] of a tensor access, with run-time checks where needed
  * (rK[tile offset] for a buffer held in a local tile, see below). */
@@ -125,6 +131,10 @@ static void element(leir__cx *x, const leir_expr *t) {
   uint32_t b = L->a->expr_buffer[t->id];
   const leir__buffer *buf = &L->a->buffers[b];
   if (!L->sr_memory && sr_element(L, o, b)) return;
+  if (lb_live(L, b)) {
+    lb_element(L, o, b, t);
+    return;
+  }
   leir__sb_printf(o, "b%u[", b);
   if (t->n == 0) leir__sb_puts(o, "0");
   for (uint32_t k = 0; k < t->n; k++) leir__sb_puts(o, "(");
@@ -365,6 +375,221 @@ static void sr_copy(lower *L, uint32_t count, const leir_nest *n, uint32_t k, ui
   }
 }
 
+
+/* ---- local buffers -----------------------------------------------------------
+ *
+ * An intermediate of scope `l` or `s` that lives inside one iteration of the
+ * outer loops of its top-level nest (every access in that nest, each
+ * iteration of loops 0..k0-1 touching its own elements) is a local array of
+ * the size of one iteration's elements, declared inside those loops (so
+ * private to the thread of a P loop), instead of the whole buffer:
+ *
+ *   P^{4096}_{a} [ ... X^{f32,l}_{a,d} ... ]   ->   for (a) { float p3[16]; ... }
+ *
+ * It is exact when every subscript of every access is affine (tensor-free,
+ * not inside another subscript) with the same part over loops 0..k0-1 (the
+ * outer part) in all accesses, and each of those loops is determined by some
+ * subscript (its outer coefficients against the span of the inner values:
+ * leir__affine_determined): then each element belongs to one iteration, so
+ * no value flows between iterations (its implicit initialization, if any,
+ * moves into the iteration), and nothing outside the nest reads it. Each
+ * subscript of the local array is the subscript minus its outer part minus
+ * its smallest inner value. The deepest such k0 wins (the smallest array).
+ */
+#define LB_MAX_BYTES ((uint64_t)64 << 10)
+#define LB_MAX_RANK 8
+
+typedef struct lb_plan {
+  bool on, live;
+  uint32_t top, k0, rank;
+  int64_t coef[LB_MAX_RANK][LEIR__MAX_LOOPS]; /* outer part of each subscript */
+  int64_t lo[LB_MAX_RANK];                    /* smallest inner value */
+  int64_t span[LB_MAX_RANK];                  /* local extent */
+  uint64_t elems;                             /* of the local array */
+} lb_plan;
+
+typedef struct lb_access {
+  const leir_expr *t;
+  const leir__eqinfo *info;
+  leir__affine f[LB_MAX_RANK];
+} lb_access;
+
+static bool lb_live(const lower *L, uint32_t b) { return L->lb && L->lb[b].live; }
+
+/* pK[...] of access t of a local buffer: each subscript minus its outer
+ * part and smallest inner value, in the local array's row-major order. */
+static void lb_element(lower *L, leir__strbuf *o, uint32_t b, const leir_expr *t) {
+  const lb_plan *pl = &L->lb[b];
+  leir__sb_printf(o, "p%u[", b);
+  int64_t stride = 1;
+  for (uint32_t k = pl->rank; k-- > 0;) {
+    leir__sb_puts(o, "((");
+    leir__cx_index(&L->x, t->kids[k]);
+    leir__sb_puts(o, ") - (");
+    for (uint32_t d = 0; d < pl->k0; d++)
+      if (pl->coef[k][d]) {
+        put_i64(o, pl->coef[k][d]);
+        leir__sb_printf(o, " * i%u + ", d);
+      }
+    put_i64(o, pl->lo[k]);
+    leir__sb_puts(o, "))");
+    if (stride != 1) {
+      leir__sb_puts(o, " * ");
+      put_i64(o, stride);
+    }
+    if (k) leir__sb_puts(o, " + ");
+    stride *= pl->span[k];
+  }
+  leir__sb_puts(o, "]");
+}
+
+/* Whether loops 0..k0-1 of top-level nest `top` can hold buffer b (its
+ * accesses acc[0..n-1]); fills pl. Iterations are disjoint when every outer
+ * loop is determined by some subscript (its outer coefficients and the span
+ * of its inner values: leir__affine_determined). */
+static bool lb_fits(const lower *L, uint32_t b, const lb_access *acc, uint32_t n, uint32_t top,
+                    uint32_t k0, lb_plan *pl) {
+  const leir_nest *T = L->p->nests[top];
+  const leir__buffer *buf = &L->a->buffers[b];
+  memset(pl, 0, sizeof *pl);
+  pl->rank = buf->rank;
+  uint64_t elems = 1, covered = 0;
+  for (uint32_t k = 0; k < buf->rank; k++) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t oc[LEIR__MAX_LOOPS] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+      const leir__affine *f = &acc[i].f[k];
+      int64_t c[LEIR__MAX_LOOPS] = {0}, l = f->c, h = f->c;
+      for (uint32_t j = 0; j < f->nterms; j++) {
+        uint32_t d = f->slot[j];
+        if (d >= LEIR__MAX_LOOPS || d >= acc[i].info->nloops) return false;
+        if (d < k0) {
+          c[d] = f->coef[j];
+          continue;
+        }
+        int64_t m;
+        if (__builtin_mul_overflow(f->coef[j], acc[i].info->loops[d]->extent - 1, &m) ||
+            __builtin_add_overflow(m < 0 ? l : h, m, m < 0 ? &l : &h))
+          return false;
+      }
+      if (i == 0) memcpy(oc, c, sizeof oc);
+      else if (memcmp(oc, c, sizeof oc)) return false; /* another outer part */
+      if (l < lo) lo = l;
+      if (h > hi) hi = h;
+    }
+    if (hi < lo || hi - lo > INT32_MAX) return false;
+    pl->lo[k] = lo;
+    pl->span[k] = hi - lo + 1;
+    memcpy(pl->coef[k], oc, sizeof oc);
+    if (__builtin_mul_overflow(elems, (uint64_t)pl->span[k], &elems)) return false;
+    /* the outer loops this subscript determines */
+    int64_t coef[LEIR__MAX_LOOPS + 1], ext[LEIR__MAX_LOOPS + 1];
+    uint32_t slot[LEIR__MAX_LOOPS + 1], m = 0;
+    for (uint32_t d = 0; d < k0; d++)
+      if (oc[d]) coef[m] = oc[d], ext[m] = T->loops[d].extent, slot[m++] = d;
+    coef[m] = 1;
+    ext[m] = pl->span[k];
+    uint64_t det = leir__affine_determined(coef, ext, m + 1);
+    for (uint32_t j = 0; j < m; j++)
+      if (det >> j & 1) covered |= (uint64_t)1 << slot[j];
+  }
+  for (uint32_t d = 0; d < k0; d++)
+    if (!(covered >> d & 1) && T->loops[d].extent > 1) return false; /* shared by iterations */
+  uint64_t esize = (uint64_t)leir_dtype_size((leir_dtype)buf->dtype);
+  if (elems >= buf->elements || elems * esize > LB_MAX_BYTES) return false;
+  pl->on = true;
+  pl->top = top;
+  pl->k0 = k0;
+  pl->elems = elems;
+  return true;
+}
+
+/* Plans every l/s-scope intermediate (L->lb, one entry per buffer). */
+static void lb_plan_all(lower *L) {
+  const leir__analysis *a = L->a;
+  if (L->o->check_all_bounds) return;
+  L->lb = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *L->lb);
+  lb_access *acc = malloc(SR_MAX_ACCESSES * sizeof *acc);
+  sr_access *tmp = malloc(SR_MAX_ACCESSES * sizeof *tmp);
+  if (!L->lb || !acc || !tmp) {
+    free(acc);
+    free(tmp);
+    L->failed = true;
+    return;
+  }
+  for (uint32_t b = 0; b < a->nbuffers; b++) {
+    const leir__buffer *buf = &a->buffers[b];
+    if (buf->role != LEIR__BUF_TEMP || buf->scope == LEIR_SCOPE_GLOBAL || buf->rank == 0 ||
+        buf->rank > LB_MAX_RANK)
+      continue;
+    uint32_t n = 0, top = LEIR__NONE;
+    bool ok = true;
+    for (uint32_t i = 0; i < a->neqs && ok; i++) {
+      const leir__eqinfo *info = &a->eqs[i];
+      uint32_t nt = 0;
+      if (!sr_collect(info->eq->lhs, false, tmp, &nt, SR_MAX_ACCESSES) ||
+          !sr_collect(info->eq->rhs, false, tmp, &nt, SR_MAX_ACCESSES)) {
+        ok = false;
+        break;
+      }
+      for (uint32_t j = 0; j < nt && ok; j++) {
+        if (a->expr_buffer[tmp[j].t->id] != b) continue;
+        if (tmp[j].sub || n == SR_MAX_ACCESSES || (top != LEIR__NONE && info->top != top) ||
+            info->nloops > LEIR__MAX_LOOPS) {
+          ok = false;
+          break;
+        }
+        top = info->top;
+        acc[n].t = tmp[j].t;
+        acc[n].info = info;
+        for (uint32_t k = 0; k < tmp[j].t->n && ok; k++)
+          ok = !leir__expr_has_tensor(tmp[j].t->kids[k]) &&
+               leir__affine_of(a, tmp[j].t->kids[k], &acc[n].f[k]);
+        n++;
+      }
+    }
+    if (!ok || !n) continue;
+    for (uint32_t k0 = L->p->nests[top]->nloops; k0 > 0; k0--)
+      if (lb_fits(L, b, acc, n, top, k0, &L->lb[b])) break;
+  }
+  free(acc);
+  free(tmp);
+}
+
+static void emit_init(lower *L, const leir__eqinfo *info, uint32_t from);
+
+/* Opens the local buffers whose region starts at loop k of the top-level
+ * nest being emitted; returns how many. */
+static uint32_t lb_open(lower *L, uint32_t k, uint32_t depth) {
+  uint32_t opened = 0;
+  for (uint32_t b = 0; b < L->a->nbuffers && !stop(L); b++) {
+    lb_plan *pl = &L->lb[b];
+    if (!pl->on || pl->top != L->top || pl->k0 != k) continue;
+    const leir__buffer *buf = &L->a->buffers[b];
+    indent(L, (int)depth);
+    putf(L, "{ /* %s: local to one iteration of the outer %u loop%s */\n",
+         leir__sym_name(L->p, buf->sym), k, k == 1 ? "" : "s");
+    indent(L, (int)depth);
+    putf(L, "%s p%u[%" PRIu64 "];\n", leir__ctext_elem_type((leir_dtype)buf->dtype), b, pl->elems);
+    pl->live = true;
+    for (uint32_t i = 0; i < L->a->neqs; i++)
+      if (L->a->eqs[i].lhs_buffer == b && L->a->eqs[i].init != LEIR__INIT_NONE)
+        emit_init(L, &L->a->eqs[i], k);
+    opened++;
+  }
+  return opened;
+}
+
+static void lb_close(lower *L, uint32_t k, uint32_t depth) {
+  for (uint32_t b = L->a->nbuffers; b-- > 0;) {
+    lb_plan *pl = &L->lb[b];
+    if (!pl->live || pl->top != L->top || pl->k0 != k) continue;
+    pl->live = false;
+    indent(L, (int)depth);
+    put(L, "}\n");
+  }
+}
+
 static const leir__cx_dialect c_dialect = {
     .put_i64 = put_i64,
     .nan = {"((float)NAN)", "((double)NAN)"},
@@ -404,7 +629,7 @@ static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
   put(L, "}\n");
 }
 
-static void emit_init(lower *L, const leir__eqinfo *info) {
+static void emit_init(lower *L, const leir__eqinfo *info, uint32_t from) {
   leir__env_init(&L->env, info);
   const leir_expr *lhs = info->eq->lhs;
   bool used[LEIR__MAX_LOOPS] = {false};
@@ -413,12 +638,12 @@ static void emit_init(lower *L, const leir__eqinfo *info) {
   leir_dtype dt = (leir_dtype)lhs->dtype;
   leir__ctype ct = leir__ctype_of(dt);
   leir__init_kind kind = (leir__init_kind)info->init;
-  indent(L, 0);
+  indent(L, (int)from);
   putf(L, "/* implicit initialization of %s (%s) */\n", leir__sym_name(L->p, lhs->sym),
        kind == LEIR__INIT_ZERO ? "0" : kind == LEIR__INIT_ONE ? "1"
                                 : kind == LEIR__INIT_NEG_INF ? "-inf" : "+inf");
-  int depth = 0;
-  for (uint32_t d = 0; d < info->nloops; d++) {
+  int depth = (int)from;
+  for (uint32_t d = from; d < info->nloops; d++) {
     if (!used[d]) continue;
     indent(L, depth++);
     putf(L, "for (int64_t i%u = 0; i%u < ", d, d);
@@ -459,8 +684,21 @@ static uint64_t work_from(const leir_nest *n, uint32_t l) {
 static void emit_nest(lower *L, const leir_nest *n, uint32_t depth, bool in_parallel,
                       bool in_simd);
 
+static void emit_loops_at(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
+                          bool in_parallel, bool in_simd);
+
+/* Loop k of nest n and what it holds, inside the local buffers whose
+ * region starts there. */
 static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth, bool in_parallel,
                        bool in_simd) {
+  uint32_t opened = 0;
+  if (L->lb && depth == k && n == L->p->nests[L->top]) opened = lb_open(L, k, depth);
+  emit_loops_at(L, n, k, depth, in_parallel, in_simd);
+  if (opened) lb_close(L, k, depth);
+}
+
+static void emit_loops_at(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
+                          bool in_parallel, bool in_simd) {
   if (stop(L)) return;
   if (k == n->nloops) {
     for (uint32_t i = 0; i < n->nitems && !stop(L); i++) {
@@ -606,6 +844,7 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
     leir__cx_release(&L.x);
     return leir__cx_status(&L.x);
   }
+  lb_plan_all(&L);
   emit_header_comment(&L);
   put(&L, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n");
   put(&L, leir__prelude_text);
@@ -630,7 +869,10 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
     leir__position(L.p, L.p->nests[t]->pos, &line, &col);
     putf(&L, "\n  /* nest %u (%u:%u) */\n", t + 1, line, col);
     for (uint32_t i = 0; i < a->neqs; i++)
-      if (a->eqs[i].top == t && a->eqs[i].init != LEIR__INIT_NONE) emit_init(&L, &a->eqs[i]);
+      if (a->eqs[i].top == t && a->eqs[i].init != LEIR__INIT_NONE &&
+          !(L.lb && L.lb[a->eqs[i].lhs_buffer].on))
+        emit_init(&L, &a->eqs[i], 0);
+    L.top = t;
     emit_nest(&L, L.p->nests[t], 0, false, false);
     if (stop(&L)) break;
   }
@@ -638,6 +880,7 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
   leir_status st = stop(&L) ? leir__cx_status(&L.x) : LEIR_OK;
   if (st == LEIR_OK && L.failed) st = leir__error_nomem();
   leir__cx_release(&L.x);
+  free(L.lb);
   if (st != LEIR_OK) {
     free(L.sites);
     return st;
