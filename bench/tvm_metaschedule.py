@@ -86,7 +86,7 @@ def main():
             t0 = time.time()
             db = ms.tune_tir(mod, target, work, max_trials_global=args.trials,
                              num_trials_per_iter=min(64, args.trials), cost_model=cost_model,
-                             num_tuning_cores=args.threads)
+                             num_tuning_cores=args.threads, database="memory")
             tune_s = time.time() - t0
             sch = ms.tir_integration.compile_tir(db, mod, target)
             if sch is None:

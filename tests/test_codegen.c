@@ -356,6 +356,52 @@ START_TEST(test_cost_model_ranks_schedules) {
 }
 END_TEST
 
+/* The register-tiled matmul of bench/matmul is six steps from the naive
+ * 512^3 program: a tiling outside the reference domain (64 x 8 rows,
+ * 32 x 16 columns), two reorders, U, V (16 wide) and P. */
+static leir_program *step_to(leir_program *p, const char *strategy, const char *step,
+                             uint32_t flags, uint32_t vector_width) {
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find(strategy, &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = flags;
+  o.vector_width = vector_width;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  leir_program *q = NULL;
+  for (size_t i = 0; i < leir_candidates_count(l) && !q; i++)
+    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), step)) {
+      ck_assert_int_eq(leir_candidates_apply(&q, l, i), LEIR_OK);
+      ck_assert_int_eq(leir_candidates_exactness(l, i), LEIR_EXACT);
+    }
+  ck_assert_msg(q != NULL, "%s is not a candidate", step);
+  leir_candidates_free(l);
+  leir_program_free(p);
+  return q;
+}
+
+START_TEST(test_register_tiled_matmul_is_reachable) {
+  leir_program *p = test_parse(
+      "L^{512}_{a=0}L^{512}_{c=0}L^{512}_{d=0}" MM("f32", "a", "c", "d"));
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  p = step_to(p, "loop_tiling", "loop_tiling nest=0 loops=a,c factors=64,32",
+              LEIR_CANDIDATES_ALL_DIVISORS, 8);
+  p = step_to(p, "loop_reorder", "loop_reorder nest=0 loops=a,d", 0, 8);
+  p = step_to(p, "loop_reorder", "loop_reorder nest=0 loops=c,a", 0, 8);
+  p = step_to(p, "loop_unrolling", "loop_unrolling nest=0 loop=a", 0, 8);
+  p = step_to(p, "loop_vectorization", "loop_vectorization nest=0 loop=c", 0, 16);
+  p = step_to(p, "loop_parallelization", "loop_parallelization nest=0 loop=g", 0, 8);
+  char *text = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(p, 0, &text, &len), LEIR_OK);
+  ck_assert_str_eq(text, "P^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM(
+                             "f32", "g*8+a", "h*16+c", "d"));
+  leir_free(text);
+  leir_program_free(p);
+}
+END_TEST
+
 static Suite *codegen_suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("scalar_replacement");
@@ -371,6 +417,7 @@ static Suite *codegen_suite(void) {
   tc = tcase_create("split_domain");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_all_divisors_widen_the_split_and_tile_domains);
+  tcase_add_test(tc, test_register_tiled_matmul_is_reachable);
   suite_add_tcase(s, tc);
   return s;
 }
