@@ -8,7 +8,11 @@
  * leir_bench, and the Spearman rank correlation between predicted and
  * measured time printed per program and over all.
  *
- *   cost_model [N]      (N = 256 by default; a multiple of 64)
+ *   cost_model [N [THREADS]]   (N = 256 by default, a multiple of 64;
+ *                               THREADS = the cpu backend's default)
+ *
+ * The model is asked for the thread count the kernels run with
+ * (leir_program_cost_predict).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -16,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define LEIR_EXPERIMENTAL
+#include "leir/experimental/cost.h"
 #include "leir/leir.h"
 
 #define MAXP 64
@@ -149,6 +155,8 @@ static void rows_set(set *s, int n) {
       "P^{%d}_{a=0}V^{%d}_{c=0}[D^{f32,g}_{a,c}=exp(A^{f32,g}_{a,c})*2;];", m, m);
 }
 
+static uint32_t threads;
+
 static int run_set(leir_backend *b, set *s, double *all_pred, double *all_meas, size_t *nall) {
   leir_program *p[MAXP];
   double pred[MAXP], meas[MAXP];
@@ -158,9 +166,7 @@ static int run_set(leir_backend *b, set *s, double *all_pred, double *all_meas, 
       fprintf(stderr, "%s: %s\n", s->label[i], leir_error_last()->message);
       return 1;
     }
-    leir_program_cost c;
-    if (leir_program_cost_get(p[i], &c) != LEIR_OK) return 1;
-    pred[i] = (double)c.predicted_ps * 1e-12;
+    if (leir_program_cost_predict(p[i], threads, &pred[i]) != LEIR_OK) return 1;
   }
   leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
   bo.min_runs = 5;
@@ -191,11 +197,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "N must be a positive multiple of 64\n");
     return 2;
   }
+  threads = argc > 2 ? (uint32_t)atoi(argv[2]) : 0;
+  leir_backend_options o = LEIR_BACKEND_OPTIONS_INIT;
+  o.threads = threads;
   leir_backend *b;
-  if (leir_backend_open(&b, "cpu", NULL) != LEIR_OK) {
+  if (leir_backend_open(&b, "cpu", &o) != LEIR_OK) {
     fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
     return 3;
   }
+  printf("cost model against measured time, N = %d, %s threads\n", n,
+         threads ? argv[2] : "default");
   static set sets[2];
   matmul_set(&sets[0], n);
   rows_set(&sets[1], n);

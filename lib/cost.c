@@ -1,6 +1,9 @@
 /* Buffer sizes, and the FLOP and byte counts of a program (verification.md
  * §4); see cost.h. */
+#define LEIR_EXPERIMENTAL
 #include "cost.h"
+
+#include "leir/experimental/cost.h"
 
 #include <math.h>
 #include <unistd.h>
@@ -111,25 +114,32 @@ void leir__machine_host(leir__machine *m) {
   m->fill_bpc[2] = 8;
   m->fma_ports = 2;
   m->latency = 4;
+  m->call_cycles = 15;
   m->region_us = 2;
 }
 
-/* Weighted operations of one evaluation: ops_of, with calls (exp, log,
- * sqrt, erf, ...) as 10 and divisions as 4. */
-static double wops_of(const leir_expr *e) {
+/* Weighted operations of one evaluation: ops_of, with divisions as 4;
+ * calls of libm (exp, log, sqrt, erf) go to *calls instead: they stay
+ * scalar (the C backend calls the C99 functions; no vector variants
+ * without -ffast-math). */
+static double wops_of(const leir_expr *e, double *calls) {
   double n = 0;
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_BINARY: n = e->op == LEIR_OP_DIV ? 4 : 1; break;
     case LEIR_EXPR_NEG: n = 1; break;
     case LEIR_EXPR_COMPARE: n = e->n ? e->n - 1 : 0; break;
     case LEIR_EXPR_CALL:
-      n = (e->op == LEIR_OP_MAX || e->op == LEIR_OP_MIN) ? (e->n ? e->n - 1 : 0)
-          : e->op == LEIR_OP_IF_THEN_ELSE ? 1 : e->op == LEIR_OP_ABS ? 1 : 10;
+      if (e->op == LEIR_OP_MAX || e->op == LEIR_OP_MIN)
+        n = e->n ? e->n - 1 : 0;
+      else if (e->op == LEIR_OP_IF_THEN_ELSE || e->op == LEIR_OP_ABS)
+        n = 1;
+      else
+        *calls += 1;
       break;
     case LEIR_EXPR_TENSOR: return 0; /* subscripts are address arithmetic */
     default: break;
   }
-  for (uint32_t k = 0; k < e->n; k++) n += wops_of(e->kids[k]);
+  for (uint32_t k = 0; k < e->n; k++) n += wops_of(e->kids[k], calls);
   return n;
 }
 
@@ -264,10 +274,10 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
   const leir__machine *m = g->m;
   const leir__eqinfo *info = &a->eqs[first];
   uint32_t n = g->n;
-  double evals = 0, ops = 0;
+  double evals = 0, ops = 0, calls = 0;
   for (uint32_t i = first; i <= last; i++) {
     evals = (double)a->eqs[i].evaluations; /* the same for the whole group */
-    ops += wops_of(a->eqs[i].eq->rhs);
+    ops += wops_of(a->eqs[i].eq->rhs, &calls);
   }
   /* parallelism: the outermost independent P/B loop of the top-level nest */
   double teff = 1, entries = 0;
@@ -317,7 +327,7 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
       loads += 1;
     }
   }
-  double arith = ops / (lanes * m->fma_ports * 2);
+  double arith = ops / (lanes * m->fma_ports * 2) + calls * m->call_cycles;
   double ports = (loads / 2 + stores) / lanes;
   /* accumulator chains: the innermost loop the written subscript does not
    * depend on; the loops inside it give independent chains */
@@ -394,4 +404,20 @@ void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__p
     i = last + 1;
   }
   free(g);
+}
+
+leir_status leir_program_cost_predict(const leir_program *p, uint32_t threads, double *seconds) {
+  if (!p || !seconds) return leir__error_arg(NULL, "NULL argument");
+  *seconds = 0;
+  leir__analysis *a = NULL;
+  leir_status st = leir__analyze_program(p, NULL, &a);
+  if (st != LEIR_OK) return st;
+  leir__machine m;
+  leir__prediction pr;
+  leir__machine_host(&m);
+  if (threads) m.threads = threads;
+  leir__cost_predict(a, &m, &pr);
+  *seconds = pr.seconds;
+  leir__analysis_free(a);
+  return LEIR_OK;
 }

@@ -29,11 +29,13 @@ typedef struct leir__machine {
                            * (from L3), and from memory (all cores together) */
   double fma_ports;       /* vector arithmetic instructions per cycle */
   double latency;         /* cycles of a dependent floating add */
+  double call_cycles;     /* cycles of one scalar libm call (exp, log, ...) */
   double region_us;       /* cost of entering one parallel region */
 } leir__machine;
 
 /* This host: online CPUs, cache sizes from sysconf (fallbacks 32K/1M/16M),
- * the rest fixed (2.5 GHz, 32-byte vectors, 2 FMA ports, latency 4). */
+ * the rest fixed (2.5 GHz, 32-byte vectors, 2 FMA ports, latency 4, a libm
+ * call 15 cycles). */
 void leir__machine_host(leir__machine *m);
 
 /* What the model predicts for one run of the program. */
