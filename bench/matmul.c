@@ -3,7 +3,8 @@
  * LEIR variants (reordered, tiled, parallel, vectorized), and OpenBLAS
  * sgemm when it was found at build time, in GFLOP/s side by side.
  *
- *   matmul [N]          (N = 512 by default; must be a multiple of 32)
+ *   matmul [N [THREADS]]   (N = 512 by default, a multiple of 32; THREADS: the
+ *                          cpu backend's and OpenBLAS's, default the backend's)
  *
  * The LEIR variants are timed together with leir_bench (alternating
  * rounds, caches flushed, median); each is first verified against the
@@ -80,8 +81,11 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s: %s\n", names[i], leir_error_last()->message);
       return 1;
     }
+  int threads = argc > 2 ? atoi(argv[2]) : 0;
+  leir_backend_options bopts = LEIR_BACKEND_OPTIONS_INIT;
+  bopts.threads = threads > 0 ? (uint32_t)threads : 0;
   leir_backend *b;
-  if (leir_backend_open(&b, "cpu", NULL) != LEIR_OK) {
+  if (leir_backend_open(&b, "cpu", &bopts) != LEIR_OK) {
     fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
     return 3;
   }
@@ -110,6 +114,7 @@ int main(int argc, char **argv) {
     printf("| %s | %.2f | %.2f-%.2f | %u | %.2f | %.2fx |\n", names[i], tm[i].median_s * 1e3,
            tm[i].min_s * 1e3, tm[i].max_s * 1e3, tm[i].runs, tm[i].gflops, tm[i].speedup);
 #ifdef HAVE_OPENBLAS
+  openblas_set_num_threads((int)tm[0].threads);
   size_t nn = (size_t)n * n;
   float *A = malloc(nn * 4), *B = malloc(nn * 4), *C = malloc(nn * 4);
   for (size_t i = 0; i < nn; i++) A[i] = (float)(i % 13) / 13.0f, B[i] = (float)(i % 7) / 7.0f;

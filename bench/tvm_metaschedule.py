@@ -30,6 +30,7 @@ def main():
     ap.add_argument("--only", choices=["matmul", "softmax", "layernorm"])
     ap.add_argument("--matmul-n", type=int, default=512)
     ap.add_argument("--rows", type=int, default=4096)
+    ap.add_argument("--work", help="keep MetaSchedule's logs here (default: a temporary directory)")
     args = ap.parse_args()
     os.environ["TVM_NUM_THREADS"] = str(args.threads)
 
@@ -82,7 +83,9 @@ def main():
             continue
         func, shapes, flops, nbytes = make()
         mod = tvm.IRModule({"main": func})
-        with tempfile.TemporaryDirectory() as work:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = os.path.join(args.work, name) if args.work else tmp
+            os.makedirs(work, exist_ok=True)
             t0 = time.time()
             db = ms.tune_tir(mod, target, work, max_trials_global=args.trials,
                              num_trials_per_iter=min(64, args.trials), cost_model=cost_model,

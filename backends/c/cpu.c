@@ -74,6 +74,7 @@ static leir__c_options lower_options(const leir_backend *b, const cpu *c) {
   memset(&o, 0, sizeof o);
   o.check_all_bounds = b->opts.flags & LEIR_BACKEND_CHECK_ALL_BOUNDS;
   o.parallel = c->threads > 1;
+  o.simd_alone = true;
   o.min_parallel_work = MIN_PARALLEL_WORK;
   return o;
 }
