@@ -1,5 +1,5 @@
 /*
- * How well the analytic cost model (leir_program_cost.predicted_ps,
+ * How well the analytic cost model (leir_program_cost_predict,
  * docs/cost.md) ranks schedules: a benchmark set of schedules of one
  * program (matmul N^3 f32: the six loop orders, parallel outer loops,
  * cache tiles of several sizes, register tiles with U/V inner loops, two

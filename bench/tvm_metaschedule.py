@@ -13,7 +13,14 @@ It prints best GFLOP/s (matmul) or GB/s (softmax, layernorm: input + output
 bytes, as bench/softmax counts them) and the tuning wall time.
 
 Needs apache-tvm (tested with 0.27.0.post1 from PyPI, where MetaSchedule is
-tvm.s_tir.meta_schedule) and numpy.
+tvm.s_tir.meta_schedule), numpy, psutil and cloudpickle (the builder and runner
+worker pools). With apache-tvm-ffi 0.1.15.post2 (what pip resolves today)
+every IRModule serialization (tvm.ir.save_json, which MetaSchedule's database
+and workers use) segfaults in tvm::ffi::ToJSONGraph; apache-tvm-ffi
+0.1.14.post0 works:
+
+    python3 -m venv venv && venv/bin/pip install apache-tvm==0.27.0.post1 \
+        apache-tvm-ffi==0.1.14.post0 numpy psutil cloudpickle xgboost
 """
 import argparse
 import os
@@ -31,6 +38,9 @@ def main():
     ap.add_argument("--matmul-n", type=int, default=512)
     ap.add_argument("--rows", type=int, default=4096)
     ap.add_argument("--work", help="keep MetaSchedule's logs here (default: a temporary directory)")
+    ap.add_argument("--build-timeout", type=float, default=30.0,
+                    help="seconds per candidate build (MetaSchedule's default 30; raise on a loaded host)")
+    ap.add_argument("--run-timeout", type=float, default=30.0, help="seconds per candidate run")
     args = ap.parse_args()
     os.environ["TVM_NUM_THREADS"] = str(args.threads)
 
@@ -87,7 +97,10 @@ def main():
             work = os.path.join(args.work, name) if args.work else tmp
             os.makedirs(work, exist_ok=True)
             t0 = time.time()
+            builder = ms.builder.LocalBuilder(timeout_sec=args.build_timeout)
+            runner = ms.runner.LocalRunner(timeout_sec=args.run_timeout)
             db = ms.tune_tir(mod, target, work, max_trials_global=args.trials,
+                             builder=builder, runner=runner,
                              num_trials_per_iter=min(64, args.trials), cost_model=cost_model,
                              num_tuning_cores=args.threads, database="memory")
             tune_s = time.time() - t0

@@ -75,15 +75,6 @@ leir_status leir_program_cost_get(const leir_program *p, leir_program_cost *out)
   leir_status st = leir__analyze_program(p, NULL, &a);
   if (st != LEIR_OK) return st;
   st = leir__program_cost(a, out);
-  if (st == LEIR_OK) {
-    leir__machine m;
-    leir__prediction pr;
-    leir__machine_host(&m);
-    leir__cost_predict(a, &m, &pr);
-    double ps = pr.seconds * 1e12;
-    out->predicted_ps = ps >= 1.8e19 ? UINT64_MAX : ps < 1 ? 1 : (uint64_t)ps;
-    out->memory_bytes = pr.bytes[2] >= 1.8e19 ? UINT64_MAX : (uint64_t)pr.bytes[2];
-  }
   leir__analysis_free(a);
   return st;
 }

@@ -475,12 +475,7 @@ typedef struct leir_program_cost {
   uint64_t evaluations; /**< equation evaluations of one run (implicit inits excluded) */
   uint64_t flops;       /**< sum over equations of (operations per evaluation x evaluations) */
   uint64_t bytes;       /**< distinct elements of the known variables x element size */
-  /** Added in 0.3 (in place of reserved space): the analytic cost model of
-   * docs/cost.md on this host (its online CPUs as threads, its cache sizes),
-   * which ranks schedules of one program before they are measured. */
-  uint64_t predicted_ps; /**< predicted time of one run on the cpu backend, picoseconds */
-  uint64_t memory_bytes; /**< modelled bytes one run brings in from memory */
-  uint64_t reserved[3];  /**< zero; room for later figures without a size change */
+  uint64_t reserved[5]; /**< zero; room for later figures without a size change */
 } leir_program_cost;
 
 /** Operations per evaluation: one per arithmetic operator (+ - * / // % **),
