@@ -7,11 +7,11 @@
  *   softmax [N]      (N = 4096 by default; a multiple of 64)
  *
  * Programs: the copy (P rows, V columns); softmax and layernorm as
- * written naively (one L nest per pass); and hand schedules reachable with
- * today's strategies: one parallel nest over rows holding the passes
- * (operator fusion), each reduction factored into 16 partial accumulators
- * over a V loop (reduction_factorization: a vector of partial maxima/sums
- * that the C backend keeps in registers), and V on the elementwise pass.
+ * written naively (one L nest per pass); and hand schedules of the kind the
+ * strategies write: one parallel nest over rows holding the passes, each
+ * reduction factored into 16 partial accumulators over a V loop (a vector
+ * of partial maxima/sums that the C backend keeps in registers, in a local
+ * buffer of 16 elements per row), and V on the elementwise pass.
  * Each schedule is verified against its naive form first (a reassociating
  * candidate: CLOSE or EQUAL is expected), then everything is timed
  * together with leir_bench (alternating rounds, caches flushed, median).
