@@ -111,8 +111,8 @@ def main():
             lib = tvm.compile(sch.mod, target=target)
         dev = tvm.cpu()
         arrs = [tvm.runtime.tensor(np.random.rand(*s).astype("float32"), dev) for s in shapes]
-        ev = lib.time_evaluator(lib.entry_name if hasattr(lib, "entry_name") else "main", dev,
-                                number=1, repeat=3, min_repeat_ms=50)
+        rt = lib.jit() if hasattr(lib, "jit") else lib  # tvm.compile returns an Executable
+        ev = rt.time_evaluator("main", dev, number=1, repeat=3, min_repeat_ms=50)
         res = ev(*arrs).results
         med = statistics.median(res)
         print("| %s | %.1f | %d | %.3f | %s | %s |" % (
