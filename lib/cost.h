@@ -18,4 +18,41 @@ uint64_t leir__buffer_bytes(const leir__buffer *buf);
 /* FLOP/byte counts of an analyzed program (lib/cost.c). */
 leir_status leir__program_cost(const leir__analysis *a, leir_program_cost *out);
 
+/* The machine of the analytic cost model (docs/cost.md). */
+typedef struct leir__machine {
+  uint32_t threads;       /* cores the P/B loops may use */
+  double ghz;             /* clock */
+  uint32_t vector_bytes;  /* SIMD register width */
+  uint32_t line;          /* cache line bytes */
+  uint64_t cache[3];      /* L1d, L2 (per core), L3 (shared) bytes */
+  double fill_bpc[3];     /* bytes per cycle per core into L1 (from L2), into L2
+                           * (from L3), and from memory (all cores together) */
+  double fma_ports;       /* vector arithmetic instructions per cycle */
+  double latency;         /* cycles of a dependent floating add */
+  double call_cycles;     /* cycles of one scalar libm call (exp, log, ...) */
+  double region_us;       /* cost of entering one parallel region */
+} leir__machine;
+
+/* This host: online CPUs, cache sizes from sysconf (fallbacks 32K/1M/16M),
+ * the rest fixed (2.5 GHz, 32-byte vectors, 2 FMA ports, latency 4, a libm
+ * call 15 cycles). */
+void leir__machine_host(leir__machine *m);
+
+/* What the model predicts for one run of the program. */
+typedef struct leir__prediction {
+  double seconds;        /* predicted time */
+  double compute_s;      /* arithmetic, latency and L1 port bound part */
+  double memory_s;       /* cache and memory traffic bound part */
+  double bytes[3];       /* modelled bytes into L1, into L2, from memory */
+} leir__prediction;
+
+/* Analytic model: per innermost nest, the larger of compute time (operations
+ * per evaluation over the vector lanes and FMA ports, the latency of an
+ * accumulator chain, L1 load/store ports) and memory time (per access and
+ * cache level, the lines it brings in: reuse across a loop it does not
+ * depend on is kept when the footprint of one iteration of that loop fits
+ * in half the cache), divided by the threads of an independent outer P/B
+ * loop, plus parallel region entries. */
+void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__prediction *out);
+
 #endif

@@ -22,6 +22,17 @@ void leir__each_serial_loop(leir__sctx *c, leir__rule no_loops,
   }
 }
 
+uint32_t leir__split_factors(const leir__sctx *c, int64_t n, int64_t *out, uint32_t cap) {
+  if (!(c->o.flags & LEIR_CANDIDATES_ALL_DIVISORS)) return leir__divisors(n, out, cap);
+  /* the pairs (d, n/d) with d <= sqrt(n), then their cofactors, ascending */
+  int64_t small[256];
+  uint32_t k = leir__divisors(n, small, cap < 256 ? cap : 256), m = 0;
+  for (uint32_t i = 0; i < k && m < cap; i++) out[m++] = small[i];
+  for (uint32_t i = k; i-- > 0 && m < cap;)
+    if (small[i] != n / small[i]) out[m++] = n / small[i];
+  return m;
+}
+
 bool leir__loop_independent_or_reject(leir__sctx *c, const leir__nref *r, uint32_t k,
                                       const char *consequence) {
   char why[256];

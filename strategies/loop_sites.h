@@ -21,6 +21,11 @@ void leir__each_serial_loop(leir__sctx *c, leir__rule no_loops,
 bool leir__loop_independent_or_reject(leir__sctx *c, const leir__nref *r, uint32_t k,
                                       const char *consequence);
 
+/* Outer extents loop_split and loop_tiling offer for extent n, ascending:
+ * 1 < d <= sqrt(n) (the reference), or with LEIR_CANDIDATES_ALL_DIVISORS
+ * every 1 < d < n. At most cap. */
+uint32_t leir__split_factors(const leir__sctx *c, int64_t n, int64_t *out, uint32_t cap);
+
 /* Applies `loop=X` of `nest=N`: the loop becomes `kind`. */
 leir_status leir__apply_loop_kind(leir__sctx *c, const leir__pstep *ps, leir_program *out,
                                   leir_loop_kind kind);

@@ -6,10 +6,12 @@
  * iteration order does not change, so every split is exact (reduction
  * loops included; the reference splits only loops of the output's
  * subscript). Parameters: `loop=X factor=d`, the outer extent, every
- * divisor 1 < d <= sqrt(n). The new loop is named at alphabet position
+ * divisor 1 < d <= sqrt(n) (every 1 < d < n with
+ * LEIR_CANDIDATES_ALL_DIVISORS, leir__split_factors). The new loop is named at alphabet position
  * (number of loops + 1), skipping names the nest uses.
  */
 #include "kit.h"
+#include "loop_sites.h"
 
 #define MAXDIV 256
 
@@ -21,7 +23,7 @@ static void enumerate(leir__sctx *c) {
       LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_LOOP_SPLIT_LOOPS, "the nest has no loops");
     for (uint32_t k = 0; k < r->nest->nloops && leir__more(c); k++) {
       int64_t dv[MAXDIV];
-      uint32_t nd = leir__divisors(r->nest->loops[k].extent, dv, MAXDIV);
+      uint32_t nd = leir__split_factors(c, r->nest->loops[k].extent, dv, MAXDIV);
       if (!nd) {
         LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_LOOP_NO_DIVISOR,
                      "extent %lld has no divisor pair (d, n/d) with 1 < d <= sqrt(n)",

@@ -7,10 +7,12 @@
  * divisor pair, where the new order keeps the dependences (deps.c; a
  * reassociating candidate when two reduction loops of a sum are tiled).
  * Parameters: `loops=X,Y factors=d1,d2`, the outer (tile-count) extents,
- * every divisor 1 < d <= sqrt(n) (the reference's domain). New loop names
+ * every divisor 1 < d <= sqrt(n) (the reference's domain; every 1 < d < n with
+ * LEIR_CANDIDATES_ALL_DIVISORS). New loop names
  * start at alphabet position (number of loops + 1), as in the reference.
  */
 #include "kit.h"
+#include "loop_sites.h"
 
 #define MAXDIV 256
 
@@ -35,8 +37,8 @@ static void enumerate(leir__sctx *c) {
       const leir__loop *x = &r->nest->loops[k], *y = &r->nest->loops[k + 1];
       const char *xn = leir__loop_name(c, r, k), *yn = leir__loop_name(c, r, k + 1);
       int64_t d1[MAXDIV], d2[MAXDIV];
-      uint32_t n1 = leir__divisors(x->extent, d1, MAXDIV);
-      uint32_t n2 = leir__divisors(y->extent, d2, MAXDIV);
+      uint32_t n1 = leir__split_factors(c, x->extent, d1, MAXDIV);
+      uint32_t n2 = leir__split_factors(c, y->extent, d2, MAXDIV);
       if (!n1 || !n2) {
         if (c->mode == LEIR__MODE_EXPLAIN) {
           snprintf(c->site, sizeof c->site, "nest=%s loops=%s,%s", r->label, xn, yn);

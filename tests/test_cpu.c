@@ -331,7 +331,7 @@ START_TEST(test_lowering_stops_at_the_size_limit_and_at_a_failed_write) {
   ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
   leir__analysis *a = NULL;
   ck_assert_int_eq(leir__analyze_program(p, NULL, &a), LEIR_OK);
-  leir__c_options o = {false, false, 1};
+  leir__c_options o = {false, false, 1, false, false};
   leir__strbuf full = LEIR__STRBUF_INIT, cut = LEIR__STRBUF_INIT, bad = LEIR__STRBUF_INIT;
   ck_assert_int_eq(leir__lower_c_max(a, &o, 0, &full, NULL, NULL), LEIR_OK);
   ck_assert_uint_gt(full.len, 40000);

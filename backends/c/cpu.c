@@ -71,8 +71,10 @@ static void drop_object(cpu *c, uint32_t i);
 
 static leir__c_options lower_options(const leir_backend *b, const cpu *c) {
   leir__c_options o;
+  memset(&o, 0, sizeof o);
   o.check_all_bounds = b->opts.flags & LEIR_BACKEND_CHECK_ALL_BOUNDS;
   o.parallel = c->threads > 1;
+  o.simd_alone = true;
   o.min_parallel_work = MIN_PARALLEL_WORK;
   return o;
 }

@@ -43,6 +43,14 @@ typedef struct lower {
   uint64_t unroll; /* product of the unroll factors of the enclosing U loops */
   leir__env env; /* full loop ranges of the equation being emitted */
   leir__cx x;    /* the shared expression emitter */
+  /* scalar replacement: buffers held in local tiles (innermost region last) */
+  struct sr_buf *sr;
+  uint32_t nsr;
+  bool sr_memory; /* element(): address memory even for replaced buffers */
+  /* local buffers: by buffer, the plan of an l/s-scope intermediate held in a
+   * per-iteration array (NULL: none); `live` while inside its region */
+  struct lb_plan *lb;
+  uint32_t top; /* the top-level nest being emitted */
 } lower;
 
 /* Product of unroll factors along one loop path, at most: nested full
@@ -111,12 +119,22 @@ static void trap_post(leir__cx *x, const leir_expr *at) {
   leir__sb_printf(leir__cx_out(x), ", %d", add_site(L, LEIR__TRAP_DIVZERO, 0, at->pos, NULL));
 }
 
-/* bK[flat offset] of a tensor access, with run-time checks where needed. */
+static bool sr_element(lower *L, leir__strbuf *o, uint32_t b);
+static bool lb_live(const lower *L, uint32_t b);
+static void lb_element(lower *L, leir__strbuf *o, uint32_t b, const leir_expr *t);
+
+/* bK[flat offset] of a tensor access, with run-time checks where needed
+ * (rK[tile offset] for a buffer held in a local tile, see below). */
 static void element(leir__cx *x, const leir_expr *t) {
   lower *L = x->ctx;
   leir__strbuf *o = leir__cx_out(x);
   uint32_t b = L->a->expr_buffer[t->id];
   const leir__buffer *buf = &L->a->buffers[b];
+  if (!L->sr_memory && sr_element(L, o, b)) return;
+  if (lb_live(L, b)) {
+    lb_element(L, o, b, t);
+    return;
+  }
   leir__sb_printf(o, "b%u[", b);
   if (t->n == 0) leir__sb_puts(o, "0");
   for (uint32_t k = 0; k < t->n; k++) leir__sb_puts(o, "(");
@@ -141,6 +159,435 @@ static void element(leir__cx *x, const leir_expr *t) {
   }
   if (t->n) leir__sb_puts(o, ")");
   leir__sb_puts(o, "]");
+}
+
+
+/* ---- scalar replacement ----------------------------------------------------
+ *
+ * A loop nest whose innermost loops are U/V loops (the tile loops) under
+ * plain L loops that none of a buffer's subscripts mention (the reduction
+ * loops) keeps that buffer's tile in a local array for the whole reduction:
+ *
+ *   { float r3[64];                          load the tile once
+ *     for (tile vars) r3[rel] = b3[offset];
+ *     for (reduction loops) for (tile loops) ... r3[rel] ... (no memory traffic)
+ *     for (tile vars) b3[offset] = r3[rel]; } store it once
+ *
+ * With U loops unrolled and V loops vectorized, rel is a constant or a
+ * vector lane, and the compiler keeps the array in registers. It is an exact
+ * rewrite (the array is a private copy of the elements and every access of
+ * the region goes to it) when, in the region (the loops from the first
+ * reduction loop inward, whose items are equations only):
+ *  - every access of the buffer has the same affine flat offset, tensor-free,
+ *    not inside another subscript, and the buffer is written there;
+ *  - the offset does not involve the reduction loops, and over the tile
+ *    loops it is one-to-one (leir__affine_determined), so the local array
+ *    is indexed by the tile loops (a mixed radix of their extents) and the
+ *    load and store, which iterate the tile loops, touch exactly the
+ *    elements the region writes (no race with other threads' elements);
+ *  - the region's loops are plain L loops, never parallel or simd, and it
+ *    is not inside a simd loop.
+ */
+#define SR_MAX_ELEMS 1024 /* elements of one tile (4 KiB of f32) */
+#define SR_MAX_BUFS 8     /* tiles live at once */
+
+typedef struct sr_buf {
+  uint32_t buf;
+  const leir_expr *rep;                 /* one access, for the load and store */
+  const leir__eqinfo *info;             /* an equation of the region (loop ranges) */
+  uint32_t nterms;                      /* tile terms of the flat offset */
+  uint32_t slot[LEIR__MAX_LOOPS];       /* their loop positions, ascending */
+  int64_t coef[LEIR__MAX_LOOPS];        /* their strides in the local array */
+  uint64_t elems;
+  bool used[LEIR__MAX_LOOPS];           /* loop positions the subscripts use */
+} sr_buf;
+
+static bool sr_element(lower *L, leir__strbuf *o, uint32_t b) {
+  for (uint32_t i = L->nsr; i-- > 0;) {
+    const sr_buf *r = &L->sr[i];
+    if (r->buf != b) continue;
+    leir__sb_printf(o, "r%u[", b);
+    for (uint32_t k = 0; k < r->nterms; k++) {
+      if (k) leir__sb_puts(o, " + ");
+      if (r->coef[k] == 1)
+        leir__sb_printf(o, "i%u", r->slot[k]);
+      else
+        leir__sb_printf(o, "%" PRId64 " * i%u", r->coef[k], r->slot[k]);
+    }
+    if (!r->nterms) leir__sb_puts(o, "0");
+    leir__sb_puts(o, "]");
+    return true;
+  }
+  return false;
+}
+
+/* Flat element offset of access t as coefficients by loop position; false
+ * when it is not affine (or overflows). */
+static bool sr_flat(const lower *L, const leir_expr *t, int64_t *coef, int64_t *c) {
+  const leir__buffer *buf = &L->a->buffers[L->a->expr_buffer[t->id]];
+  if (t->n != buf->rank) return false;
+  for (uint32_t d = 0; d < LEIR__MAX_LOOPS; d++) coef[d] = 0;
+  *c = 0;
+  int64_t stride = 1;
+  for (uint32_t k = t->n; k-- > 0;) {
+    leir__affine f;
+    if (leir__expr_has_tensor(t->kids[k]) || !leir__affine_of(L->a, t->kids[k], &f)) return false;
+    for (uint32_t i = 0; i < f.nterms; i++) {
+      int64_t m;
+      if (f.slot[i] >= LEIR__MAX_LOOPS || __builtin_mul_overflow(f.coef[i], stride, &m) ||
+          __builtin_add_overflow(coef[f.slot[i]], m, &coef[f.slot[i]]))
+        return false;
+    }
+    int64_t m;
+    if (__builtin_mul_overflow(f.c, stride, &m) || __builtin_add_overflow(*c, m, c) ||
+        __builtin_mul_overflow(stride, buf->shape[k], &stride))
+      return false;
+  }
+  return true;
+}
+
+/* The tensor accesses of e (subscripts included); `sub` marks those inside
+ * a subscript. Returns false when there are more than `cap`. */
+typedef struct sr_access {
+  const leir_expr *t;
+  bool sub;
+} sr_access;
+
+static bool sr_collect(const leir_expr *e, bool sub, sr_access *acc, uint32_t *n, uint32_t cap) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (*n == cap) return false;
+    acc[(*n)++] = (sr_access){e, sub};
+    for (uint32_t k = 0; k < e->n; k++)
+      if (!sr_collect(e->kids[k], true, acc, n, cap)) return false;
+    return true;
+  }
+  for (uint32_t k = 0; k < e->n; k++)
+    if (!sr_collect(e->kids[k], sub, acc, n, cap)) return false;
+  return true;
+}
+
+#define SR_MAX_ACCESSES 256
+
+/* Adds the buffers whose tiles can live in registers over loops k.. of
+ * nest n (emitted at `depth`); returns how many it added. */
+static uint32_t sr_plan(lower *L, const leir_nest *n, uint32_t k, uint32_t depth) {
+  if (L->o->no_scalar_replacement || L->o->check_all_bounds) return 0;
+  uint32_t m = n->nloops;
+  while (m > k && (n->loops[m - 1].kind == LEIR_LOOP_UNROLLED ||
+                   n->loops[m - 1].kind == LEIR_LOOP_VECTORIZED))
+    m--;
+  if (m == n->nloops || m <= k) return 0;
+  for (uint32_t j = k; j < m; j++)
+    if (n->loops[j].kind != LEIR_LOOP_SERIAL) return 0;
+  if (n->nitems == 0) return 0;
+  for (uint32_t i = 0; i < n->nitems; i++)
+    if (!n->items[i].eq) return 0;
+  sr_access acc[SR_MAX_ACCESSES];
+  uint32_t nacc = 0;
+  for (uint32_t i = 0; i < n->nitems; i++)
+    if (!sr_collect(n->items[i].eq->lhs, false, acc, &nacc, SR_MAX_ACCESSES) ||
+        !sr_collect(n->items[i].eq->rhs, false, acc, &nacc, SR_MAX_ACCESSES))
+      return 0;
+  uint32_t base = depth - k, lo = base + k, hi = base + m, end = base + n->nloops;
+  if (end > LEIR__MAX_LOOPS) return 0;
+  const leir__eqinfo *info = &L->a->eqs[L->a->eq_index[n->items[0].eq->id]];
+  uint32_t added = 0;
+  for (uint32_t i = 0; i < n->nitems && L->nsr < SR_MAX_BUFS; i++) {
+    const leir_expr *lhs = n->items[i].eq->lhs;
+    uint32_t b = L->a->expr_buffer[lhs->id];
+    bool seen = false;
+    for (uint32_t j = 0; j < L->nsr; j++) seen |= L->sr[j].buf == b;
+    if (seen || L->a->buffers[b].role == LEIR__BUF_INPUT) continue;
+    sr_buf r;
+    memset(&r, 0, sizeof r);
+    r.buf = b;
+    r.rep = lhs;
+    r.info = info;
+    int64_t coef0[LEIR__MAX_LOOPS], c0;
+    if (!sr_flat(L, lhs, coef0, &c0)) continue;
+    bool ok = true;
+    for (uint32_t j = 0; j < nacc && ok; j++) {
+      if (L->a->expr_buffer[acc[j].t->id] != b) continue;
+      int64_t coef[LEIR__MAX_LOOPS], c;
+      ok = !acc[j].sub && sr_flat(L, acc[j].t, coef, &c) && c == c0 &&
+           !memcmp(coef, coef0, sizeof coef);
+      for (uint32_t d = 0; ok && d < acc[j].t->n; d++)
+        leir__used_depths(L->a, acc[j].t->kids[d], r.used);
+    }
+    for (uint32_t d = lo; ok && d < hi; d++) ok = !r.used[d] && coef0[d] == 0;
+    if (!ok) continue;
+    /* the tile: terms over the U/V loops, one element per iteration */
+    int64_t ext[LEIR__MAX_LOOPS], mem[LEIR__MAX_LOOPS];
+    for (uint32_t d = hi; d < end; d++)
+      if (coef0[d]) {
+        r.slot[r.nterms] = d;
+        mem[r.nterms] = coef0[d];
+        ext[r.nterms++] = n->loops[d - base].extent;
+      }
+    uint64_t all = r.nterms == 64 ? UINT64_MAX : ((uint64_t)1 << r.nterms) - 1;
+    if (leir__affine_determined(mem, ext, r.nterms) != all) continue;
+    uint64_t expect = 1;
+    for (uint32_t t = r.nterms; t-- > 0 && ok;) {
+      r.coef[t] = (int64_t)expect;
+      expect *= (uint64_t)ext[t];
+      if (expect > SR_MAX_ELEMS) ok = false;
+    }
+    if (!ok) continue;
+    r.elems = expect;
+    L->sr[L->nsr++] = r;
+    added++;
+  }
+  return added;
+}
+
+/* for (tile loops the subscripts use) STMT over the last `count` tiles. */
+static void sr_copy(lower *L, uint32_t count, const leir_nest *n, uint32_t k, uint32_t depth,
+                    bool load) {
+  uint32_t base = depth - k;
+  for (uint32_t i = L->nsr - count; i < L->nsr && !stop(L); i++) {
+    const sr_buf *r = &L->sr[i];
+    const leir__buffer *buf = &L->a->buffers[r->buf];
+    int ind = (int)depth + 1;
+    if (load) {
+      indent(L, ind);
+      putf(L, "%s r%u[%" PRIu64 "];\n", leir__ctext_elem_type((leir_dtype)buf->dtype), r->buf,
+           r->elems);
+    }
+    for (uint32_t d = depth; d < base + n->nloops; d++) {
+      if (!r->used[d]) continue;
+      indent(L, ind++);
+      putf(L, "for (int64_t i%u = 0; i%u < ", d, d);
+      put_i64(L->out, n->loops[d - base].extent);
+      putf(L, "; i%u++)\n", d);
+    }
+    leir__env_init(&L->env, r->info);
+    indent(L, ind);
+    leir__cx_begin(&L->x);
+    leir__strbuf *o = leir__cx_out(&L->x);
+    if (!load) L->sr_memory = true;
+    leir__cx_element(&L->x, r->rep);
+    L->sr_memory = load;
+    leir__sb_puts(o, " = ");
+    leir__cx_element(&L->x, r->rep);
+    L->sr_memory = false;
+    leir__sb_puts(o, ";\n");
+    leir__cx_end(&L->x, false);
+  }
+}
+
+
+/* ---- local buffers -----------------------------------------------------------
+ *
+ * An intermediate of scope `l` or `s` that lives inside one iteration of the
+ * outer loops of its top-level nest (every access in that nest, each
+ * iteration of loops 0..k0-1 touching its own elements) is a local array of
+ * the size of one iteration's elements, declared inside those loops (so
+ * private to the thread of a P loop), instead of the whole buffer:
+ *
+ *   P^{4096}_{a} [ ... X^{f32,l}_{a,d} ... ]   ->   for (a) { float p3[16]; ... }
+ *
+ * It is exact when every subscript of every access is affine (tensor-free,
+ * not inside another subscript) with the same part over loops 0..k0-1 (the
+ * outer part) in all accesses, and each of those loops is determined by some
+ * subscript (its outer coefficients against the span of the inner values:
+ * leir__affine_determined): then each element belongs to one iteration, so
+ * no value flows between iterations (its implicit initialization, if any,
+ * moves into the iteration), and nothing outside the nest reads it. Each
+ * subscript of the local array is the subscript minus its outer part minus
+ * its smallest inner value. The deepest such k0 wins (the smallest array).
+ */
+#define LB_MAX_BYTES ((uint64_t)64 << 10)
+#define LB_MAX_RANK 8
+
+typedef struct lb_plan {
+  bool on, live;
+  uint32_t top, k0, rank;
+  int64_t coef[LB_MAX_RANK][LEIR__MAX_LOOPS]; /* outer part of each subscript */
+  int64_t lo[LB_MAX_RANK];                    /* smallest inner value */
+  int64_t span[LB_MAX_RANK];                  /* local extent */
+  uint64_t elems;                             /* of the local array */
+} lb_plan;
+
+typedef struct lb_access {
+  const leir_expr *t;
+  const leir__eqinfo *info;
+  leir__affine f[LB_MAX_RANK];
+} lb_access;
+
+static bool lb_live(const lower *L, uint32_t b) { return L->lb && L->lb[b].live; }
+
+/* pK[...] of access t of a local buffer: each subscript minus its outer
+ * part and smallest inner value, in the local array's row-major order. */
+static void lb_element(lower *L, leir__strbuf *o, uint32_t b, const leir_expr *t) {
+  const lb_plan *pl = &L->lb[b];
+  leir__sb_printf(o, "p%u[", b);
+  int64_t stride = 1;
+  for (uint32_t k = pl->rank; k-- > 0;) {
+    leir__sb_puts(o, "((");
+    leir__cx_index(&L->x, t->kids[k]);
+    leir__sb_puts(o, ") - (");
+    for (uint32_t d = 0; d < pl->k0; d++)
+      if (pl->coef[k][d]) {
+        put_i64(o, pl->coef[k][d]);
+        leir__sb_printf(o, " * i%u + ", d);
+      }
+    put_i64(o, pl->lo[k]);
+    leir__sb_puts(o, "))");
+    if (stride != 1) {
+      leir__sb_puts(o, " * ");
+      put_i64(o, stride);
+    }
+    if (k) leir__sb_puts(o, " + ");
+    stride *= pl->span[k];
+  }
+  leir__sb_puts(o, "]");
+}
+
+/* Whether loops 0..k0-1 of top-level nest `top` can hold buffer b (its
+ * accesses acc[0..n-1]); fills pl. Iterations are disjoint when every outer
+ * loop is determined by some subscript (its outer coefficients and the span
+ * of its inner values: leir__affine_determined). */
+static bool lb_fits(const lower *L, uint32_t b, const lb_access *acc, uint32_t n, uint32_t top,
+                    uint32_t k0, lb_plan *pl) {
+  const leir_nest *T = L->p->nests[top];
+  const leir__buffer *buf = &L->a->buffers[b];
+  memset(pl, 0, sizeof *pl);
+  pl->rank = buf->rank;
+  uint64_t elems = 1, covered = 0;
+  for (uint32_t k = 0; k < buf->rank; k++) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t oc[LEIR__MAX_LOOPS] = {0};
+    for (uint32_t i = 0; i < n; i++) {
+      const leir__affine *f = &acc[i].f[k];
+      int64_t c[LEIR__MAX_LOOPS] = {0}, l = f->c, h = f->c;
+      for (uint32_t j = 0; j < f->nterms; j++) {
+        uint32_t d = f->slot[j];
+        if (d >= LEIR__MAX_LOOPS || d >= acc[i].info->nloops) return false;
+        if (d < k0) {
+          c[d] = f->coef[j];
+          continue;
+        }
+        int64_t m;
+        if (__builtin_mul_overflow(f->coef[j], acc[i].info->loops[d]->extent - 1, &m) ||
+            __builtin_add_overflow(m < 0 ? l : h, m, m < 0 ? &l : &h))
+          return false;
+      }
+      if (i == 0) memcpy(oc, c, sizeof oc);
+      else if (memcmp(oc, c, sizeof oc)) return false; /* another outer part */
+      if (l < lo) lo = l;
+      if (h > hi) hi = h;
+    }
+    if (hi < lo || hi - lo > INT32_MAX) return false;
+    pl->lo[k] = lo;
+    pl->span[k] = hi - lo + 1;
+    memcpy(pl->coef[k], oc, sizeof oc);
+    if (__builtin_mul_overflow(elems, (uint64_t)pl->span[k], &elems)) return false;
+    /* the outer loops this subscript determines */
+    int64_t coef[LEIR__MAX_LOOPS + 1], ext[LEIR__MAX_LOOPS + 1];
+    uint32_t slot[LEIR__MAX_LOOPS + 1], m = 0;
+    for (uint32_t d = 0; d < k0; d++)
+      if (oc[d]) coef[m] = oc[d], ext[m] = T->loops[d].extent, slot[m++] = d;
+    coef[m] = 1;
+    ext[m] = pl->span[k];
+    uint64_t det = leir__affine_determined(coef, ext, m + 1);
+    for (uint32_t j = 0; j < m; j++)
+      if (det >> j & 1) covered |= (uint64_t)1 << slot[j];
+  }
+  for (uint32_t d = 0; d < k0; d++)
+    if (!(covered >> d & 1) && T->loops[d].extent > 1) return false; /* shared by iterations */
+  uint64_t esize = (uint64_t)leir_dtype_size((leir_dtype)buf->dtype);
+  if (elems >= buf->elements || elems * esize > LB_MAX_BYTES) return false;
+  pl->on = true;
+  pl->top = top;
+  pl->k0 = k0;
+  pl->elems = elems;
+  return true;
+}
+
+/* Plans every l/s-scope intermediate (L->lb, one entry per buffer). */
+static void lb_plan_all(lower *L) {
+  const leir__analysis *a = L->a;
+  if (L->o->check_all_bounds) return;
+  L->lb = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *L->lb);
+  lb_access *acc = malloc(SR_MAX_ACCESSES * sizeof *acc);
+  sr_access *tmp = malloc(SR_MAX_ACCESSES * sizeof *tmp);
+  if (!L->lb || !acc || !tmp) {
+    free(acc);
+    free(tmp);
+    L->failed = true;
+    return;
+  }
+  for (uint32_t b = 0; b < a->nbuffers; b++) {
+    const leir__buffer *buf = &a->buffers[b];
+    if (buf->role != LEIR__BUF_TEMP || buf->scope == LEIR_SCOPE_GLOBAL || buf->rank == 0 ||
+        buf->rank > LB_MAX_RANK)
+      continue;
+    uint32_t n = 0, top = LEIR__NONE;
+    bool ok = true;
+    for (uint32_t i = 0; i < a->neqs && ok; i++) {
+      const leir__eqinfo *info = &a->eqs[i];
+      uint32_t nt = 0;
+      if (!sr_collect(info->eq->lhs, false, tmp, &nt, SR_MAX_ACCESSES) ||
+          !sr_collect(info->eq->rhs, false, tmp, &nt, SR_MAX_ACCESSES)) {
+        ok = false;
+        break;
+      }
+      for (uint32_t j = 0; j < nt && ok; j++) {
+        if (a->expr_buffer[tmp[j].t->id] != b) continue;
+        if (tmp[j].sub || n == SR_MAX_ACCESSES || (top != LEIR__NONE && info->top != top) ||
+            info->nloops > LEIR__MAX_LOOPS) {
+          ok = false;
+          break;
+        }
+        top = info->top;
+        acc[n].t = tmp[j].t;
+        acc[n].info = info;
+        for (uint32_t k = 0; k < tmp[j].t->n && ok; k++)
+          ok = !leir__expr_has_tensor(tmp[j].t->kids[k]) &&
+               leir__affine_of(a, tmp[j].t->kids[k], &acc[n].f[k]);
+        n++;
+      }
+    }
+    if (!ok || !n) continue;
+    for (uint32_t k0 = L->p->nests[top]->nloops; k0 > 0; k0--)
+      if (lb_fits(L, b, acc, n, top, k0, &L->lb[b])) break;
+  }
+  free(acc);
+  free(tmp);
+}
+
+static void emit_init(lower *L, const leir__eqinfo *info, uint32_t from);
+
+/* Opens the local buffers whose region starts at loop k of the top-level
+ * nest being emitted; returns how many. */
+static uint32_t lb_open(lower *L, uint32_t k, uint32_t depth) {
+  uint32_t opened = 0;
+  for (uint32_t b = 0; b < L->a->nbuffers && !stop(L); b++) {
+    lb_plan *pl = &L->lb[b];
+    if (!pl->on || pl->top != L->top || pl->k0 != k) continue;
+    const leir__buffer *buf = &L->a->buffers[b];
+    indent(L, (int)depth);
+    putf(L, "{ /* %s: local to one iteration of the outer %u loop%s */\n",
+         leir__sym_name(L->p, buf->sym), k, k == 1 ? "" : "s");
+    indent(L, (int)depth);
+    putf(L, "%s p%u[%" PRIu64 "];\n", leir__ctext_elem_type((leir_dtype)buf->dtype), b, pl->elems);
+    pl->live = true;
+    for (uint32_t i = 0; i < L->a->neqs; i++)
+      if (L->a->eqs[i].lhs_buffer == b && L->a->eqs[i].init != LEIR__INIT_NONE)
+        emit_init(L, &L->a->eqs[i], k);
+    opened++;
+  }
+  return opened;
+}
+
+static void lb_close(lower *L, uint32_t k, uint32_t depth) {
+  for (uint32_t b = L->a->nbuffers; b-- > 0;) {
+    lb_plan *pl = &L->lb[b];
+    if (!pl->live || pl->top != L->top || pl->k0 != k) continue;
+    pl->live = false;
+    indent(L, (int)depth);
+    put(L, "}\n");
+  }
 }
 
 static const leir__cx_dialect c_dialect = {
@@ -182,7 +629,7 @@ static void emit_equation(lower *L, const leir__eqinfo *info, int depth) {
   put(L, "}\n");
 }
 
-static void emit_init(lower *L, const leir__eqinfo *info) {
+static void emit_init(lower *L, const leir__eqinfo *info, uint32_t from) {
   leir__env_init(&L->env, info);
   const leir_expr *lhs = info->eq->lhs;
   bool used[LEIR__MAX_LOOPS] = {false};
@@ -191,12 +638,12 @@ static void emit_init(lower *L, const leir__eqinfo *info) {
   leir_dtype dt = (leir_dtype)lhs->dtype;
   leir__ctype ct = leir__ctype_of(dt);
   leir__init_kind kind = (leir__init_kind)info->init;
-  indent(L, 0);
+  indent(L, (int)from);
   putf(L, "/* implicit initialization of %s (%s) */\n", leir__sym_name(L->p, lhs->sym),
        kind == LEIR__INIT_ZERO ? "0" : kind == LEIR__INIT_ONE ? "1"
                                 : kind == LEIR__INIT_NEG_INF ? "-inf" : "+inf");
-  int depth = 0;
-  for (uint32_t d = 0; d < info->nloops; d++) {
+  int depth = (int)from;
+  for (uint32_t d = from; d < info->nloops; d++) {
     if (!used[d]) continue;
     indent(L, depth++);
     putf(L, "for (int64_t i%u = 0; i%u < ", d, d);
@@ -237,8 +684,21 @@ static uint64_t work_from(const leir_nest *n, uint32_t l) {
 static void emit_nest(lower *L, const leir_nest *n, uint32_t depth, bool in_parallel,
                       bool in_simd);
 
+static void emit_loops_at(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
+                          bool in_parallel, bool in_simd);
+
+/* Loop k of nest n and what it holds, inside the local buffers whose
+ * region starts there. */
 static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth, bool in_parallel,
                        bool in_simd) {
+  uint32_t opened = 0;
+  if (L->lb && depth == k && n == L->p->nests[L->top]) opened = lb_open(L, k, depth);
+  emit_loops_at(L, n, k, depth, in_parallel, in_simd);
+  if (opened) lb_close(L, k, depth);
+}
+
+static void emit_loops_at(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
+                          bool in_parallel, bool in_simd) {
   if (stop(L)) return;
   if (k == n->nloops) {
     for (uint32_t i = 0; i < n->nitems && !stop(L); i++) {
@@ -258,6 +718,17 @@ static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
       parallel = true;
     else if (loop->kind == LEIR_LOOP_VECTORIZED && leir__loop_independent(L->a, n, k, NULL, 0))
       simd = true;
+  } else if (L->o->simd_alone && loop->extent > 1 && !in_simd &&
+             loop->kind == LEIR_LOOP_VECTORIZED && leir__loop_independent(L->a, n, k, NULL, 0)) {
+    /* one thread: V loops are still vectorized (gcc otherwise leaves a
+     * register tile's inner loop scalar, 3x slower than the naive loop) */
+    simd = true;
+  }
+  uint32_t tiles = parallel || simd || in_simd ? 0 : sr_plan(L, n, k, depth);
+  if (tiles) {
+    indent(L, (int)depth);
+    put(L, "{ /* scalar replacement */\n");
+    sr_copy(L, tiles, n, k, depth, true);
   }
   indent(L, (int)depth);
   putf(L, "/* %c^{%lld}_{%s} */\n", leir__loop_kind_letters[loop->kind], (long long)loop->extent,
@@ -286,6 +757,12 @@ static void emit_loops(lower *L, const leir_nest *n, uint32_t k, uint32_t depth,
   L->unroll = outer_unroll;
   indent(L, (int)depth);
   put(L, "}\n");
+  if (tiles) {
+    sr_copy(L, tiles, n, k, depth, false);
+    L->nsr -= tiles;
+    indent(L, (int)depth);
+    put(L, "}\n");
+  }
 }
 
 static void emit_nest(lower *L, const leir_nest *n, uint32_t depth, bool in_parallel,
@@ -358,7 +835,9 @@ leir_status leir__lower_c(const leir__analysis *a, const leir__c_options *o, lei
 leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o, size_t max_bytes,
                               leir__strbuf *out, leir__c_site **sites, uint32_t *nsites) {
   lower L;
+  sr_buf tiles[SR_MAX_BUFS];
   memset(&L, 0, sizeof L);
+  L.sr = tiles;
   L.a = a;
   L.p = a->p;
   L.o = o;
@@ -370,6 +849,7 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
     leir__cx_release(&L.x);
     return leir__cx_status(&L.x);
   }
+  lb_plan_all(&L);
   emit_header_comment(&L);
   put(&L, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n");
   put(&L, leir__prelude_text);
@@ -394,7 +874,10 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
     leir__position(L.p, L.p->nests[t]->pos, &line, &col);
     putf(&L, "\n  /* nest %u (%u:%u) */\n", t + 1, line, col);
     for (uint32_t i = 0; i < a->neqs; i++)
-      if (a->eqs[i].top == t && a->eqs[i].init != LEIR__INIT_NONE) emit_init(&L, &a->eqs[i]);
+      if (a->eqs[i].top == t && a->eqs[i].init != LEIR__INIT_NONE &&
+          !(L.lb && L.lb[a->eqs[i].lhs_buffer].on))
+        emit_init(&L, &a->eqs[i], 0);
+    L.top = t;
     emit_nest(&L, L.p->nests[t], 0, false, false);
     if (stop(&L)) break;
   }
@@ -402,6 +885,7 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
   leir_status st = stop(&L) ? leir__cx_status(&L.x) : LEIR_OK;
   if (st == LEIR_OK && L.failed) st = leir__error_nomem();
   leir__cx_release(&L.x);
+  free(L.lb);
   if (st != LEIR_OK) {
     free(L.sites);
     return st;

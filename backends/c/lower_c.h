@@ -35,6 +35,10 @@ typedef struct leir__c_options {
   bool check_all_bounds;  /* check every subscript, not only indirect ones */
   bool parallel;          /* emit OpenMP pragmas for legal P/B/V loops */
   uint64_t min_parallel_work; /* evaluations per entry of a parallel region */
+  /* Keep accumulator tiles in memory (no scalar replacement, lower_c.c). */
+  bool no_scalar_replacement;
+  /* Without `parallel` (one thread), still emit `omp simd` for legal V loops. */
+  bool simd_alone;
 } leir__c_options;
 
 /* Appends the C source of the analyzed program to `out`. Sites go to

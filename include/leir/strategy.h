@@ -140,12 +140,22 @@ typedef struct leir_candidates_options {
   int32_t strategy;       /**< catalogue index, or -1 for every implemented one */
   uint32_t vector_width;  /**< widest loop loop_vectorization may mark V (default 8) */
   uint64_t max_candidates; /**< 0 = unlimited; more: LEIR_ERR_LIMIT */
+  /** Added in 0.3 (a smaller `size` gets 0): LEIR_CANDIDATES_* flags. */
+  uint32_t flags;
 } leir_candidates_options;
 
+/** loop_split and loop_tiling offer every divisor 1 < d < n of an extent n
+ * as the outer extent, not only those up to sqrt(n) (the reference's domain,
+ * the default, which datasets keep): a search can then reach an inner loop
+ * of any size (a 512 loop split 64 x 8 for an 8-wide vector). Steps outside
+ * the reference domain apply through the list (leir_candidates_apply);
+ * leir_step_apply keeps the reference domain. */
+#define LEIR_CANDIDATES_ALL_DIVISORS 0x1u
+
 /** Defaults of leir_candidates_options: every implemented strategy, vector
- * width 8, no limit. */
+ * width 8, no limit, the reference's split domain. */
 #define LEIR_CANDIDATES_OPTIONS_INIT \
-  { (uint32_t)sizeof(leir_candidates_options), -1, 8u, 0u }
+  { (uint32_t)sizeof(leir_candidates_options), -1, 8u, 0u, 0u }
 
 /** Fills the first `size` bytes of `*opts` with the defaults of LEIR_CANDIDATES_OPTIONS_INIT
  * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which

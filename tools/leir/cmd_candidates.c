@@ -90,6 +90,8 @@ int cmd_candidates(int argc, char **argv) {
       if (*end || w < 1 || w > 1024)
         return tool_usage_error("candidates", "--vector-width takes 1..1024");
       o.co.vector_width = (uint32_t)w;
+    } else if (strcmp(opt, "--all-divisors") == 0) {
+      o.co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
     } else if (strcmp(opt, "--no-result") == 0) {
       o.no_result = true;
     } else {

@@ -55,6 +55,7 @@ const tool_command tool_commands[] = {
      "  --strategy S       only strategy S (a catalogue name)\n"
      "  --no-result        omit the transformed programs\n"
      "  --vector-width N   widest loop loop_vectorization may mark V (default 8)\n"
+     "  --all-divisors     loop_split/loop_tiling: every divisor, not only <= sqrt(n)\n"
      "  --json             {\"step\":...,\"json\":{...},\"class\":...,\"result\":...}\n"
      "  --lines, --strict, --input, --output: as for leir fmt\n"
      "\n"

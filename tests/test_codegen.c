@@ -1,0 +1,431 @@
+/*
+ * What the C backend makes of good schedules (issue 15.4): scalar
+ * replacement keeps a reduction's accumulator tile in a local array (no
+ * memory traffic in the reduction loop), only where that is exact; every
+ * program here is also run and verified EQUAL against its naive form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEIR_EXPERIMENTAL
+#include "leir/experimental/cost.h"
+
+#include "analysis.h"
+#include "cost.h"
+#include "testutil.h"
+
+static leir_backend *cpu_backend(uint32_t flags) {
+  leir_backend_options o = LEIR_BACKEND_OPTIONS_INIT;
+  o.threads = 2;
+  o.flags = flags;
+  leir_backend *b = NULL;
+  ck_assert_msg(leir_backend_open(&b, "cpu", &o) == LEIR_OK, "%s", leir_error_last()->message);
+  return b;
+}
+
+static char *lower(leir_backend *b, const char *src) {
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  char *out = NULL;
+  size_t len = 0;
+  ck_assert_msg(leir_backend_lower(b, p, &out, &len) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  leir_program_free(p);
+  return out;
+}
+
+static void require_equal(leir_backend *b, const char *naive, const char *sched) {
+  leir_program *p0 = test_parse(naive), *p1 = test_parse(sched);
+  ck_assert_int_eq(leir_program_infer_signature(p0), LEIR_OK);
+  ck_assert_int_eq(leir_program_infer_signature(p1), LEIR_OK);
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.input_sets = 2;
+  leir_verify_report *r = NULL;
+  ck_assert_msg(leir_verify(b, p0, p1, &vo, &r) == LEIR_OK, "%s: %s", sched,
+                leir_error_last()->message);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_EQUAL, "%s: %s", sched, leir_verdict_name(r->verdict));
+  leir_verify_report_free(r);
+  leir_program_free(p0);
+  leir_program_free(p1);
+}
+
+#define MM(T, a, c, d) \
+  "[D^{" T ",g}_{" a "," c "}=D^{" T ",g}_{" a "," c "}+A^{" T ",g}_{" a "," d "}*C^{" T ",g}_{" d "," c "};];"
+#define NAIVE(T) "L^{64}_{a=0}L^{64}_{c=0}L^{64}_{d=0}" MM(T, "a", "c", "d")
+
+/* The register-tiled matmul: the tile of D (8 rows x 16 columns) is loaded
+ * before the reduction loop and stored after it; inside, only the local
+ * array is touched. */
+START_TEST(test_accumulator_tile_is_not_reloaded_in_the_reduction_loop) {
+  leir_backend *b = cpu_backend(0);
+  const char *sched =
+      "P^{8}_{g=0}L^{4}_{h=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f32", "g*8+a", "h*16+c", "d");
+  char *c = lower(b, sched);
+  /* buffers: A b0, C b1 (inputs), D b2 (output) */
+  const char *decl = strstr(c, "float r2[128];");
+  if (!decl) fprintf(stderr, "%s\n", c);
+  ck_assert_msg(decl != NULL, "no tile of D");
+  const char *loop = strstr(decl, "/* L^{64}_{d} */");
+  ck_assert_ptr_nonnull(loop);
+  const char *store = strstr(loop, "b2[");
+  ck_assert_ptr_nonnull(store);
+  /* between the reduction loop's header and the store-back, D is only r2 */
+  const char *body_end = strstr(loop, "= r2[");
+  ck_assert_ptr_nonnull(body_end);
+  ck_assert_msg(store > body_end - 80, "D is read or written in the reduction loop");
+  ck_assert_ptr_nonnull(strstr(loop, "r2[16 * i3 + i4] = v;"));
+  free(c);
+  require_equal(b, NAIVE("f32"), sched);
+  leir_backend_free(b);
+}
+END_TEST
+
+/* Exact in every dtype and subscript form it applies to. */
+START_TEST(test_scalar_replacement_is_exact) {
+  leir_backend *b = cpu_backend(0);
+  static const struct {
+    const char *naive, *sched;
+    bool tiled;
+    const char *absent; /* not in the C source (a buffer that stays in memory) */
+  } cases[] = {
+      /* flipped rows: a negative coefficient */
+      {NAIVE("f32"),
+       "P^{8}_{g=0}L^{4}_{h=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f32", "63-(g*8+a)", "h*16+c",
+                                                                     "d"),
+       true, NULL},
+      {NAIVE("f16"),
+       "L^{8}_{g=0}L^{4}_{h=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f16", "g*8+a", "h*16+c", "d"),
+       true, NULL},
+      {NAIVE("i32"),
+       "L^{8}_{g=0}L^{8}_{h=0}L^{64}_{d=0}U^{8}_{a=0}U^{8}_{c=0}" MM("i32", "g*8+a", "h*8+c", "d"),
+       true, NULL},
+      /* two reduction loops: the tile lives across both */
+      {NAIVE("f64"),
+       "L^{8}_{g=0}L^{4}_{h=0}L^{8}_{f=0}L^{8}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM(
+           "f64", "g*8+a", "h*16+c", "f*8+d"),
+       true, NULL},
+      /* a scalar accumulator over an unrolled reduction */
+      {"L^{64}_{a=0}L^{64}_{d=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,d});];",
+       "L^{64}_{a=0}L^{16}_{d=0}U^{4}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,d*4+c});];",
+       true, NULL},
+      /* c+e names an element twice: not replaced */
+      {"L^{8}_{a=0}L^{8}_{d=0}L^{4}_{c=0}L^{4}_{e=0}[D^{f32,g}_{a,c+e}=D^{f32,g}_{a,c+e}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];",
+       "L^{8}_{a=0}L^{8}_{d=0}U^{4}_{c=0}U^{4}_{e=0}[D^{f32,g}_{a,c+e}=D^{f32,g}_{a,c+e}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];",
+       false, NULL},
+      /* D also read through another subscript: not replaced (E is) */
+      {"L^{8}_{a=0}L^{8}_{d=0}L^{8}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d};E^{f32,g}_{a,c}=D^{f32,g}_{c,a};];",
+       "L^{8}_{a=0}L^{8}_{d=0}U^{8}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d};E^{f32,g}_{a,c}=D^{f32,g}_{c,a};];",
+       true /* E (b2) is */, "r1["},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *c = lower(b, cases[i].sched);
+    bool tiled = strstr(c, "scalar replacement") != NULL;
+    bool absent = !cases[i].absent || !strstr(c, cases[i].absent);
+    if (tiled != cases[i].tiled || !absent) fprintf(stderr, "%s\n", c);
+    ck_assert_msg(tiled == cases[i].tiled, "case %zu: tiled %d", i, tiled);
+    ck_assert_msg(absent, "case %zu: %s", i, cases[i].absent);
+    free(c);
+    require_equal(b, cases[i].naive, cases[i].sched);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
+/* --check-bounds keeps every access in memory (each subscript checked). */
+START_TEST(test_checked_lowering_keeps_accesses_in_memory) {
+  leir_backend *b = cpu_backend(LEIR_BACKEND_CHECK_ALL_BOUNDS | LEIR_BACKEND_LOWER_ONLY);
+  char *c = lower(b, "L^{8}_{g=0}L^{64}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM("f32", "g*8+a", "c", "d"));
+  ck_assert_ptr_null(strstr(c, "scalar replacement"));
+  free(c);
+  leir_backend_free(b);
+}
+END_TEST
+
+/* The split domain: the reference's (outer extent <= sqrt(n)) by default,
+ * every divisor with LEIR_CANDIDATES_ALL_DIVISORS; the steps it adds apply
+ * and verify EQUAL. */
+static size_t count_steps(const leir_program *p, const char *strategy, uint32_t flags,
+                          const char *want, size_t *at) {
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find(strategy, &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = flags;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  size_t n = leir_candidates_count(l);
+  *at = SIZE_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), want)) *at = i;
+  leir_candidates_free(l);
+  return n;
+}
+
+START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
+  const char *src = NAIVE("f32");
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  size_t at;
+  /* 64 = 2^6: {2,4,8} by default, {2,...,32} with every divisor, per loop */
+  ck_assert_uint_eq(count_steps(p, "loop_split", 0, "loop_split nest=0 loop=c factor=16", &at), 9);
+  ck_assert_uint_eq(at, SIZE_MAX);
+  ck_assert_uint_eq(
+      count_steps(p, "loop_split", LEIR_CANDIDATES_ALL_DIVISORS, "loop_split nest=0 loop=c factor=16", &at),
+      15);
+  ck_assert_uint_ne(at, SIZE_MAX);
+  size_t dflt = count_steps(p, "loop_tiling", 0, "", &at);
+  size_t all = count_steps(p, "loop_tiling", LEIR_CANDIDATES_ALL_DIVISORS,
+                           "loop_tiling nest=0 loops=a,c factors=16,2", &at);
+  ck_assert_uint_eq(all, dflt / 9 * 25);
+  ck_assert_uint_ne(at, SIZE_MAX);
+  /* the new step applies through the list and is exact */
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find("loop_split", &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = LEIR_CANDIDATES_ALL_DIVISORS;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  count_steps(p, "loop_split", LEIR_CANDIDATES_ALL_DIVISORS, "loop_split nest=0 loop=c factor=16", &at);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_candidates_apply(&q, l, at), LEIR_OK);
+  char *text = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(q, 0, &text, &len), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(text, "L^{16}_{g=0}L^{4}_{c=0}"));
+  leir_backend *b = cpu_backend(0);
+  require_equal(b, src, text);
+  leir_backend_free(b);
+  /* leir_step_apply keeps the reference's domain */
+  leir_step *st = NULL;
+  const char *step = "loop_split nest=0 loop=c factor=16";
+  ck_assert_int_eq(leir_step_parse(&st, step, strlen(step)), LEIR_OK);
+  leir_program *r = NULL;
+  ck_assert_int_ne(leir_step_apply(&r, p, st, NULL), LEIR_OK);
+  leir_step_free(st);
+  leir_free(text);
+  leir_program_free(q);
+  leir_candidates_free(l);
+  leir_program_free(p);
+}
+END_TEST
+
+/* ---- local buffers: l/s-scope intermediates sized to their loop level ------- */
+
+/* A program file: inputs A (and C) n x n f32, output D of `dshape`. */
+static leir_program *with_sig(const char *leir, int n, bool has_c, const char *dshape) {
+  char yaml[4096];
+  snprintf(yaml, sizeof yaml,
+           "inputs:\n  A: {dtype: f32, shape: [%d, %d]}\n%s"
+           "outputs:\n  D: {dtype: f32, shape: [%s]}\nleir: |-\n  %s\n",
+           n, n, has_c ? "  C: {dtype: f32, shape: [64, 64]}\n" : "", dshape, leir);
+  leir_program *p = NULL;
+  ck_assert_msg(leir_program_parse_yaml(&p, yaml, strlen(yaml), NULL) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  return p;
+}
+
+static char *lower_p(leir_backend *b, const leir_program *p) {
+  char *out = NULL;
+  size_t len = 0;
+  ck_assert_msg(leir_backend_lower(b, p, &out, &len) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  return out;
+}
+
+static void require_equal_p(leir_backend *b, const leir_program *p0, const leir_program *p1) {
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.input_sets = 2;
+  leir_verify_report *r = NULL;
+  ck_assert_msg(leir_verify(b, p0, p1, &vo, &r) == LEIR_OK, "%s", leir_error_last()->message);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_EQUAL, "%s", leir_verdict_name(r->verdict));
+  leir_verify_report_free(r);
+}
+
+START_TEST(test_local_intermediates_are_sized_to_their_loop_level) {
+  leir_backend *b = cpu_backend(0);
+  static const struct {
+    const char *naive, *sched;
+    bool c;
+    const char *dshape;
+    const char *decl; /* the local array, or NULL: the buffer stays whole */
+    const char *whole; /* the whole buffer's name, never used when local */
+  } cases[] = {
+      /* partial maxima of a row: 16 per iteration of the P loop, not 64 x 16 */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];",
+       "P^{64}_{a=0}[L^{4}_{c=0}V^{16}_{d=0}[X^{f32,l}_{a,d}=max(X^{f32,l}_{a,d},A^{f32,g}_{a,c*16+d});];"
+       "L^{16}_{d=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},X^{f32,l}_{a,d});];];",
+       false, "64", "float p2[16];", "b2["},
+      /* the issue's write cache of a tiled matmul: a 32x32 tile, not 64x64 */
+      {"L^{64}_{a=0}L^{64}_{c=0}L^{64}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];",
+       "P^{2}_{g=0}L^{2}_{h=0}[L^{64}_{d=0}L^{32}_{a=0}V^{32}_{c=0}[E^{f32,l}_{g*32+a,h*32+c}="
+       "E^{f32,l}_{g*32+a,h*32+c}+A^{f32,g}_{g*32+a,d}*C^{f32,g}_{d,h*32+c};];"
+       "L^{32}_{a=0}V^{32}_{c=0}[D^{f32,g}_{g*32+a,h*32+c}=E^{f32,l}_{g*32+a,h*32+c};];];",
+       true, "64, 64", "float p3[1024];", "b3["},
+      /* X_{d} accumulates across the iterations of a: stays whole */
+      {"L^{64}_{c=0}L^{16}_{d=0}L^{4}_{a=0}[D^{f32,g}_{d}=D^{f32,g}_{d}+A^{f32,g}_{a*16+d,c};];",
+       "L^{64}_{c=0}[L^{4}_{d=0}V^{16}_{e=0}[X^{f32,l}_{e}=X^{f32,l}_{e}+A^{f32,g}_{d*16+e,c};];"
+       "L^{16}_{e=0}[D^{f32,g}_{e}=X^{f32,l}_{e};];];",
+       false, "16", NULL, NULL},
+      /* read by a later nest: stays whole */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a}=A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f32,l}_{a,c}=A^{f32,g}_{a,c}*2;];];"
+       "L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a}=X^{f32,l}_{a,c};];",
+       false, "64", NULL, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    leir_program *p0 = with_sig(cases[i].naive, 64, cases[i].c, cases[i].dshape);
+    leir_program *p1 = with_sig(cases[i].sched, 64, cases[i].c, cases[i].dshape);
+    char *c = lower_p(b, p1);
+    bool local = strstr(c, "local to one iteration") != NULL;
+    bool ok = local == (cases[i].decl != NULL) && (!cases[i].decl || strstr(c, cases[i].decl)) &&
+              (!cases[i].whole || !strstr(c, cases[i].whole));
+    if (!ok) fprintf(stderr, "%s\n", c);
+    ck_assert_msg(ok, "case %zu: local %d", i, local);
+    free(c);
+    require_equal_p(b, p0, p1);
+    leir_program_free(p0);
+    leir_program_free(p1);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
+/* ---- the analytic cost model (lib/cost.c, docs/cost.md) -------------------- */
+
+#define MM512(loops, a, c, d) loops MM("f32", a, c, d)
+
+static double predict(const char *src, uint32_t threads) {
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir__analysis *a = NULL;
+  ck_assert_int_eq(leir__analyze_program(p, NULL, &a), LEIR_OK);
+  leir__machine m;
+  leir__machine_host(&m);
+  /* a fixed machine, so that the figures do not depend on the host */
+  m.threads = threads;
+  m.cache[0] = 32u << 10;
+  m.cache[1] = 1u << 20;
+  m.cache[2] = 16u << 20;
+  m.line = 64;
+  leir__prediction pr;
+  leir__cost_predict(a, &m, &pr);
+  ck_assert(pr.seconds > 0 && pr.seconds >= pr.compute_s && pr.seconds >= pr.memory_s);
+  leir__analysis_free(a);
+  leir_program_free(p);
+  return pr.seconds;
+}
+
+START_TEST(test_cost_model_ranks_schedules) {
+  const char *naive = MM512("L^{512}_{a=0}L^{512}_{c=0}L^{512}_{d=0}", "a", "c", "d");
+  const char *reordered = MM512("L^{512}_{a=0}L^{512}_{d=0}L^{512}_{c=0}", "a", "c", "d");
+  const char *columns = MM512("L^{512}_{c=0}L^{512}_{d=0}L^{512}_{a=0}", "a", "c", "d");
+  const char *tiled_bad =
+      MM512("L^{16}_{g=0}L^{16}_{h=0}L^{16}_{i=0}L^{32}_{a=0}L^{32}_{c=0}L^{32}_{d=0}", "g*32+a",
+            "h*32+c", "i*32+d");
+  const char *tiled =
+      MM512("L^{16}_{g=0}L^{16}_{h=0}L^{16}_{i=0}L^{32}_{a=0}L^{32}_{d=0}L^{32}_{c=0}", "g*32+a",
+            "h*32+c", "i*32+d");
+  const char *reg = MM512("L^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}", "g*8+a",
+                          "h*16+c", "d");
+  const char *reg_p = MM512("P^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}",
+                            "g*8+a", "h*16+c", "d");
+  double t_naive = predict(naive, 2), t_re = predict(reordered, 2), t_col = predict(columns, 2),
+         t_bad = predict(tiled_bad, 2), t_tiled = predict(tiled, 2), t_reg = predict(reg, 2),
+         t_reg_p = predict(reg_p, 2), t_reg_p1 = predict(reg_p, 1);
+  /* the accumulator chain of the naive order, the strided columns */
+  ck_assert_msg(t_naive > 2 * t_re, "naive %g, reordered %g", t_naive, t_re);
+  ck_assert_msg(t_col > 4 * t_re, "columns %g, reordered %g", t_col, t_re);
+  ck_assert_msg(t_bad > 2 * t_tiled, "tiled a,c,d %g, tiled a,d,c %g", t_bad, t_tiled);
+  /* a register tile beats the reordered loops; P halves it on 2 threads */
+  ck_assert_msg(t_reg < t_re, "register tile %g, reordered %g", t_reg, t_re);
+  ck_assert_msg(t_reg_p < 0.6 * t_reg && t_reg_p1 >= t_reg, "P %g (1 thread %g), serial %g",
+                t_reg_p, t_reg_p1, t_reg);
+  /* the public figures: the same flops and bytes, different predicted times */
+  leir_program *p0 = test_parse(naive), *p1 = test_parse(reg_p);
+  ck_assert_int_eq(leir_program_infer_signature(p0), LEIR_OK);
+  ck_assert_int_eq(leir_program_infer_signature(p1), LEIR_OK);
+  leir_program_cost c0, c1;
+  ck_assert_int_eq(leir_program_cost_get(p0, &c0), LEIR_OK);
+  ck_assert_int_eq(leir_program_cost_get(p1, &c1), LEIR_OK);
+  ck_assert_uint_eq(c0.flops, c1.flops);
+  ck_assert_uint_eq(c0.bytes, c1.bytes);
+  double s0 = 0, s1 = 0, s1t = 0;
+  ck_assert_int_eq(leir_program_cost_predict(p0, 2, &s0), LEIR_OK);
+  ck_assert_int_eq(leir_program_cost_predict(p1, 2, &s1), LEIR_OK);
+  ck_assert_int_eq(leir_program_cost_predict(p1, 1, &s1t), LEIR_OK);
+  ck_assert(s0 > 10 * s1 && s1t > s1);
+  ck_assert_int_eq(leir_program_cost_predict(NULL, 1, &s0), LEIR_ERR_ARGUMENT);
+  leir_program_free(p0);
+  leir_program_free(p1);
+}
+END_TEST
+
+/* The register-tiled matmul of bench/matmul is six steps from the naive
+ * 512^3 program: a tiling outside the reference domain (64 x 8 rows,
+ * 32 x 16 columns), two reorders, U, V (16 wide) and P. */
+static leir_program *step_to(leir_program *p, const char *strategy, const char *step,
+                             uint32_t flags, uint32_t vector_width) {
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find(strategy, &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = flags;
+  o.vector_width = vector_width;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  leir_program *q = NULL;
+  for (size_t i = 0; i < leir_candidates_count(l) && !q; i++)
+    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), step)) {
+      ck_assert_int_eq(leir_candidates_apply(&q, l, i), LEIR_OK);
+      ck_assert_int_eq(leir_candidates_exactness(l, i), LEIR_EXACT);
+    }
+  ck_assert_msg(q != NULL, "%s is not a candidate", step);
+  leir_candidates_free(l);
+  leir_program_free(p);
+  return q;
+}
+
+START_TEST(test_register_tiled_matmul_is_reachable) {
+  leir_program *p = test_parse(
+      "L^{512}_{a=0}L^{512}_{c=0}L^{512}_{d=0}" MM("f32", "a", "c", "d"));
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  p = step_to(p, "loop_tiling", "loop_tiling nest=0 loops=a,c factors=64,32",
+              LEIR_CANDIDATES_ALL_DIVISORS, 8);
+  p = step_to(p, "loop_reorder", "loop_reorder nest=0 loops=a,d", 0, 8);
+  p = step_to(p, "loop_reorder", "loop_reorder nest=0 loops=c,a", 0, 8);
+  p = step_to(p, "loop_unrolling", "loop_unrolling nest=0 loop=a", 0, 8);
+  p = step_to(p, "loop_vectorization", "loop_vectorization nest=0 loop=c", 0, 16);
+  p = step_to(p, "loop_parallelization", "loop_parallelization nest=0 loop=g", 0, 8);
+  char *text = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(p, 0, &text, &len), LEIR_OK);
+  ck_assert_str_eq(text, "P^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}" MM(
+                             "f32", "g*8+a", "h*16+c", "d"));
+  leir_free(text);
+  leir_program_free(p);
+}
+END_TEST
+
+static Suite *codegen_suite(void) {
+  Suite *s = suite_create("codegen");
+  TCase *tc = tcase_create("scalar_replacement");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_accumulator_tile_is_not_reloaded_in_the_reduction_loop);
+  tcase_add_test(tc, test_scalar_replacement_is_exact);
+  tcase_add_test(tc, test_checked_lowering_keeps_accesses_in_memory);
+  tcase_add_test(tc, test_local_intermediates_are_sized_to_their_loop_level);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("cost_model");
+  tcase_add_test(tc, test_cost_model_ranks_schedules);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("split_domain");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_all_divisors_widen_the_split_and_tile_domains);
+  tcase_add_test(tc, test_register_tiled_matmul_is_reachable);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return test_run_suite(codegen_suite()); }
