@@ -8,6 +8,8 @@
  */
 #include "algebra.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,12 @@ struct leir__alg {
   char **keys;       /* their printed text */
   uint32_t npos, cap_pos;
   uint32_t *pos_syms;
+  uint32_t nrange, cap_range;
+  struct srange {
+    uint32_t sym;
+    double lo, hi;
+  } *ranges;         /* declared bounds (leir__alg_assume_range) */
+  double tiny, huge; /* the dtype's normal range (leir__alg_set_limits) */
 };
 
 static _Noreturn void fail(leir__alg *a, int code) {
@@ -205,6 +213,8 @@ leir__alg *leir__alg_new(leir_program *p, uint32_t max_terms) {
   if (!a) return NULL;
   a->p = p;
   a->max_terms = max_terms ? max_terms : LEIR__ALG_MAX_TERMS;
+  a->tiny = DBL_MIN;
+  a->huge = DBL_MAX;
   leir__arena_init(&a->arena, 1 << 14);
   return a;
 }
@@ -238,10 +248,29 @@ void leir__alg_assume_positive(leir__alg *a, uint32_t sym) {
   a->pos_syms[a->npos++] = sym;
 }
 
+void leir__alg_assume_range(leir__alg *a, uint32_t sym, double lo, double hi) {
+  if (!a || !(lo <= hi) || !isfinite(lo) || !isfinite(hi) || setjmp(a->jb)) return;
+  a->ranges = grow(a, a->ranges, a->nrange, &a->cap_range, sizeof *a->ranges);
+  a->ranges[a->nrange++] = (struct srange){sym, lo, hi};
+}
+
+void leir__alg_set_limits(leir__alg *a, double tiny, double huge) {
+  if (!a || !(tiny > 0) || !(huge > tiny) || !isfinite(huge)) return;
+  a->tiny = tiny;
+  a->huge = huge;
+}
+
+static const struct srange *sym_range(const leir__alg *a, uint32_t sym) {
+  for (uint32_t i = 0; i < a->nrange; i++)
+    if (a->ranges[i].sym == sym) return &a->ranges[i];
+  return NULL;
+}
+
 static bool sym_positive(const leir__alg *a, uint32_t sym) {
   for (uint32_t i = 0; i < a->npos; i++)
     if (a->pos_syms[i] == sym) return true;
-  return false;
+  const struct srange *r = sym_range(a, sym);
+  return r && r->lo > 0;
 }
 
 /* ---- polynomials ------------------------------------------------------- */
@@ -1433,6 +1462,264 @@ leir_expr *leir__alg_expand_log(leir__alg *a, const leir_expr *e) {
   leir_expr *r = expand_log_rec(a, e, &changed, 0);
   if (!changed) fail(a, LEIR__ALG_NOCHANGE);
   return r;
+}
+
+/* ---- bounds ---------------------------------------------------------------- */
+
+/* An enclosure [lo, hi] of e over the reals where e is defined, from
+ * numbers, declared ranges and monotone rules; false when not bounded. The
+ * ends are widened by a relative 1e-12 at every node, far more than the
+ * rounding of one operation, so the enclosure also holds for the computed
+ * values of the rules' own arithmetic. */
+static bool widen(double *lo, double *hi) {
+  if (!isfinite(*lo) || !isfinite(*hi)) return false;
+  *lo -= fabs(*lo) * 1e-12 + 1e-300;
+  *hi += fabs(*hi) * 1e-12 + 1e-300;
+  return isfinite(*lo) && isfinite(*hi);
+}
+
+static bool bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi, unsigned depth) {
+  e = strip(e);
+  if (!e || depth > MAX_DEPTH) return false;
+  double x0, x1, y0, y1;
+  switch (e->kind) {
+  case LEIR_EXPR_NUMBER:
+    *lo = *hi = e->u.num->value;
+    return widen(lo, hi);
+  case LEIR_EXPR_VAR:
+  case LEIR_EXPR_TENSOR: {
+    const struct srange *r = sym_range(a, e->sym);
+    if (!r) return false;
+    *lo = r->lo;
+    *hi = r->hi;
+    return widen(lo, hi);
+  }
+  case LEIR_EXPR_NEG:
+    if (!bounds_rec(a, e->kids[0], &x0, &x1, depth + 1)) return false;
+    *lo = -x1;
+    *hi = -x0;
+    return true;
+  case LEIR_EXPR_CALL:
+    if (e->n == 0 || !bounds_rec(a, e->kids[0], &x0, &x1, depth + 1)) return false;
+    switch (e->op) {
+    case LEIR_OP_EXP: *lo = exp(x0), *hi = exp(x1); break;
+    case LEIR_OP_LOG:
+      if (!(x0 > 0)) return false;
+      *lo = log(x0), *hi = log(x1);
+      break;
+    case LEIR_OP_SQRT:
+      if (!(x0 >= 0)) return false;
+      *lo = sqrt(x0), *hi = sqrt(x1);
+      break;
+    case LEIR_OP_ABS:
+      *lo = x0 > 0 ? x0 : x1 < 0 ? -x1 : 0;
+      *hi = fmax(fabs(x0), fabs(x1));
+      break;
+    case LEIR_OP_MAX:
+    case LEIR_OP_MIN:
+      for (uint32_t i = 1; i < e->n; i++) {
+        if (!bounds_rec(a, e->kids[i], &y0, &y1, depth + 1)) return false;
+        x0 = e->op == LEIR_OP_MAX ? fmax(x0, y0) : fmin(x0, y0);
+        x1 = e->op == LEIR_OP_MAX ? fmax(x1, y1) : fmin(x1, y1);
+      }
+      *lo = x0, *hi = x1;
+      break;
+    default: return false;
+    }
+    return widen(lo, hi);
+  case LEIR_EXPR_BINARY: {
+    int64_t n;
+    if (e->op == LEIR_OP_POW) {
+      if (!int_exponent(e->kids[1], &n) || n < 0 || n > MAX_POW ||
+          !bounds_rec(a, e->kids[0], &x0, &x1, depth + 1))
+        return false;
+      double p0 = pow(x0, (double)n), p1 = pow(x1, (double)n);
+      if (n % 2 == 1 || x0 >= 0) {
+        *lo = fmin(p0, p1), *hi = fmax(p0, p1);
+      } else if (x1 <= 0) {
+        *lo = fmin(p0, p1), *hi = fmax(p0, p1);
+      } else {
+        *lo = 0, *hi = fmax(p0, p1);
+      }
+      return widen(lo, hi);
+    }
+    if (!bounds_rec(a, e->kids[0], &x0, &x1, depth + 1) ||
+        !bounds_rec(a, e->kids[1], &y0, &y1, depth + 1))
+      return false;
+    switch (e->op) {
+    case LEIR_OP_ADD: *lo = x0 + y0, *hi = x1 + y1; break;
+    case LEIR_OP_SUB: *lo = x0 - y1, *hi = x1 - y0; break;
+    case LEIR_OP_DIV:
+      if (!(y0 > 0 || y1 < 0)) return false;
+      {
+        double t = 1 / y1;
+        y1 = 1 / y0;
+        y0 = t;
+      }
+      /* fall through */
+    case LEIR_OP_MUL: {
+      double p[4] = {x0 * y0, x0 * y1, x1 * y0, x1 * y1};
+      *lo = *hi = p[0];
+      for (int i = 1; i < 4; i++) {
+        *lo = fmin(*lo, p[i]);
+        *hi = fmax(*hi, p[i]);
+      }
+      break;
+    }
+    default: return false;
+    }
+    return widen(lo, hi);
+  }
+  default: return false;
+  }
+}
+
+bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi) {
+  ENTER(a, false);
+  double l, h;
+  if (!bounds_rec(a, e, &l, &h, 0)) return false;
+  if (lo) *lo = l;
+  if (hi) *hi = h;
+  return true;
+}
+
+/* [lo, hi] (lo > 0) within the limits, with a factor 2 to spare */
+static bool in_limits(const leir__alg *a, double lo, double hi) {
+  return lo >= 2 * a->tiny && hi <= a->huge / 2;
+}
+
+/* ---- logsimp ---------------------------------------------------------------- */
+
+typedef struct sterm {
+  const leir_expr *e;
+  bool neg;
+} sterm;
+
+#define MAX_SUM_TERMS 256u
+
+/* signed terms of a +/- chain (parentheses and negations looked through) */
+static void flatten_sum(leir__alg *a, const leir_expr *e, bool neg, sterm *ts, uint32_t *n,
+                        unsigned depth) {
+  if (depth > MAX_DEPTH) fail(a, LEIR__ALG_LIMIT);
+  e = strip(e);
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) {
+    flatten_sum(a, e->kids[0], neg, ts, n, depth + 1);
+    flatten_sum(a, e->kids[1], e->op == LEIR_OP_SUB ? !neg : neg, ts, n, depth + 1);
+    return;
+  }
+  if (e->kind == LEIR_EXPR_NEG) {
+    flatten_sum(a, e->kids[0], !neg, ts, n, depth + 1);
+    return;
+  }
+  if (*n >= MAX_SUM_TERMS) fail(a, LEIR__ALG_LIMIT);
+  ts[(*n)++] = (sterm){e, neg};
+}
+
+/* x op y, where x may be NULL (then y, negated for SUB) */
+static leir_expr *chain(leir__alg *a, leir_expr *x, bool neg, leir_expr *y) {
+  if (x) return mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, x, y);
+  return neg ? chk(a, leir__new_unary(a->p, LEIR_EXPR_NEG, y)) : y;
+}
+
+leir_expr *leir__alg_logsimp(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  if (!e) fail(a, LEIR__ALG_REFUSED);
+  sterm *ts = aalloc(a, MAX_SUM_TERMS * sizeof *ts);
+  bool *use = aalloc(a, MAX_SUM_TERMS * sizeof *use);
+  uint32_t n = 0, nlog = 0, nuse = 0, npos = 0;
+  flatten_sum(a, e, false, ts, &n, 0);
+  /* running bounds of the product of the positive terms' arguments and of
+   * the negative terms' arguments, each checked after every factor */
+  double p0 = 1, p1 = 1, q0 = 1, q1 = 1;
+  for (uint32_t i = 0; i < n; i++) {
+    use[i] = false;
+    if (!is_call(ts[i].e, LEIR_OP_LOG) || ts[i].e->n != 1) continue;
+    nlog++;
+    double lo, hi;
+    if (!bounds_rec(a, ts[i].e->kids[0], &lo, &hi, 0) || !(lo > 0)) continue;
+    double *r0 = ts[i].neg ? &q0 : &p0, *r1 = ts[i].neg ? &q1 : &p1;
+    if (!in_limits(a, *r0 * lo, *r1 * hi)) continue;
+    *r0 *= lo;
+    *r1 *= hi;
+    use[i] = true;
+    nuse++;
+    npos += !ts[i].neg;
+  }
+  if (nlog < 2) fail(a, LEIR__ALG_NOCHANGE);
+  if (nuse < 2) fail(a, LEIR__ALG_UNPROVEN);
+  if (npos && nuse > npos && !in_limits(a, p0 / q1, p1 / q0)) {
+    /* the quotient leaves the range: combine the positive terms only */
+    if (npos < 2) fail(a, LEIR__ALG_UNPROVEN);
+    for (uint32_t i = 0; i < n; i++)
+      if (use[i] && ts[i].neg) use[i] = false;
+    nuse = npos;
+  }
+  /* the combined argument: positives multiplied, divided by the negatives'
+   * product (or, without positives, the negatives' product under a minus) */
+  leir_expr *num = NULL, *den = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!use[i]) continue;
+    leir_expr *arg = copy(a, ts[i].e->kids[0]);
+    leir_expr **acc = ts[i].neg && npos ? &den : &num;
+    *acc = *acc ? mk_bin(a, LEIR_OP_MUL, *acc, arg) : arg;
+  }
+  leir_expr *combined = call1(a, LEIR_OP_LOG, den ? mk_bin(a, LEIR_OP_DIV, num, den) : num);
+  leir_expr *r = NULL;
+  bool placed = false;
+  for (uint32_t i = 0; i < n; i++) {
+    if (use[i]) {
+      if (!placed) r = chain(a, r, npos == 0, combined);
+      placed = true;
+      continue;
+    }
+    r = chain(a, r, ts[i].neg, copy(a, ts[i].e));
+  }
+  return r;
+}
+
+/* ---- expand_cancellation ------------------------------------------------------ */
+
+/* Is every term of m a term of q with the same coefficient? */
+static bool poly_subsum(const leir__poly *m, const leir__poly *q) {
+  for (uint32_t i = 0; i < m->n; i++) {
+    bool found = false;
+    for (uint32_t j = 0; j < q->n && !found; j++)
+      found = mono_cmp(&m->t[i], &q->t[j]) == 0 && m->t[i].c.n == q->t[j].c.n &&
+              m->t[i].c.d == q->t[j].c.d;
+    if (!found) return false;
+  }
+  return true;
+}
+
+leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  const leir_expr *s = strip(e);
+  if (!s || s->kind != LEIR_EXPR_BINARY || s->op != LEIR_OP_DIV) fail(a, LEIR__ALG_NOCHANGE);
+  leir__rf r = conv_top(a, e);
+  if (poly_is_const(r.den) || r.num->n < 2) fail(a, LEIR__ALG_NOCHANGE);
+  leir__poly *rem = r.num, *quo = poly_new(a, 0);
+  const term *lt = &r.den->t[0];
+  /* take out multiples m*den that are sub-sums of the numerator, first
+   * term first; each step removes at least one term, so this ends */
+  for (uint32_t i = 0; i < rem->n;) {
+    if (term_divides(lt, &rem->t[i])) {
+      leir__poly *m = poly_new(a, 1);
+      m->t[0] = term_div(a, &rem->t[i], lt);
+      leir__poly *mult = poly_mul(a, m, r.den);
+      if (poly_subsum(mult, rem)) {
+        rem = poly_add(a, rem, mult, true);
+        quo = poly_add(a, quo, m, false);
+        i = 0;
+        continue;
+      }
+    }
+    i++;
+  }
+  if (poly_is_zero(quo) || poly_is_zero(rem)) fail(a, LEIR__ALG_NOCHANGE);
+  leir__rf f = rf_monic(a, rf_of(rem, r.den));
+  bool neg = lead_coef(a, f.num).n < 0;
+  if (neg) f.num = poly_scale(a, f.num, (rat){-1, 1});
+  return mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo), rf_build(a, &f));
 }
 
 /* ---- AC-canonical hash ---------------------------------------------------- */
