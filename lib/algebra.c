@@ -1467,49 +1467,51 @@ leir_expr *leir__alg_expand_log(leir__alg *a, const leir_expr *e) {
 /* ---- bounds ---------------------------------------------------------------- */
 
 /* An enclosure [lo, hi] of e over the reals where e is defined, from
- * numbers, declared ranges and monotone rules; false when not bounded. The
- * ends are widened by a relative 1e-12 at every node, far more than the
+ * numbers, declared ranges and monotone rules; ends may be infinite (an
+ * unknown tensor is [-inf, inf], max(A, 0.5) is [0.5, inf]). Finite ends
+ * are widened by a relative 1e-12 at every node, far more than the
  * rounding of one operation, so the enclosure also holds for the computed
  * values of the rules' own arithmetic. */
-static bool widen(double *lo, double *hi) {
-  if (!isfinite(*lo) || !isfinite(*hi)) return false;
-  *lo -= fabs(*lo) * 1e-12 + 1e-300;
-  *hi += fabs(*hi) * 1e-12 + 1e-300;
-  return isfinite(*lo) && isfinite(*hi);
+static void widen(double *lo, double *hi) {
+  if (isnan(*lo) || isnan(*hi)) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    return;
+  }
+  if (isfinite(*lo)) *lo -= fabs(*lo) * 1e-12 + 1e-300;
+  if (isfinite(*hi)) *hi += fabs(*hi) * 1e-12 + 1e-300;
 }
 
-static bool bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi, unsigned depth) {
+static void bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi, unsigned depth) {
   e = strip(e);
-  if (!e || depth > MAX_DEPTH) return false;
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (!e || depth > MAX_DEPTH) return;
   double x0, x1, y0, y1;
   switch (e->kind) {
-  case LEIR_EXPR_NUMBER:
-    *lo = *hi = e->u.num->value;
-    return widen(lo, hi);
+  case LEIR_EXPR_NUMBER: *lo = *hi = e->u.num->value; break;
   case LEIR_EXPR_VAR:
   case LEIR_EXPR_TENSOR: {
     const struct srange *r = sym_range(a, e->sym);
-    if (!r) return false;
-    *lo = r->lo;
-    *hi = r->hi;
-    return widen(lo, hi);
+    if (r) *lo = r->lo, *hi = r->hi;
+    else if (sym_positive(a, e->sym)) *lo = 0;
+    break;
   }
   case LEIR_EXPR_NEG:
-    if (!bounds_rec(a, e->kids[0], &x0, &x1, depth + 1)) return false;
+    bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
     *lo = -x1;
     *hi = -x0;
-    return true;
+    return;
   case LEIR_EXPR_CALL:
-    if (e->n == 0 || !bounds_rec(a, e->kids[0], &x0, &x1, depth + 1)) return false;
+    if (e->n == 0) return;
+    bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
     switch (e->op) {
     case LEIR_OP_EXP: *lo = exp(x0), *hi = exp(x1); break;
     case LEIR_OP_LOG:
-      if (!(x0 > 0)) return false;
-      *lo = log(x0), *hi = log(x1);
+      if (x0 > 0) *lo = log(x0), *hi = log(x1);
       break;
     case LEIR_OP_SQRT:
-      if (!(x0 >= 0)) return false;
-      *lo = sqrt(x0), *hi = sqrt(x1);
+      if (x0 >= 0) *lo = sqrt(x0), *hi = sqrt(x1);
       break;
     case LEIR_OP_ABS:
       *lo = x0 > 0 ? x0 : x1 < 0 ? -x1 : 0;
@@ -1518,39 +1520,32 @@ static bool bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi,
     case LEIR_OP_MAX:
     case LEIR_OP_MIN:
       for (uint32_t i = 1; i < e->n; i++) {
-        if (!bounds_rec(a, e->kids[i], &y0, &y1, depth + 1)) return false;
+        bounds_rec(a, e->kids[i], &y0, &y1, depth + 1);
         x0 = e->op == LEIR_OP_MAX ? fmax(x0, y0) : fmin(x0, y0);
         x1 = e->op == LEIR_OP_MAX ? fmax(x1, y1) : fmin(x1, y1);
       }
       *lo = x0, *hi = x1;
       break;
-    default: return false;
+    default: return;
     }
-    return widen(lo, hi);
+    break;
   case LEIR_EXPR_BINARY: {
     int64_t n;
     if (e->op == LEIR_OP_POW) {
-      if (!int_exponent(e->kids[1], &n) || n < 0 || n > MAX_POW ||
-          !bounds_rec(a, e->kids[0], &x0, &x1, depth + 1))
-        return false;
+      if (!int_exponent(e->kids[1], &n) || n < 0 || n > MAX_POW) return;
+      bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
       double p0 = pow(x0, (double)n), p1 = pow(x1, (double)n);
-      if (n % 2 == 1 || x0 >= 0) {
-        *lo = fmin(p0, p1), *hi = fmax(p0, p1);
-      } else if (x1 <= 0) {
-        *lo = fmin(p0, p1), *hi = fmax(p0, p1);
-      } else {
-        *lo = 0, *hi = fmax(p0, p1);
-      }
-      return widen(lo, hi);
+      *lo = n % 2 == 0 && x0 < 0 && x1 > 0 ? 0 : fmin(p0, p1);
+      *hi = fmax(p0, p1);
+      break;
     }
-    if (!bounds_rec(a, e->kids[0], &x0, &x1, depth + 1) ||
-        !bounds_rec(a, e->kids[1], &y0, &y1, depth + 1))
-      return false;
+    bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
+    bounds_rec(a, e->kids[1], &y0, &y1, depth + 1);
     switch (e->op) {
     case LEIR_OP_ADD: *lo = x0 + y0, *hi = x1 + y1; break;
     case LEIR_OP_SUB: *lo = x0 - y1, *hi = x1 - y0; break;
     case LEIR_OP_DIV:
-      if (!(y0 > 0 || y1 < 0)) return false;
+      if (!(y0 > 0 || y1 < 0)) return; /* the divisor's range holds 0 */
       {
         double t = 1 / y1;
         y1 = 1 / y0;
@@ -1560,24 +1555,31 @@ static bool bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi,
     case LEIR_OP_MUL: {
       double p[4] = {x0 * y0, x0 * y1, x1 * y0, x1 * y1};
       *lo = *hi = p[0];
-      for (int i = 1; i < 4; i++) {
+      for (int i = 0; i < 4; i++) {
+        if (isnan(p[i])) { /* 0 * inf */
+          *lo = -INFINITY;
+          *hi = INFINITY;
+          return;
+        }
         *lo = fmin(*lo, p[i]);
         *hi = fmax(*hi, p[i]);
       }
       break;
     }
-    default: return false;
+    default: return;
     }
-    return widen(lo, hi);
+    break;
   }
-  default: return false;
+  default: return;
   }
+  widen(lo, hi);
 }
 
 bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi) {
   ENTER(a, false);
   double l, h;
-  if (!bounds_rec(a, e, &l, &h, 0)) return false;
+  bounds_rec(a, e, &l, &h, 0);
+  if (!isfinite(l) || !isfinite(h)) return false;
   if (lo) *lo = l;
   if (hi) *hi = h;
   return true;
@@ -1636,7 +1638,8 @@ leir_expr *leir__alg_logsimp(leir__alg *a, const leir_expr *e) {
     if (!is_call(ts[i].e, LEIR_OP_LOG) || ts[i].e->n != 1) continue;
     nlog++;
     double lo, hi;
-    if (!bounds_rec(a, ts[i].e->kids[0], &lo, &hi, 0) || !(lo > 0)) continue;
+    bounds_rec(a, ts[i].e->kids[0], &lo, &hi, 0);
+    if (!(lo > 0) || !isfinite(hi)) continue;
     double *r0 = ts[i].neg ? &q0 : &p0, *r1 = ts[i].neg ? &q1 : &p1;
     if (!in_limits(a, *r0 * lo, *r1 * hi)) continue;
     *r0 *= lo;

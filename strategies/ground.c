@@ -12,10 +12,20 @@
  * so its result can only equal `after` when the nests before its site
  * match `after`'s first nests key by key, and the nests after it match
  * `after`'s last nests. Only those candidates are applied and hashed.
+ *
+ * Math steps (level math, with an `expr=` site) ground modulo algebra: an
+ * LLM may spell the rewritten right side with the operands of + and * in
+ * another order or grouping. When a math candidate's result differs from
+ * `after`, the equation of its site is compared modulo commutativity and
+ * associativity (leir__ac_hash; the accumulation form `X op R` / `R/X` is
+ * kept, only R is compared), and everything else must still equal the
+ * candidate's result up to fresh names. So an equivalent spelling of the
+ * same step grounds, and a different rewrite or a wrong term does not.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "algebra.h"
 #include "api.h"
 #include "error.h"
 #include "visit.h"
@@ -123,6 +133,82 @@ static void step_region(const leir__pstep *ps, const leir_program *p, const uint
   }
 }
 
+/* ---- grounding modulo algebra ---------------------------------------------------- */
+
+static const leir_expr *strip_parens(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
+
+static bool is_lhs(const leir_expr *e, const leir_expr *lhs) {
+  e = strip_parens(e);
+  return e->kind == LEIR_EXPR_TENSOR && e->sym == lhs->sym;
+}
+
+/* The part of an equation's right side that a math step may respell: R
+ * of an accumulation `X op R` (op + - *) or `R/X`, else the whole side
+ * (*keep: the accumulation node, whose operator and X must match). */
+static const leir_expr *respellable(const leir_equation *eq, const leir_expr **keep, int *side) {
+  const leir_expr *r = eq->rhs;
+  *keep = NULL;
+  *side = -1;
+  if (r->kind == LEIR_EXPR_BINARY) {
+    if ((r->op == LEIR_OP_ADD || r->op == LEIR_OP_SUB || r->op == LEIR_OP_MUL) &&
+        is_lhs(r->kids[0], eq->lhs)) {
+      *keep = r;
+      *side = 1;
+      return r->kids[1];
+    }
+    if (r->op == LEIR_OP_DIV && is_lhs(r->kids[1], eq->lhs)) {
+      *keep = r;
+      *side = 0;
+      return r->kids[0];
+    }
+  }
+  return r;
+}
+
+/* Is `after` the candidate's result `q` with the site's equation respelled
+ * modulo commutativity and associativity? */
+static bool ac_grounds(leir__sctx *c, const leir__pstep *ps, const leir_program *q,
+                       const leir_program *after) {
+  if (leir__strategies[ps->strategy].info.level != LEIR_LEVEL_MATH ||
+      !leir__ps_get(ps, LEIR__K_EXPR, NULL) || q->nnests != after->nnests)
+    return false;
+  const leir__nref *r = leir__ps_nest(c, ps);
+  leir__eqsite s;
+  if (!r || !leir__ps_eq(c, r, ps, &s)) return false;
+  const leir_nest *nq = leir__nest_at(q, r->path, r->depth);
+  const leir_nest *na = leir__nest_at(after, r->path, r->depth);
+  if (!nq || !na || s.item >= nq->nitems || s.item >= na->nitems || !nq->items[s.item].eq ||
+      !na->items[s.item].eq)
+    return false;
+  const leir_equation *eq = nq->items[s.item].eq, *ea = na->items[s.item].eq;
+  if (!leir__expr_equal(q, eq->lhs, after, ea->lhs)) return false;
+  const leir_expr *kq, *ka;
+  int sq, sa;
+  const leir_expr *rq = respellable(eq, &kq, &sq), *ra = respellable(ea, &ka, &sa);
+  if (sq != sa || (kq && (kq->op != ka->op ||
+                          !leir__expr_equal(q, kq->kids[1 - sq], after, ka->kids[1 - sa]))))
+    return false;
+  if (leir__ac_hash(q, rq) != leir__ac_hash(after, ra)) return false;
+  /* everything else as in q: after with q's right side there hashes as q */
+  leir_program *t = NULL;
+  if (leir_program_clone(&t, after) != LEIR_OK) {
+    leir_error_clear();
+    return false;
+  }
+  leir_nest *nt = leir__nest_at(t, r->path, r->depth);
+  leir_expr *copy = leir__copy_expr(t, q, eq->rhs);
+  bool same = false;
+  if (copy) {
+    nt->items[s.item].eq->rhs = copy;
+    same = leir_program_hash_alpha(t) == leir_program_hash_alpha(q);
+  }
+  leir_program_free(t);
+  return same;
+}
+
 /* ---- grounding ----------------------------------------------------------------- */
 
 /* `after` with `before`'s signature when it has none, and its alpha hash. */
@@ -158,7 +244,6 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
   uint64_t *kb = first && last ? nest_keys(before, first, last) : NULL;
   uint64_t *ka = kb ? nest_keys(target, NULL, NULL) : NULL;
   uint32_t n = before->nnests, m = target->nnests, P = 0, S = 0;
-  leir_program_free(target);
   if (!ka) {
     st = leir__error_nomem();
     goto done;
@@ -188,7 +273,7 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
     leir_program *q = NULL;
     st = leir__apply_parsed(c, &ps, &q);
     if (st != LEIR_OK) break;
-    if (leir_program_hash_alpha(q) == want) {
+    if (leir_program_hash_alpha(q) == want || ac_grounds(c, &ps, q, target)) {
       c->strategy = s->strategy;
       c->sb.len = 0;
       leir__sb_put(&c->sb, s->text, s->len);
@@ -206,6 +291,7 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
   }
   *out = hits;
 done:
+  leir_program_free(target);
   free(first);
   free(last);
   free(kb);
