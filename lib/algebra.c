@@ -1478,8 +1478,8 @@ static void widen(double *lo, double *hi) {
     *hi = INFINITY;
     return;
   }
-  if (isfinite(*lo)) *lo -= fabs(*lo) * 1e-12 + 1e-300;
-  if (isfinite(*hi)) *hi += fabs(*hi) * 1e-12 + 1e-300;
+  if (isfinite(*lo)) *lo -= fabs(*lo) * 1e-12;
+  if (isfinite(*hi)) *hi += fabs(*hi) * 1e-12;
 }
 
 static void bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi, unsigned depth) {
