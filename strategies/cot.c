@@ -479,6 +479,8 @@ bool leir__cot_math_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps)
   if (!eb || !leir__expr_equal(d->b.p, eb->lhs, d->a.p, ea->lhs)) return false;
   const leir_expr *u = eb->rhs, *v = ea->rhs;
   smallest_diff(d->b.p, &u, d->a.p, &v);
+  while (u->kind == LEIR_EXPR_PAREN) u = u->kids[0];
+  while (v->kind == LEIR_EXPR_PAREN) v = v->kids[0];
   leir__sb_printf(b, "in the expression %s, the part ", d->b.text[d->rem[0]]);
   put_expr(b, d->b.p, u);
   leir__sb_puts(b, " of the right-hand side of ");

@@ -762,6 +762,96 @@ START_TEST(test_rewrites_hold_on_the_corpus) {
 }
 END_TEST
 
+/* ---- grounding modulo algebra and the CoT of math steps ----------------- */
+
+static leir_program *prog(const char *text) {
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_parse(&p, text, strlen(text), NULL), LEIR_OK);
+  return p;
+}
+
+/* the steps leir_ground finds from before to after, one per line ("" for
+ * none) */
+static char *grounds(const char *before, const char *after) {
+  leir_program *b = prog(before), *a = prog(after);
+  leir_candidates *hits = NULL;
+  ck_assert_int_eq(leir_ground(&hits, b, a, NULL), LEIR_OK);
+  static char out[4096];
+  out[0] = 0;
+  for (size_t i = 0; i < leir_candidates_count(hits); i++) {
+    strncat(out, leir_step_text(leir_candidates_step(hits, i)), sizeof out - strlen(out) - 2);
+    strcat(out, "\n");
+  }
+  leir_candidates_free(hits);
+  leir_program_free(a);
+  leir_program_free(b);
+  return out;
+}
+
+#define T(x) x "^{f64,g}_{tx,a}"
+#define ACC_BEFORE "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*" T("C") "+" T("A") "*" T("E") "+" T("F") ");];"
+
+START_TEST(test_math_steps_ground_modulo_ac_and_only_so) {
+  const char *collect = "collect nest=0 tensor=A eq=0 expr=1.1\n";
+  /* the candidate's own spelling, and a commuted and regrouped one */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*(" T("C") "+" T("E") ")+" T("F") ");];"), collect);
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("F") "+(" T("E") "+" T("C") ")*" T("A") ");];"), collect);
+  /* a wrong sign, a wrong term, a dropped term: no step */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("F") "+(" T("E") "-" T("C") ")*" T("A") ");];"), "");
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("F") "+(" T("E") "+" T("F") ")*" T("A") ");];"), "");
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("E") "+" T("C") ")*" T("A") ";];"), "");
+  /* a different rewrite (distributed differently) is not this step */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*" T("C") "+" T("A") "*(" T("E") "+" T("F") "/" T("A") "));];"), "");
+  /* the accumulation form X+R is kept: R+X is another program */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=(" T("A") "*(" T("C") "+" T("E") ")+" T("F") ")+D^{f64,g}_{tx};];"), "");
+  /* only the step's site may be respelled */
+  const char *two = "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=" T("A") "*" T("C") "+" T("A") "*" T("E") ";];"
+                    "B^{8}_{tx=0}L^{4}_{a=0}[H^{f64,g}_{tx,a}=" T("G") "*" T("F") ";];";
+  ck_assert_ptr_nonnull(strstr(grounds(two, "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=(" T("E") "+" T("C") ")*" T("A") ";];"
+                    "B^{8}_{tx=0}L^{4}_{a=0}[H^{f64,g}_{tx,a}=" T("G") "*" T("F") ";];"), "collect nest=0 tensor=A eq=0 expr=1\n"));
+  ck_assert_str_eq(grounds(two, "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=(" T("E") "+" T("C") ")*" T("A") ";];"
+                    "B^{8}_{tx=0}L^{4}_{a=0}[H^{f64,g}_{tx,a}=" T("F") "*" T("G") ";];"), "");
+  /* loop steps are not relaxed: a reorder with a commuted product */
+  const char *loops = "L^{8}_{a=0}L^{4}_{c=0}[H^{f64,g}_{a,c}=A^{f64,g}_{a,c}*C^{f64,g}_{a,c};];";
+  ck_assert_str_eq(grounds(loops, "L^{4}_{c=0}L^{8}_{a=0}[H^{f64,g}_{a,c}=A^{f64,g}_{a,c}*C^{f64,g}_{a,c};];"), "loop_reorder nest=0 loops=a,c\n");
+  ck_assert_str_eq(grounds(loops, "L^{4}_{c=0}L^{8}_{a=0}[H^{f64,g}_{a,c}=C^{f64,g}_{a,c}*A^{f64,g}_{a,c};];"), "");
+}
+END_TEST
+
+START_TEST(test_math_cot_quotes_the_changed_part) {
+  leir_program *p = prog(ACC_BEFORE);
+  leir_step *s = NULL;
+  const char *st = "collect nest=0 tensor=A eq=0 expr=1.1";
+  ck_assert_int_eq(leir_step_parse(&s, st, strlen(st)), LEIR_OK);
+  char *cot = NULL;
+  ck_assert_int_eq(leir_step_cot(&cot, NULL, p, s), LEIR_OK);
+  ck_assert_msg(strstr(cot, "Under the given IR, in the expression " ACC_BEFORE ", the part " T("A") "*" T("C") "+" T("A") "*" T("E") "+" T("F") " of the right-hand side of D^{f64,g}_{tx} can be collected around a common factor as " T("A") "*(" T("C") "+" T("E") ")+" T("F") ", giving the expression ") != NULL, "%s", cot);
+  leir_free(cot);
+  leir_step_free(s);
+  leir_program_free(p);
+  /* the smallest changed part: the argument of sqrt */
+  p = prog("B^{8}_{tx=0}[X^{f64,g}_{tx}=A^{f64,g}_{tx}/sqrt(E^{f64,g}_{tx}*3+E^{f64,g}_{tx}*2);];");
+  leir_candidates *c = NULL;
+  size_t math = 0;
+  ck_assert_int_eq(leir_candidates_list(&c, p, NULL), LEIR_OK);
+  for (size_t i = 0; i < leir_candidates_count(c); i++) {
+    const leir_step *cs = leir_candidates_step(c, i);
+    size_t k = leir_step_strategy(cs);
+    if (k < 23 || k > 34) continue;
+    ck_assert_int_eq(leir_step_cot(&cot, NULL, p, cs), LEIR_OK);
+    /* every math step has its own facts, never the generic "X becomes Y" */
+    ck_assert_msg(strstr(cot, ", the part ") && !strstr(cot, " become "), "%s", cot);
+    ck_assert_msg(strstr(cot, "the part sqrt(") == NULL, "%s", cot);
+    ck_assert_msg(strstr(cot, "the part E^{f64,g}_{tx}*3+E^{f64,g}_{tx}*2 ") != NULL, "%s", cot);
+    leir_free(cot);
+    math++;
+  }
+  ck_assert_uint_ge(math, 1);
+  leir_candidates_free(c);
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- the math strategies on the corpus: candidates verify, mutants do not -- */
 
 /* the equation of q that differs from the one at the same place in src */
@@ -958,6 +1048,8 @@ static Suite *algebra_suite(void) {
   tcase_add_test(tc, test_expand_cancel_takes_out_multiples_of_the_denominator);
   tcase_add_test(tc, test_bounds_of_clamps_and_exp);
   tcase_add_test(tc, test_math_candidates_verify_and_mutants_do_not);
+  tcase_add_test(tc, test_math_steps_ground_modulo_ac_and_only_so);
+  tcase_add_test(tc, test_math_cot_quotes_the_changed_part);
   suite_add_tcase(s, tc);
   return s;
 }
