@@ -1762,6 +1762,12 @@ static uint64_t mix2(uint64_t tag, uint64_t x) {
   return XXH3_64bits(b, sizeof b);
 }
 
+/* The hash of |e| with e's sign pulled out of products and quotients
+ * (x*(-y) = -(x*y) and (-x)/y = -(x/y) exactly in floating point): *neg
+ * says whether e is the negation of what the hash describes. Sums carry no
+ * sign of their own (their terms do). */
+static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg, unsigned depth);
+
 static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec *h, unsigned depth) {
   e = strip(e);
   if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) {
@@ -1773,18 +1779,22 @@ static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec 
     sum_terms(p, e->kids[0], !neg, h, depth + 1);
     return;
   }
-  uint64_t x = ac_rec(p, e, depth + 1);
-  hpush(h, neg ? mix2(ACT_NEG, x) : x);
+  bool s = false;
+  uint64_t x = signed_rec(p, e, &s, depth + 1);
+  hpush(h, neg != s ? mix2(ACT_NEG, x) : x);
 }
 
-static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, unsigned depth) {
+static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, bool *neg,
+                         unsigned depth) {
   e = strip(e);
   if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL) {
-    prod_factors(p, e->kids[0], h, depth + 1);
-    prod_factors(p, e->kids[1], h, depth + 1);
+    prod_factors(p, e->kids[0], h, neg, depth + 1);
+    prod_factors(p, e->kids[1], h, neg, depth + 1);
     return;
   }
-  hpush(h, ac_rec(p, e, depth + 1));
+  bool s = false;
+  hpush(h, signed_rec(p, e, &s, depth + 1));
+  *neg = *neg != s;
 }
 
 static uint64_t chain_hash(uint64_t tag, hvec *h) {
@@ -1803,23 +1813,29 @@ static uint64_t chain_hash(uint64_t tag, hvec *h) {
   return r;
 }
 
-static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth) {
+static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg, unsigned depth) {
   e = strip(e);
+  *neg = false;
   if (!e) return 0;
   if (depth > MAX_DEPTH * 4) return 1; /* deeper than any parse allows; still deterministic */
-  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) {
+  if ((e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) ||
+      e->kind == LEIR_EXPR_NEG) {
+    /* -x is the one-term sum (-x); -(-x) is x */
     hvec h = {0};
     sum_terms(p, e, false, &h, depth);
-    return chain_hash(ACT_SUM, &h);
-  }
-  if (e->kind == LEIR_EXPR_NEG) { /* -x is the one-term sum (-x); -(-x) is x */
-    hvec h = {0};
-    sum_terms(p, e, false, &h, depth);
+    if (h.n == 1 && !h.oom && e->kind == LEIR_EXPR_NEG) {
+      /* a negated single term: its sign, not a sum */
+      free(h.v);
+      bool s = false;
+      uint64_t x = signed_rec(p, e->kids[0], &s, depth + 1);
+      *neg = !s;
+      return x;
+    }
     return chain_hash(ACT_SUM, &h);
   }
   if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL) {
     hvec h = {0};
-    prod_factors(p, e, &h, depth);
+    prod_factors(p, e, &h, neg, depth);
     return chain_hash(ACT_PROD, &h);
   }
   hvec h = {0};
@@ -1828,10 +1844,25 @@ static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));
-  for (uint32_t i = 0; i < e->n; i++) hpush(&h, ac_rec(p, e->kids[i], depth + 1));
+  bool division = e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV;
+  for (uint32_t i = 0; i < e->n; i++) {
+    if (division) {
+      bool s = false;
+      hpush(&h, signed_rec(p, e->kids[i], &s, depth + 1));
+      *neg = *neg != s;
+    } else {
+      hpush(&h, ac_rec(p, e->kids[i], depth + 1));
+    }
+  }
   uint64_t r = h.oom ? 0 : XXH3_64bits_withSeed(h.v, h.n * sizeof *h.v, ACT_NODE);
   free(h.v);
   return r;
+}
+
+static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth) {
+  bool neg = false;
+  uint64_t x = signed_rec(p, e, &neg, depth);
+  return neg ? mix2(ACT_NEG, x) : x;
 }
 
 uint64_t leir__ac_hash(const leir_program *p, const leir_expr *e) { return ac_rec(p, e, 0); }

@@ -545,6 +545,14 @@ START_TEST(test_ac_hash_identifies_only_ac_spellings) {
   ck_assert_uint_eq(ach("exp(A*D)+E"), ach("E+exp(D*A)"));
   ck_assert_uint_eq(ach("(A)"), ach("A"));
   ck_assert_uint_eq(ach("-(-A)"), ach("A"));
+  /* signs of factors and quotients (exact in floating point) */
+  ck_assert_uint_eq(ach("-A*D+1"), ach("1-A*D"));
+  ck_assert_uint_eq(ach("A*(-D)"), ach("-(D*A)"));
+  ck_assert_uint_eq(ach("(-A)*(-D)"), ach("A*D"));
+  ck_assert_uint_eq(ach("(-A)/D"), ach("-(A/D)"));
+  ck_assert_uint_eq(ach("E-A/(-D)"), ach("A/D+E"));
+  ck_assert_uint_ne(ach("-A*D"), ach("A*D"));
+  ck_assert_uint_ne(ach("(-A)/D"), ach("A/D"));
   /* not identified */
   ck_assert_uint_ne(ach("A-D"), ach("D-A"));
   ck_assert_uint_ne(ach("A*(D+E)"), ach("A*D+A*E"));
