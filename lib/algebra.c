@@ -1727,7 +1727,7 @@ leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e) {
 
 /* ---- AC-canonical hash ---------------------------------------------------- */
 
-enum { ACT_SUM = 1, ACT_PROD, ACT_NEG, ACT_NODE };
+enum { ACT_SUM = 1, ACT_PROD, ACT_NEG, ACT_NODE, ACT_INV };
 
 static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth);
 
@@ -1765,7 +1765,8 @@ static uint64_t mix2(uint64_t tag, uint64_t x) {
 /* The hash of |e| with e's sign pulled out of products and quotients
  * (x*(-y) = -(x*y) and (-x)/y = -(x/y) exactly in floating point): *neg
  * says whether e is the negation of what the hash describes. Sums carry no
- * sign of their own (their terms do). */
+ * sign of their own (their terms do). A chain of * and / is the multiset
+ * of its factors, divisors marked (x*(y/z) = (x*y)/z = (x/z)*y). */
 static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg, unsigned depth);
 
 static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec *h, unsigned depth) {
@@ -1784,16 +1785,19 @@ static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec 
   hpush(h, neg != s ? mix2(ACT_NEG, x) : x);
 }
 
-static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, bool *neg,
+/* factors of a chain of * and /, divisors marked as inverses */
+static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, bool *neg, bool inv,
                          unsigned depth) {
   e = strip(e);
-  if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL) {
-    prod_factors(p, e->kids[0], h, neg, depth + 1);
-    prod_factors(p, e->kids[1], h, neg, depth + 1);
+  if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY &&
+      (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
+    prod_factors(p, e->kids[0], h, neg, inv, depth + 1);
+    prod_factors(p, e->kids[1], h, neg, e->op == LEIR_OP_DIV ? !inv : inv, depth + 1);
     return;
   }
   bool s = false;
-  hpush(h, signed_rec(p, e, &s, depth + 1));
+  uint64_t x = signed_rec(p, e, &s, depth + 1);
+  hpush(h, inv ? mix2(ACT_INV, x) : x);
   *neg = *neg != s;
 }
 
@@ -1833,9 +1837,9 @@ static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg,
     }
     return chain_hash(ACT_SUM, &h);
   }
-  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL) {
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
     hvec h = {0};
-    prod_factors(p, e, &h, neg, depth);
+    prod_factors(p, e, &h, neg, false, depth);
     return chain_hash(ACT_PROD, &h);
   }
   hvec h = {0};
@@ -1844,16 +1848,7 @@ static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg,
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));
-  bool division = e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV;
-  for (uint32_t i = 0; i < e->n; i++) {
-    if (division) {
-      bool s = false;
-      hpush(&h, signed_rec(p, e->kids[i], &s, depth + 1));
-      *neg = *neg != s;
-    } else {
-      hpush(&h, ac_rec(p, e->kids[i], depth + 1));
-    }
-  }
+  for (uint32_t i = 0; i < e->n; i++) hpush(&h, ac_rec(p, e->kids[i], depth + 1));
   uint64_t r = h.oom ? 0 : XXH3_64bits_withSeed(h.v, h.n * sizeof *h.v, ACT_NODE);
   free(h.v);
   return r;

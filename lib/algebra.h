@@ -163,7 +163,9 @@ bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi);
 /* A hash of `e` that is equal for trees that differ only by the order of
  * the operands of + and * chains (commutativity), their grouping
  * (associativity: (a+b)+c = a+(b+c), explicit parentheses dropped), and
- * the spelling of a - b as a + (-b) in a chain. Nothing else is identified:
+ * the spelling of a - b as a + (-b) in a chain, the sign of a factor
+ * (x*(-y) = -(x*y)) and the grouping of a chain of * and / (x*(y/z) =
+ * (x*y)/z: divisors are factors marked inverse). Nothing else is identified:
  * distributivity, number spellings (2 vs 2.0), max/min argument order are
  * all kept. Symbols hash by name, so nodes of different programs compare. */
 uint64_t leir__ac_hash(const leir_program *p, const leir_expr *e);

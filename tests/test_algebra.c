@@ -553,6 +553,11 @@ START_TEST(test_ac_hash_identifies_only_ac_spellings) {
   ck_assert_uint_eq(ach("E-A/(-D)"), ach("A/D+E"));
   ck_assert_uint_ne(ach("-A*D"), ach("A*D"));
   ck_assert_uint_ne(ach("(-A)/D"), ach("A/D"));
+  /* chains of * and / */
+  ck_assert_uint_eq(ach("F*((A-D)/E)+G"), ach("F*(A-D)/E+G"));
+  ck_assert_uint_eq(ach("A/(D/E)"), ach("A*E/D"));
+  ck_assert_uint_eq(ach("A/D/E"), ach("A/(E*D)"));
+  ck_assert_uint_ne(ach("A/(D*E)"), ach("A*E/D"));
   /* not identified */
   ck_assert_uint_ne(ach("A-D"), ach("D-A"));
   ck_assert_uint_ne(ach("A*(D+E)"), ach("A*D+A*E"));
