@@ -10,6 +10,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -659,12 +660,41 @@ static leir_expr *atom_expr(leir__alg *a, uint32_t id) {
   return chk(a, leir__copy_expr(a->p, a->p, a->atoms[id]));
 }
 
+/* n/d (n >= 0, reduced) as an exact decimal literal when d divides a
+ * power of ten (d = 2^i 5^j: 0.5, 1.6732631921768188, 0.0000125); false
+ * otherwise or when it does not fit in int64 digits */
+static bool decimal_of(int64_t n, int64_t d, char *buf, size_t cap) {
+  int64_t p10 = 1;
+  int k = 0;
+  while (p10 % d != 0) {
+    if (k == 18) return false;
+    p10 *= 10;
+    k++;
+  }
+  int64_t m;
+  if (__builtin_mul_overflow(n, p10 / d, &m)) return false;
+  char digits[24];
+  int len = snprintf(digits, sizeof digits, "%lld", (long long)m);
+  if (len == k)
+    snprintf(buf, cap, "0.%s", digits);
+  else if (len < k) /* 0.000ddd */
+    snprintf(buf, cap, "0.%0*d%s", k - len, 0, digits);
+  else
+    snprintf(buf, cap, "%.*s.%s", len - k, digits, digits + len - k);
+  return true;
+}
+
 /* |c| * monomial (negated in its first factor when `neg`: -3*x parses as
- * (-3)*x, so no parentheses appear), atoms given by rank (map `order`). */
+ * (-3)*x, so no parentheses appear), atoms given by rank (map `order`).
+ * A coefficient n/d with d = 2^i 5^j is written as its exact decimal
+ * (0.5*x, as the workloads write constants), others as n*x/d. */
 static leir_expr *term_expr(leir__alg *a, const term *t, const uint32_t *order, bool neg) {
   leir_expr *e = NULL;
   int64_t n = t->c.n < 0 ? -t->c.n : t->c.n;
-  if (n != 1 || t->nf == 0) e = mk_int(a, n);
+  char dec[64];
+  bool decimal = t->c.d != 1 && decimal_of(n, t->c.d, dec, sizeof dec);
+  if (decimal) e = chk(a, leir__new_number(a->p, dec, strlen(dec)));
+  else if (n != 1 || t->nf == 0) e = mk_int(a, n);
   for (uint32_t i = 0; i < t->nf; i++) {
     leir_expr *f = atom_expr(a, order ? order[t->f[i].atom] : t->f[i].atom);
     if (t->f[i].e > 1) f = mk_bin(a, LEIR_OP_POW, f, mk_int(a, t->f[i].e));
@@ -684,7 +714,7 @@ static leir_expr *term_expr(leir__alg *a, const term *t, const uint32_t *order, 
       e = chk(a, leir__new_unary(a->p, LEIR_EXPR_NEG, e));
     }
   }
-  if (t->c.d != 1) e = mk_bin(a, LEIR_OP_DIV, e, mk_int(a, t->c.d));
+  if (t->c.d != 1 && !decimal) e = mk_bin(a, LEIR_OP_DIV, e, mk_int(a, t->c.d));
   return e;
 }
 
@@ -1844,7 +1874,10 @@ static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg,
   }
   hvec h = {0};
   hpush(&h, ((uint64_t)e->kind << 16) | ((uint64_t)e->op << 8) | e->dtype);
-  if (e->kind == LEIR_EXPR_NUMBER) hpush(&h, XXH3_64bits(e->u.num->lexeme, e->u.num->len));
+  if (e->kind == LEIR_EXPR_NUMBER) { /* by value: 2, 2.0 and 2e0 are one double */
+    double v = e->u.num->value == 0 ? 0.0 : e->u.num->value;
+    hpush(&h, XXH3_64bits(&v, sizeof v));
+  }
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));

@@ -165,9 +165,9 @@ bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi);
  * (associativity: (a+b)+c = a+(b+c), explicit parentheses dropped), and
  * the spelling of a - b as a + (-b) in a chain, the sign of a factor
  * (x*(-y) = -(x*y)) and the grouping of a chain of * and / (x*(y/z) =
- * (x*y)/z: divisors are factors marked inverse). Nothing else is identified:
- * distributivity, number spellings (2 vs 2.0), max/min argument order are
- * all kept. Symbols hash by name, so nodes of different programs compare. */
+ * (x*y)/z: divisors are factors marked inverse); numbers compare by value
+ * (2, 2.0 and 2e0 are the same double). Nothing else is identified:
+ * distributivity, max/min argument order are kept. Symbols hash by name, so nodes of different programs compare. */
 uint64_t leir__ac_hash(const leir_program *p, const leir_expr *e);
 
 #endif /* LEIR_ALGEBRA_H */

@@ -149,7 +149,13 @@ START_TEST(test_expand_collects_like_terms) {
   expect_rewrite(leir__alg_expand, "A/3+D", "A/3+D");
   /* call arguments are canonical, so these are one atom */
   expect_rewrite(leir__alg_expand, "exp(A+D)-exp(D+A)", "0");
-  expect_rewrite(leir__alg_expand, "(A+1)/(2*D+2)", "(A/2+1/2)/(D+1)");
+  expect_rewrite(leir__alg_expand, "(A+1)/(2*D+2)", "(0.5*A+0.5)/(D+1)");
+  /* coefficients n/d with d = 2^i 5^j are exact decimals, others fractions */
+  expect_rewrite(leir__alg_expand, "0.5*A+A", "1.5*A");
+  expect_rewrite(leir__alg_expand, "1.6732631921768188*(A-1)", "1.6732631921768188*A-1.6732631921768188");
+  expect_rewrite(leir__alg_expand, "A*0.044715*0.5", "0.0223575*A");
+  expect_rewrite(leir__alg_expand, "A/3+A/200000", "200003*A/600000");
+  expect_rewrite(leir__alg_expand, "A/80000", "0.0000125*A");
 }
 END_TEST
 
@@ -562,7 +568,9 @@ START_TEST(test_ac_hash_identifies_only_ac_spellings) {
   ck_assert_uint_ne(ach("A-D"), ach("D-A"));
   ck_assert_uint_ne(ach("A*(D+E)"), ach("A*D+A*E"));
   ck_assert_uint_ne(ach("A/D"), ach("D/A"));
-  ck_assert_uint_ne(ach("2*A"), ach("2.0*A"));
+  ck_assert_uint_eq(ach("2*A"), ach("2.0*A"));
+  ck_assert_uint_eq(ach("A+1e-05"), ach("0.00001+A"));
+  ck_assert_uint_ne(ach("2*A"), ach("2.5*A"));
   ck_assert_uint_ne(ach("max(A,D)"), ach("max(D,A)"));
   ck_assert_uint_ne(ach("A+D"), ach("A*D"));
   ck_assert_uint_ne(ach("A**D"), ach("D**A"));
