@@ -1815,10 +1815,35 @@ static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec 
   hpush(h, neg != s ? mix2(ACT_NEG, x) : x);
 }
 
-/* factors of a chain of * and /, divisors marked as inverses */
+/* the hash of a NUMBER node of value v (numbers compare by value: 2, 2.0
+ * and 2e0 are one double) */
+static uint64_t number_hash(double v) {
+  uint64_t w[2] = {(uint64_t)LEIR_EXPR_NUMBER << 16, 0};
+  if (v == 0) v = 0.0;
+  w[1] = XXH3_64bits(&v, sizeof v);
+  return XXH3_64bits_withSeed(w, sizeof w, ACT_NODE);
+}
+
+/* is v a power of two (then x/v and x*(1/v) round the same real) */
+static bool pow2(double v) {
+  int ex;
+  return v > 0 && isfinite(v) && frexp(v, &ex) == 0.5 && isfinite(1 / v) && 1 / v != 0;
+}
+
+/* factors of a chain of * and /, divisors marked as inverses; factors 1
+ * dropped (x*1 = x/1 = x) and divisions by a power of two written as
+ * products (x/2 = 0.5*x): both exact in floating point */
 static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, bool *neg, bool inv,
                          unsigned depth) {
   e = strip(e);
+  if (e->kind == LEIR_EXPR_NUMBER) {
+    double v = e->u.num->value;
+    if (v == 1) return;
+    if (inv && pow2(v)) {
+      hpush(h, number_hash(1 / v));
+      return;
+    }
+  }
   if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY &&
       (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
     prod_factors(p, e->kids[0], h, neg, inv, depth + 1);
@@ -1870,14 +1895,15 @@ static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg,
   if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
     hvec h = {0};
     prod_factors(p, e, &h, neg, false, depth);
+    if (!h.oom && h.n == 0) { /* 1*1 */
+      free(h.v);
+      return number_hash(1);
+    }
     return chain_hash(ACT_PROD, &h);
   }
   hvec h = {0};
   hpush(&h, ((uint64_t)e->kind << 16) | ((uint64_t)e->op << 8) | e->dtype);
-  if (e->kind == LEIR_EXPR_NUMBER) { /* by value: 2, 2.0 and 2e0 are one double */
-    double v = e->u.num->value == 0 ? 0.0 : e->u.num->value;
-    hpush(&h, XXH3_64bits(&v, sizeof v));
-  }
+  if (e->kind == LEIR_EXPR_NUMBER) return number_hash(e->u.num->value);
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));

@@ -166,7 +166,9 @@ bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi);
  * the spelling of a - b as a + (-b) in a chain, the sign of a factor
  * (x*(-y) = -(x*y)) and the grouping of a chain of * and / (x*(y/z) =
  * (x*y)/z: divisors are factors marked inverse); numbers compare by value
- * (2, 2.0 and 2e0 are the same double). Nothing else is identified:
+ * (2, 2.0 and 2e0 are the same double); factors 1 are dropped and a
+ * division by a power of two is the product with its inverse (x/2 =
+ * 0.5*x), both exact in floating point. Nothing else is identified:
  * distributivity, max/min argument order are kept. Symbols hash by name, so nodes of different programs compare. */
 uint64_t leir__ac_hash(const leir_program *p, const leir_expr *e);
 

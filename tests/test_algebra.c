@@ -571,6 +571,14 @@ START_TEST(test_ac_hash_identifies_only_ac_spellings) {
   ck_assert_uint_eq(ach("2*A"), ach("2.0*A"));
   ck_assert_uint_eq(ach("A+1e-05"), ach("0.00001+A"));
   ck_assert_uint_ne(ach("2*A"), ach("2.5*A"));
+  /* exact: factors 1, division by a power of two */
+  ck_assert_uint_eq(ach("A/2+D/2"), ach("0.5*A+0.5*D"));
+  ck_assert_uint_eq(ach("A/1"), ach("A"));
+  ck_assert_uint_eq(ach("1*A*1.0"), ach("A"));
+  ck_assert_uint_eq(ach("1*1"), ach("1"));
+  ck_assert_uint_eq(ach("A/0.25"), ach("4*A"));
+  ck_assert_uint_ne(ach("A/3"), ach("A*0.3333333333333333"));
+  ck_assert_uint_ne(ach("A/10"), ach("0.1*A"));
   ck_assert_uint_ne(ach("max(A,D)"), ach("max(D,A)"));
   ck_assert_uint_ne(ach("A+D"), ach("A*D"));
   ck_assert_uint_ne(ach("A**D"), ach("D**A"));
