@@ -1901,9 +1901,9 @@ static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg,
     }
     return chain_hash(ACT_PROD, &h);
   }
+  if (e->kind == LEIR_EXPR_NUMBER) return number_hash(e->u.num->value);
   hvec h = {0};
   hpush(&h, ((uint64_t)e->kind << 16) | ((uint64_t)e->op << 8) | e->dtype);
-  if (e->kind == LEIR_EXPR_NUMBER) return number_hash(e->u.num->value);
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));
