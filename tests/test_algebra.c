@@ -990,7 +990,13 @@ START_TEST(test_math_candidates_verify_and_mutants_do_not) {
   ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
   size_t total = 0, mutants = 0;
   size_t per[LEIR_STRATEGY_COUNT] = {0};
+#if defined(__SANITIZE_ADDRESS__)
+  const size_t every = 4; /* the interpreter under ASan: every fourth program */
+#else
+  const size_t every = 1;
+#endif
   for (size_t i = 0; i < small.n; i++) {
+    if (i % every) continue;
     const leir_program *src = small.e[i].program;
     leir_verifier *v = NULL;
     for (int32_t st = 23; st <= 34; st++) {
@@ -1047,7 +1053,7 @@ START_TEST(test_math_candidates_verify_and_mutants_do_not) {
     for (int st = 23; st <= 34; st++) fprintf(stderr, " %zu", per[st]);
     fprintf(stderr, "\n");
   }
-  ck_assert_uint_gt(total, 100);
+  ck_assert_uint_gt(total, 100 / every);
   ck_assert_uint_gt(mutants, total);
   leir_backend_free(b);
   corpus_programs_free(&small);
