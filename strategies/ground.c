@@ -17,8 +17,8 @@
  * LLM may spell the rewritten right side with the operands of + and * in
  * another order or grouping. When a math candidate's result differs from
  * `after`, the equation of its site is compared modulo commutativity and
- * associativity (leir__ac_hash; the accumulation form `X op R` / `R/X` is
- * kept, only R is compared), and everything else must still equal the
+ * associativity (leir__ac_hash; the accumulation form of leir.md §3.4 is
+ * kept: X first in a +/- or * chain, or R/X), and everything else must still equal the
  * candidate's result up to fresh names. So an equivalent spelling of the
  * same step grounds, and a different rewrite or a wrong term does not.
  */
@@ -145,27 +145,31 @@ static bool is_lhs(const leir_expr *e, const leir_expr *lhs) {
   return e->kind == LEIR_EXPR_TENSOR && e->sym == lhs->sym;
 }
 
-/* The part of an equation's right side that a math step may respell: R
- * of an accumulation `X op R` (op + - *) or `R/X`, else the whole side
- * (*keep: the accumulation node, whose operator and X must match). */
-static const leir_expr *respellable(const leir_equation *eq, const leir_expr **keep, int *side) {
-  const leir_expr *r = eq->rhs;
-  *keep = NULL;
-  *side = -1;
-  if (r->kind == LEIR_EXPR_BINARY) {
-    if ((r->op == LEIR_OP_ADD || r->op == LEIR_OP_SUB || r->op == LEIR_OP_MUL) &&
-        is_lhs(r->kids[0], eq->lhs)) {
-      *keep = r;
-      *side = 1;
-      return r->kids[1];
-    }
-    if (r->op == LEIR_OP_DIV && is_lhs(r->kids[1], eq->lhs)) {
-      *keep = r;
-      *side = 0;
-      return r->kids[0];
-    }
+/* The accumulation form of an equation (leir.md §3.4), which decides its
+ * implicit initial value and must survive a respelling: X first in a +/-
+ * chain or a * chain (*x: that X), or R/X; ACC_NONE otherwise. */
+enum { ACC_NONE, ACC_SUM, ACC_PROD, ACC_DIV };
+
+static int acc_form(const leir_equation *eq, const leir_expr **x) {
+  const leir_expr *r = strip_parens(eq->rhs);
+  *x = NULL;
+  if (r->kind == LEIR_EXPR_BINARY && r->op == LEIR_OP_DIV && is_lhs(r->kids[1], eq->lhs)) {
+    *x = strip_parens(r->kids[1]);
+    return ACC_DIV;
   }
-  return r;
+  bool sum = r->kind == LEIR_EXPR_BINARY && (r->op == LEIR_OP_ADD || r->op == LEIR_OP_SUB);
+  bool prod = r->kind == LEIR_EXPR_BINARY && r->op == LEIR_OP_MUL;
+  if (!sum && !prod) return ACC_NONE;
+  for (unsigned depth = 0; depth < 400; depth++) {
+    r = strip_parens(r);
+    bool more = r->kind == LEIR_EXPR_BINARY &&
+                (sum ? r->op == LEIR_OP_ADD || r->op == LEIR_OP_SUB : r->op == LEIR_OP_MUL);
+    if (!more) break;
+    r = r->kids[0];
+  }
+  if (!is_lhs(r, eq->lhs)) return ACC_NONE;
+  *x = r;
+  return sum ? ACC_SUM : ACC_PROD;
 }
 
 /* Is `after` the candidate's result `q` with the site's equation respelled
@@ -185,13 +189,11 @@ static bool ac_grounds(leir__sctx *c, const leir__pstep *ps, const leir_program 
     return false;
   const leir_equation *eq = nq->items[s.item].eq, *ea = na->items[s.item].eq;
   if (!leir__expr_equal(q, eq->lhs, after, ea->lhs)) return false;
-  const leir_expr *kq, *ka;
-  int sq, sa;
-  const leir_expr *rq = respellable(eq, &kq, &sq), *ra = respellable(ea, &ka, &sa);
-  if (sq != sa || (kq && (kq->op != ka->op ||
-                          !leir__expr_equal(q, kq->kids[1 - sq], after, ka->kids[1 - sa]))))
-    return false;
-  if (leir__ac_hash(q, rq) != leir__ac_hash(after, ra)) return false;
+  /* the same accumulation form, with the same X read first (or last) */
+  const leir_expr *xq, *xa;
+  int fq = acc_form(eq, &xq), fa = acc_form(ea, &xa);
+  if (fq != fa || (xq && !leir__expr_equal(q, xq, after, xa))) return false;
+  if (leir__ac_hash(q, eq->rhs) != leir__ac_hash(after, ea->rhs)) return false;
   /* everything else as in q: after with q's right side there hashes as q */
   leir_program *t = NULL;
   if (leir_program_clone(&t, after) != LEIR_OK) {

@@ -831,7 +831,9 @@ START_TEST(test_math_steps_ground_modulo_ac_and_only_so) {
   ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("E") "+" T("C") ")*" T("A") ";];"), "");
   /* a different rewrite (distributed differently) is not this step */
   ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*" T("C") "+" T("A") "*(" T("E") "+" T("F") "/" T("A") "));];"), "");
-  /* the accumulation form X+R is kept: R+X is another program */
+  /* the accumulation's chain may be respelled as long as D comes first */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+" T("F") "+(" T("E") "+" T("C") ")*" T("A") ";];"), collect);
+  /* the accumulation form (leir.md 3.4) is kept: R+D is another program */
   ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=(" T("A") "*(" T("C") "+" T("E") ")+" T("F") ")+D^{f64,g}_{tx};];"), "");
   /* only the step's site may be respelled */
   const char *two = "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=" T("A") "*" T("C") "+" T("A") "*" T("E") ";];"
