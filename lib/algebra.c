@@ -1724,10 +1724,68 @@ static bool poly_subsum(const leir__poly *m, const leir__poly *q) {
   return true;
 }
 
+/* The structural form: the terms of the numerator as written that are
+ * each a multiple of the denominator come out, the others stay as written
+ * over it ((Q*(F-W)+R*s)/s -> R+Q*(F-W)/s); NULL when no single term is a
+ * multiple (or the whole numerator is). */
+static leir_expr *expand_cancel_terms(leir__alg *a, const leir_expr *num, const leir_expr *den) {
+  leir__rf d = conv(a, den);
+  if (!poly_is_const(d.den) || poly_is_const(d.num)) return NULL;
+  sterm *ts = aalloc(a, MAX_SUM_TERMS * sizeof *ts);
+  uint32_t n = 0, out = 0;
+  flatten_sum(a, num, false, ts, &n, 0);
+  leir__poly *quo = poly_new(a, 0);
+  bool *taken = aalloc(a, (n + 1) * sizeof *taken);
+  for (uint32_t i = 0; i < n; i++) {
+    taken[i] = false;
+    leir__rf t = conv(a, ts[i].e);
+    leir__poly *q;
+    if (!poly_is_const(t.den) || poly_is_zero(t.num) ||
+        (q = poly_div_exact(a, poly_scale(a, t.num, rinv(a, poly_const_val(t.den))), d.num)) == NULL)
+      continue;
+    /* num/den = q * (d.num/d.den): the multiple of the denominator is q*d.den */
+    q = poly_scale(a, q, poly_const_val(d.den));
+    quo = poly_add(a, quo, ts[i].neg ? poly_scale(a, q, (rat){-1, 1}) : q, false);
+    taken[i] = true;
+    out++;
+  }
+  if (!out || out == n || poly_is_zero(quo)) return NULL;
+  leir_expr *rest = NULL;
+  bool first_neg = false;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (taken[i]) continue;
+    if (!kept++) first_neg = ts[i].neg;
+    rest = rest ? mk_bin(a, ts[i].neg ? LEIR_OP_SUB : LEIR_OP_ADD, rest, copy(a, ts[i].e))
+                : copy(a, ts[i].e);
+  }
+  /* -t/den as a subtraction when the rest is a single negative term */
+  bool sub = kept == 1 && first_neg;
+  if (first_neg && !sub) { /* rebuild with the first term negated */
+    rest = NULL;
+    bool started = false;
+    for (uint32_t i = 0; i < n; i++) {
+      if (taken[i]) continue;
+      leir_expr *t = copy(a, ts[i].e);
+      if (!started) {
+        rest = chain(a, NULL, ts[i].neg, t);
+        started = true;
+      } else {
+        rest = chain(a, rest, ts[i].neg, t);
+      }
+    }
+  }
+  return mk_bin(a, sub ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo),
+                mk_bin(a, LEIR_OP_DIV, rest, copy(a, den)));
+}
+
 leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e) {
   ENTER(a, NULL);
   const leir_expr *s = strip(e);
   if (!s || s->kind != LEIR_EXPR_BINARY || s->op != LEIR_OP_DIV) fail(a, LEIR__ALG_NOCHANGE);
+  if (contains_inf(e, 0)) fail(a, LEIR__ALG_REFUSED);
+  leir_expr *structural = expand_cancel_terms(a, s->kids[0], s->kids[1]);
+  if (structural) return structural;
   leir__rf r = conv_top(a, e);
   if (poly_is_const(r.den) || r.num->n < 2) fail(a, LEIR__ALG_NOCHANGE);
   leir__poly *rem = r.num, *quo = poly_new(a, 0);

@@ -696,6 +696,10 @@ START_TEST(test_expand_cancel_takes_out_multiples_of_the_denominator) {
   expect_rewrite(leir__alg_expand_cancel, "(K*exp(G)+exp(2*G)+1)/(exp(2*G)+1)",
                  "1+K*exp(G)/(exp(2*G)+1)");
   expect_rewrite(leir__alg_expand_cancel, "(A*D+A*E+F)/(D+E)", "A+F/(D+E)");
+  /* terms as written where single terms are the multiples */
+  expect_rewrite(leir__alg_expand_cancel, "(Q*(F-W)+R*sqrt(E))/sqrt(E)", "R+Q*(F-W)/sqrt(E)");
+  expect_rewrite(leir__alg_expand_cancel, "(R*E-Q*(F-W))/E", "R-Q*(F-W)/E");
+  expect_rewrite(leir__alg_expand_cancel, "(-A-D+2*E*F)/(3*F)", "2*E/3+(-A-D)/(3*F)");
   /* no multiple of the denominator among the terms */
   expect_refused(leir__alg_expand_cancel, "A/(A+D)", LEIR__ALG_NOCHANGE);
   /* the whole numerator is one: cancellation's job */
