@@ -8,6 +8,9 @@
  */
 #include "algebra.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +56,12 @@ struct leir__alg {
   char **keys;       /* their printed text */
   uint32_t npos, cap_pos;
   uint32_t *pos_syms;
+  uint32_t nrange, cap_range;
+  struct srange {
+    uint32_t sym;
+    double lo, hi;
+  } *ranges;         /* declared bounds (leir__alg_assume_range) */
+  double tiny, huge; /* the dtype's normal range (leir__alg_set_limits) */
 };
 
 static _Noreturn void fail(leir__alg *a, int code) {
@@ -205,6 +214,8 @@ leir__alg *leir__alg_new(leir_program *p, uint32_t max_terms) {
   if (!a) return NULL;
   a->p = p;
   a->max_terms = max_terms ? max_terms : LEIR__ALG_MAX_TERMS;
+  a->tiny = DBL_MIN;
+  a->huge = DBL_MAX;
   leir__arena_init(&a->arena, 1 << 14);
   return a;
 }
@@ -238,10 +249,29 @@ void leir__alg_assume_positive(leir__alg *a, uint32_t sym) {
   a->pos_syms[a->npos++] = sym;
 }
 
+void leir__alg_assume_range(leir__alg *a, uint32_t sym, double lo, double hi) {
+  if (!a || !(lo <= hi) || !isfinite(lo) || !isfinite(hi) || setjmp(a->jb)) return;
+  a->ranges = grow(a, a->ranges, a->nrange, &a->cap_range, sizeof *a->ranges);
+  a->ranges[a->nrange++] = (struct srange){sym, lo, hi};
+}
+
+void leir__alg_set_limits(leir__alg *a, double tiny, double huge) {
+  if (!a || !(tiny > 0) || !(huge > tiny) || !isfinite(huge)) return;
+  a->tiny = tiny;
+  a->huge = huge;
+}
+
+static const struct srange *sym_range(const leir__alg *a, uint32_t sym) {
+  for (uint32_t i = 0; i < a->nrange; i++)
+    if (a->ranges[i].sym == sym) return &a->ranges[i];
+  return NULL;
+}
+
 static bool sym_positive(const leir__alg *a, uint32_t sym) {
   for (uint32_t i = 0; i < a->npos; i++)
     if (a->pos_syms[i] == sym) return true;
-  return false;
+  const struct srange *r = sym_range(a, sym);
+  return r && r->lo > 0;
 }
 
 /* ---- polynomials ------------------------------------------------------- */
@@ -630,12 +660,41 @@ static leir_expr *atom_expr(leir__alg *a, uint32_t id) {
   return chk(a, leir__copy_expr(a->p, a->p, a->atoms[id]));
 }
 
+/* n/d (n >= 0, reduced) as an exact decimal literal when d divides a
+ * power of ten (d = 2^i 5^j: 0.5, 1.6732631921768188, 0.0000125); false
+ * otherwise or when it does not fit in int64 digits */
+static bool decimal_of(int64_t n, int64_t d, char *buf, size_t cap) {
+  int64_t p10 = 1;
+  int k = 0;
+  while (p10 % d != 0) {
+    if (k == 18) return false;
+    p10 *= 10;
+    k++;
+  }
+  int64_t m;
+  if (__builtin_mul_overflow(n, p10 / d, &m)) return false;
+  char digits[24];
+  int len = snprintf(digits, sizeof digits, "%lld", (long long)m);
+  if (len == k)
+    snprintf(buf, cap, "0.%s", digits);
+  else if (len < k) /* 0.000ddd */
+    snprintf(buf, cap, "0.%0*d%s", k - len, 0, digits);
+  else
+    snprintf(buf, cap, "%.*s.%s", len - k, digits, digits + len - k);
+  return true;
+}
+
 /* |c| * monomial (negated in its first factor when `neg`: -3*x parses as
- * (-3)*x, so no parentheses appear), atoms given by rank (map `order`). */
+ * (-3)*x, so no parentheses appear), atoms given by rank (map `order`).
+ * A coefficient n/d with d = 2^i 5^j is written as its exact decimal
+ * (0.5*x, as the workloads write constants), others as n*x/d. */
 static leir_expr *term_expr(leir__alg *a, const term *t, const uint32_t *order, bool neg) {
   leir_expr *e = NULL;
   int64_t n = t->c.n < 0 ? -t->c.n : t->c.n;
-  if (n != 1 || t->nf == 0) e = mk_int(a, n);
+  char dec[64];
+  bool decimal = t->c.d != 1 && decimal_of(n, t->c.d, dec, sizeof dec);
+  if (decimal) e = chk(a, leir__new_number(a->p, dec, strlen(dec)));
+  else if (n != 1 || t->nf == 0) e = mk_int(a, n);
   for (uint32_t i = 0; i < t->nf; i++) {
     leir_expr *f = atom_expr(a, order ? order[t->f[i].atom] : t->f[i].atom);
     if (t->f[i].e > 1) f = mk_bin(a, LEIR_OP_POW, f, mk_int(a, t->f[i].e));
@@ -655,7 +714,7 @@ static leir_expr *term_expr(leir__alg *a, const term *t, const uint32_t *order, 
       e = chk(a, leir__new_unary(a->p, LEIR_EXPR_NEG, e));
     }
   }
-  if (t->c.d != 1) e = mk_bin(a, LEIR_OP_DIV, e, mk_int(a, t->c.d));
+  if (t->c.d != 1 && !decimal) e = mk_bin(a, LEIR_OP_DIV, e, mk_int(a, t->c.d));
   return e;
 }
 
@@ -1435,9 +1494,328 @@ leir_expr *leir__alg_expand_log(leir__alg *a, const leir_expr *e) {
   return r;
 }
 
+/* ---- bounds ---------------------------------------------------------------- */
+
+/* An enclosure [lo, hi] of e over the reals where e is defined, from
+ * numbers, declared ranges and monotone rules; ends may be infinite (an
+ * unknown tensor is [-inf, inf], max(A, 0.5) is [0.5, inf]). Finite ends
+ * are widened by a relative 1e-12 at every node, far more than the
+ * rounding of one operation, so the enclosure also holds for the computed
+ * values of the rules' own arithmetic. */
+static void widen(double *lo, double *hi) {
+  if (isnan(*lo) || isnan(*hi)) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    return;
+  }
+  if (isfinite(*lo)) *lo -= fabs(*lo) * 1e-12;
+  if (isfinite(*hi)) *hi += fabs(*hi) * 1e-12;
+}
+
+static void bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi, unsigned depth) {
+  e = strip(e);
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  if (!e || depth > MAX_DEPTH) return;
+  double x0, x1, y0, y1;
+  switch (e->kind) {
+  case LEIR_EXPR_NUMBER: *lo = *hi = e->u.num->value; break;
+  case LEIR_EXPR_VAR:
+  case LEIR_EXPR_TENSOR: {
+    const struct srange *r = sym_range(a, e->sym);
+    if (r) *lo = r->lo, *hi = r->hi;
+    else if (sym_positive(a, e->sym)) *lo = 0;
+    break;
+  }
+  case LEIR_EXPR_NEG:
+    bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
+    *lo = -x1;
+    *hi = -x0;
+    return;
+  case LEIR_EXPR_CALL:
+    if (e->n == 0) return;
+    bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
+    switch (e->op) {
+    case LEIR_OP_EXP: *lo = exp(x0), *hi = exp(x1); break;
+    case LEIR_OP_LOG:
+      if (x0 > 0) *lo = log(x0), *hi = log(x1);
+      break;
+    case LEIR_OP_SQRT:
+      if (x0 >= 0) *lo = sqrt(x0), *hi = sqrt(x1);
+      break;
+    case LEIR_OP_ABS:
+      *lo = x0 > 0 ? x0 : x1 < 0 ? -x1 : 0;
+      *hi = fmax(fabs(x0), fabs(x1));
+      break;
+    case LEIR_OP_MAX:
+    case LEIR_OP_MIN:
+      for (uint32_t i = 1; i < e->n; i++) {
+        bounds_rec(a, e->kids[i], &y0, &y1, depth + 1);
+        x0 = e->op == LEIR_OP_MAX ? fmax(x0, y0) : fmin(x0, y0);
+        x1 = e->op == LEIR_OP_MAX ? fmax(x1, y1) : fmin(x1, y1);
+      }
+      *lo = x0, *hi = x1;
+      break;
+    default: return;
+    }
+    break;
+  case LEIR_EXPR_BINARY: {
+    int64_t n;
+    if (e->op == LEIR_OP_POW) {
+      if (!int_exponent(e->kids[1], &n) || n < 0 || n > MAX_POW) return;
+      bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
+      double p0 = pow(x0, (double)n), p1 = pow(x1, (double)n);
+      *lo = n % 2 == 0 && x0 < 0 && x1 > 0 ? 0 : fmin(p0, p1);
+      *hi = fmax(p0, p1);
+      break;
+    }
+    bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
+    bounds_rec(a, e->kids[1], &y0, &y1, depth + 1);
+    switch (e->op) {
+    case LEIR_OP_ADD: *lo = x0 + y0, *hi = x1 + y1; break;
+    case LEIR_OP_SUB: *lo = x0 - y1, *hi = x1 - y0; break;
+    case LEIR_OP_DIV:
+      if (!(y0 > 0 || y1 < 0)) return; /* the divisor's range holds 0 */
+      {
+        double t = 1 / y1;
+        y1 = 1 / y0;
+        y0 = t;
+      }
+      /* fall through */
+    case LEIR_OP_MUL: {
+      double p[4] = {x0 * y0, x0 * y1, x1 * y0, x1 * y1};
+      *lo = *hi = p[0];
+      for (int i = 0; i < 4; i++) {
+        if (isnan(p[i])) { /* 0 * inf */
+          *lo = -INFINITY;
+          *hi = INFINITY;
+          return;
+        }
+        *lo = fmin(*lo, p[i]);
+        *hi = fmax(*hi, p[i]);
+      }
+      break;
+    }
+    default: return;
+    }
+    break;
+  }
+  default: return;
+  }
+  widen(lo, hi);
+}
+
+bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi) {
+  ENTER(a, false);
+  double l, h;
+  bounds_rec(a, e, &l, &h, 0);
+  if (!isfinite(l) || !isfinite(h)) return false;
+  if (lo) *lo = l;
+  if (hi) *hi = h;
+  return true;
+}
+
+/* [lo, hi] (lo > 0) within the limits, with a factor 2 to spare */
+static bool in_limits(const leir__alg *a, double lo, double hi) {
+  return lo >= 2 * a->tiny && hi <= a->huge / 2;
+}
+
+/* ---- logsimp ---------------------------------------------------------------- */
+
+typedef struct sterm {
+  const leir_expr *e;
+  bool neg;
+} sterm;
+
+#define MAX_SUM_TERMS 256u
+
+/* signed terms of a +/- chain (parentheses and negations looked through) */
+static void flatten_sum(leir__alg *a, const leir_expr *e, bool neg, sterm *ts, uint32_t *n,
+                        unsigned depth) {
+  if (depth > MAX_DEPTH) fail(a, LEIR__ALG_LIMIT);
+  e = strip(e);
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) {
+    flatten_sum(a, e->kids[0], neg, ts, n, depth + 1);
+    flatten_sum(a, e->kids[1], e->op == LEIR_OP_SUB ? !neg : neg, ts, n, depth + 1);
+    return;
+  }
+  if (e->kind == LEIR_EXPR_NEG) {
+    flatten_sum(a, e->kids[0], !neg, ts, n, depth + 1);
+    return;
+  }
+  if (*n >= MAX_SUM_TERMS) fail(a, LEIR__ALG_LIMIT);
+  ts[(*n)++] = (sterm){e, neg};
+}
+
+/* x op y, where x may be NULL (then y, negated for SUB) */
+static leir_expr *chain(leir__alg *a, leir_expr *x, bool neg, leir_expr *y) {
+  if (x) return mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, x, y);
+  return neg ? chk(a, leir__new_unary(a->p, LEIR_EXPR_NEG, y)) : y;
+}
+
+leir_expr *leir__alg_logsimp(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  if (!e) fail(a, LEIR__ALG_REFUSED);
+  sterm *ts = aalloc(a, MAX_SUM_TERMS * sizeof *ts);
+  bool *use = aalloc(a, MAX_SUM_TERMS * sizeof *use);
+  uint32_t n = 0, nlog = 0, nuse = 0, npos = 0;
+  flatten_sum(a, e, false, ts, &n, 0);
+  /* running bounds of the product of the positive terms' arguments and of
+   * the negative terms' arguments, each checked after every factor */
+  double p0 = 1, p1 = 1, q0 = 1, q1 = 1;
+  for (uint32_t i = 0; i < n; i++) {
+    use[i] = false;
+    if (!is_call(ts[i].e, LEIR_OP_LOG) || ts[i].e->n != 1) continue;
+    nlog++;
+    double lo, hi;
+    bounds_rec(a, ts[i].e->kids[0], &lo, &hi, 0);
+    if (!(lo > 0) || !isfinite(hi)) continue;
+    double *r0 = ts[i].neg ? &q0 : &p0, *r1 = ts[i].neg ? &q1 : &p1;
+    if (!in_limits(a, *r0 * lo, *r1 * hi)) continue;
+    *r0 *= lo;
+    *r1 *= hi;
+    use[i] = true;
+    nuse++;
+    npos += !ts[i].neg;
+  }
+  if (nlog < 2) fail(a, LEIR__ALG_NOCHANGE);
+  if (nuse < 2) fail(a, LEIR__ALG_UNPROVEN);
+  if (npos && nuse > npos && !in_limits(a, p0 / q1, p1 / q0)) {
+    /* the quotient leaves the range: combine the positive terms only */
+    if (npos < 2) fail(a, LEIR__ALG_UNPROVEN);
+    for (uint32_t i = 0; i < n; i++)
+      if (use[i] && ts[i].neg) use[i] = false;
+    nuse = npos;
+  }
+  /* the combined argument: positives multiplied, divided by the negatives'
+   * product (or, without positives, the negatives' product under a minus) */
+  leir_expr *num = NULL, *den = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!use[i]) continue;
+    leir_expr *arg = copy(a, ts[i].e->kids[0]);
+    leir_expr **acc = ts[i].neg && npos ? &den : &num;
+    *acc = *acc ? mk_bin(a, LEIR_OP_MUL, *acc, arg) : arg;
+  }
+  leir_expr *combined = call1(a, LEIR_OP_LOG, den ? mk_bin(a, LEIR_OP_DIV, num, den) : num);
+  leir_expr *r = NULL;
+  bool placed = false;
+  for (uint32_t i = 0; i < n; i++) {
+    if (use[i]) {
+      if (!placed) r = chain(a, r, npos == 0, combined);
+      placed = true;
+      continue;
+    }
+    r = chain(a, r, ts[i].neg, copy(a, ts[i].e));
+  }
+  return r;
+}
+
+/* ---- expand_cancellation ------------------------------------------------------ */
+
+/* Is every term of m a term of q with the same coefficient? */
+static bool poly_subsum(const leir__poly *m, const leir__poly *q) {
+  for (uint32_t i = 0; i < m->n; i++) {
+    bool found = false;
+    for (uint32_t j = 0; j < q->n && !found; j++)
+      found = mono_cmp(&m->t[i], &q->t[j]) == 0 && m->t[i].c.n == q->t[j].c.n &&
+              m->t[i].c.d == q->t[j].c.d;
+    if (!found) return false;
+  }
+  return true;
+}
+
+/* The structural form: the terms of the numerator as written that are
+ * each a multiple of the denominator come out, the others stay as written
+ * over it ((Q*(F-W)+R*s)/s -> R+Q*(F-W)/s); NULL when no single term is a
+ * multiple (or the whole numerator is). */
+static leir_expr *expand_cancel_terms(leir__alg *a, const leir_expr *num, const leir_expr *den) {
+  leir__rf d = conv(a, den);
+  if (!poly_is_const(d.den) || poly_is_const(d.num)) return NULL;
+  sterm *ts = aalloc(a, MAX_SUM_TERMS * sizeof *ts);
+  uint32_t n = 0, out = 0;
+  flatten_sum(a, num, false, ts, &n, 0);
+  leir__poly *quo = poly_new(a, 0);
+  bool *taken = aalloc(a, (n + 1) * sizeof *taken);
+  for (uint32_t i = 0; i < n; i++) {
+    taken[i] = false;
+    leir__rf t = conv(a, ts[i].e);
+    leir__poly *q;
+    if (!poly_is_const(t.den) || poly_is_zero(t.num) ||
+        (q = poly_div_exact(a, poly_scale(a, t.num, rinv(a, poly_const_val(t.den))), d.num)) == NULL)
+      continue;
+    /* num/den = q * (d.num/d.den): the multiple of the denominator is q*d.den */
+    q = poly_scale(a, q, poly_const_val(d.den));
+    quo = poly_add(a, quo, ts[i].neg ? poly_scale(a, q, (rat){-1, 1}) : q, false);
+    taken[i] = true;
+    out++;
+  }
+  if (!out || out == n || poly_is_zero(quo)) return NULL;
+  leir_expr *rest = NULL;
+  bool first_neg = false;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (taken[i]) continue;
+    if (!kept++) first_neg = ts[i].neg;
+    rest = rest ? mk_bin(a, ts[i].neg ? LEIR_OP_SUB : LEIR_OP_ADD, rest, copy(a, ts[i].e))
+                : copy(a, ts[i].e);
+  }
+  /* -t/den as a subtraction when the rest is a single negative term */
+  bool sub = kept == 1 && first_neg;
+  if (first_neg && !sub) { /* rebuild with the first term negated */
+    rest = NULL;
+    bool started = false;
+    for (uint32_t i = 0; i < n; i++) {
+      if (taken[i]) continue;
+      leir_expr *t = copy(a, ts[i].e);
+      if (!started) {
+        rest = chain(a, NULL, ts[i].neg, t);
+        started = true;
+      } else {
+        rest = chain(a, rest, ts[i].neg, t);
+      }
+    }
+  }
+  return mk_bin(a, sub ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo),
+                mk_bin(a, LEIR_OP_DIV, rest, copy(a, den)));
+}
+
+leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  const leir_expr *s = strip(e);
+  if (!s || s->kind != LEIR_EXPR_BINARY || s->op != LEIR_OP_DIV) fail(a, LEIR__ALG_NOCHANGE);
+  if (contains_inf(e, 0)) fail(a, LEIR__ALG_REFUSED);
+  leir_expr *structural = expand_cancel_terms(a, s->kids[0], s->kids[1]);
+  if (structural) return structural;
+  leir__rf r = conv_top(a, e);
+  if (poly_is_const(r.den) || r.num->n < 2) fail(a, LEIR__ALG_NOCHANGE);
+  leir__poly *rem = r.num, *quo = poly_new(a, 0);
+  const term *lt = &r.den->t[0];
+  /* take out multiples m*den that are sub-sums of the numerator, first
+   * term first; each step removes at least one term, so this ends */
+  for (uint32_t i = 0; i < rem->n;) {
+    if (term_divides(lt, &rem->t[i])) {
+      leir__poly *m = poly_new(a, 1);
+      m->t[0] = term_div(a, &rem->t[i], lt);
+      leir__poly *mult = poly_mul(a, m, r.den);
+      if (poly_subsum(mult, rem)) {
+        rem = poly_add(a, rem, mult, true);
+        quo = poly_add(a, quo, m, false);
+        i = 0;
+        continue;
+      }
+    }
+    i++;
+  }
+  if (poly_is_zero(quo) || poly_is_zero(rem)) fail(a, LEIR__ALG_NOCHANGE);
+  leir__rf f = rf_monic(a, rf_of(rem, r.den));
+  bool neg = lead_coef(a, f.num).n < 0;
+  if (neg) f.num = poly_scale(a, f.num, (rat){-1, 1});
+  return mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo), rf_build(a, &f));
+}
+
 /* ---- AC-canonical hash ---------------------------------------------------- */
 
-enum { ACT_SUM = 1, ACT_PROD, ACT_NEG, ACT_NODE };
+enum { ACT_SUM = 1, ACT_PROD, ACT_NEG, ACT_NODE, ACT_INV };
 
 static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth);
 
@@ -1472,6 +1850,13 @@ static uint64_t mix2(uint64_t tag, uint64_t x) {
   return XXH3_64bits(b, sizeof b);
 }
 
+/* The hash of |e| with e's sign pulled out of products and quotients
+ * (x*(-y) = -(x*y) and (-x)/y = -(x/y) exactly in floating point): *neg
+ * says whether e is the negation of what the hash describes. Sums carry no
+ * sign of their own (their terms do). A chain of * and / is the multiset
+ * of its factors, divisors marked (x*(y/z) = (x*y)/z = (x/z)*y). */
+static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg, unsigned depth);
+
 static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec *h, unsigned depth) {
   e = strip(e);
   if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) {
@@ -1483,18 +1868,50 @@ static void sum_terms(const leir_program *p, const leir_expr *e, bool neg, hvec 
     sum_terms(p, e->kids[0], !neg, h, depth + 1);
     return;
   }
-  uint64_t x = ac_rec(p, e, depth + 1);
-  hpush(h, neg ? mix2(ACT_NEG, x) : x);
+  bool s = false;
+  uint64_t x = signed_rec(p, e, &s, depth + 1);
+  hpush(h, neg != s ? mix2(ACT_NEG, x) : x);
 }
 
-static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, unsigned depth) {
+/* the hash of a NUMBER node of value v (numbers compare by value: 2, 2.0
+ * and 2e0 are one double) */
+static uint64_t number_hash(double v) {
+  uint64_t w[2] = {(uint64_t)LEIR_EXPR_NUMBER << 16, 0};
+  if (v == 0) v = 0.0;
+  w[1] = XXH3_64bits(&v, sizeof v);
+  return XXH3_64bits_withSeed(w, sizeof w, ACT_NODE);
+}
+
+/* is v a power of two (then x/v and x*(1/v) round the same real) */
+static bool pow2(double v) {
+  int ex;
+  return v > 0 && isfinite(v) && frexp(v, &ex) == 0.5 && isfinite(1 / v) && 1 / v != 0;
+}
+
+/* factors of a chain of * and /, divisors marked as inverses; factors 1
+ * dropped (x*1 = x/1 = x) and divisions by a power of two written as
+ * products (x/2 = 0.5*x): both exact in floating point */
+static void prod_factors(const leir_program *p, const leir_expr *e, hvec *h, bool *neg, bool inv,
+                         unsigned depth) {
   e = strip(e);
-  if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL) {
-    prod_factors(p, e->kids[0], h, depth + 1);
-    prod_factors(p, e->kids[1], h, depth + 1);
+  if (e->kind == LEIR_EXPR_NUMBER) {
+    double v = e->u.num->value;
+    if (v == 1) return;
+    if (inv && pow2(v)) {
+      hpush(h, number_hash(1 / v));
+      return;
+    }
+  }
+  if (depth < MAX_DEPTH && e->kind == LEIR_EXPR_BINARY &&
+      (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
+    prod_factors(p, e->kids[0], h, neg, inv, depth + 1);
+    prod_factors(p, e->kids[1], h, neg, e->op == LEIR_OP_DIV ? !inv : inv, depth + 1);
     return;
   }
-  hpush(h, ac_rec(p, e, depth + 1));
+  bool s = false;
+  uint64_t x = signed_rec(p, e, &s, depth + 1);
+  hpush(h, inv ? mix2(ACT_INV, x) : x);
+  *neg = *neg != s;
 }
 
 static uint64_t chain_hash(uint64_t tag, hvec *h) {
@@ -1513,28 +1930,38 @@ static uint64_t chain_hash(uint64_t tag, hvec *h) {
   return r;
 }
 
-static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth) {
+static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg, unsigned depth) {
   e = strip(e);
+  *neg = false;
   if (!e) return 0;
   if (depth > MAX_DEPTH * 4) return 1; /* deeper than any parse allows; still deterministic */
-  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) {
+  if ((e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) ||
+      e->kind == LEIR_EXPR_NEG) {
+    /* -x is the one-term sum (-x); -(-x) is x */
     hvec h = {0};
     sum_terms(p, e, false, &h, depth);
+    if (h.n == 1 && !h.oom && e->kind == LEIR_EXPR_NEG) {
+      /* a negated single term: its sign, not a sum */
+      free(h.v);
+      bool s = false;
+      uint64_t x = signed_rec(p, e->kids[0], &s, depth + 1);
+      *neg = !s;
+      return x;
+    }
     return chain_hash(ACT_SUM, &h);
   }
-  if (e->kind == LEIR_EXPR_NEG) { /* -x is the one-term sum (-x); -(-x) is x */
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
     hvec h = {0};
-    sum_terms(p, e, false, &h, depth);
-    return chain_hash(ACT_SUM, &h);
-  }
-  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL) {
-    hvec h = {0};
-    prod_factors(p, e, &h, depth);
+    prod_factors(p, e, &h, neg, false, depth);
+    if (!h.oom && h.n == 0) { /* 1*1 */
+      free(h.v);
+      return number_hash(1);
+    }
     return chain_hash(ACT_PROD, &h);
   }
+  if (e->kind == LEIR_EXPR_NUMBER) return number_hash(e->u.num->value);
   hvec h = {0};
   hpush(&h, ((uint64_t)e->kind << 16) | ((uint64_t)e->op << 8) | e->dtype);
-  if (e->kind == LEIR_EXPR_NUMBER) hpush(&h, XXH3_64bits(e->u.num->lexeme, e->u.num->len));
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));
@@ -1542,6 +1969,12 @@ static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth
   uint64_t r = h.oom ? 0 : XXH3_64bits_withSeed(h.v, h.n * sizeof *h.v, ACT_NODE);
   free(h.v);
   return r;
+}
+
+static uint64_t ac_rec(const leir_program *p, const leir_expr *e, unsigned depth) {
+  bool neg = false;
+  uint64_t x = signed_rec(p, e, &neg, depth);
+  return neg ? mix2(ACT_NEG, x) : x;
 }
 
 uint64_t leir__ac_hash(const leir_program *p, const leir_expr *e) { return ac_rec(p, e, 0); }

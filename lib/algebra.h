@@ -66,6 +66,14 @@ void leir__alg_set_flat(leir__alg *a, bool flat);
 
 /* Declared input domain: tensor (or loop variable) `sym` is > 0. */
 void leir__alg_assume_positive(leir__alg *a, uint32_t sym);
+/* Declared input domain: every value of tensor (or loop variable) `sym`
+ * lies in [lo, hi] (finite; ignored otherwise). lo > 0 also proves it
+ * positive. */
+void leir__alg_assume_range(leir__alg *a, uint32_t sym, double lo, double hi);
+/* The normal range of the dtype a region computes in: a rewrite that
+ * forms a new product (logsimp) keeps it within [tiny, huge] in magnitude,
+ * with a factor 2 to spare. Default: f64 (DBL_MIN, DBL_MAX). */
+void leir__alg_set_limits(leir__alg *a, double tiny, double huge);
 
 /* ---- rational functions ---------------------------------------------- */
 
@@ -122,23 +130,46 @@ leir_expr *leir__alg_expand_powsimp(leir__alg *a, const leir_expr *e);
 /* log(u*v) -> log(u)+log(v), log(u/v) -> log(u)-log(v), log(u**n) ->
  * n*log(u), each only for u, v proven positive. */
 leir_expr *leir__alg_expand_log(leir__alg *a, const leir_expr *e);
-/* (The inverse, log(u)+log(v) -> log(u*v), is not offered: u*v can
- * overflow where log(u)+log(v) does not.) */
+/* logsimp: in the +/- chain e, the terms log(u_i) (and -log(v_j)) whose
+ * arguments have proven bounds [lo, hi], lo > 0, combine into one
+ * log(u_1*u_2*.../(v_1*...)) at the place of the first, each partial
+ * product proven within the limits (leir__alg_set_limits): the product
+ * neither overflows nor underflows where the sum of logs is finite.
+ * NOCHANGE with fewer than two log terms, UNPROVEN with fewer than two
+ * bounded ones. */
+leir_expr *leir__alg_logsimp(leir__alg *a, const leir_expr *e);
+
+/* expand_cancellation (the inverse of cancel): a fraction n/d (e itself a
+ * division) whose numerator contains multiples q*d of the denominator as
+ * sub-sums of its terms becomes q + r/d, r the other terms. Identity
+ * wherever e is defined (d != 0 there); no factor is multiplied in, so no
+ * new overflow beyond rounding. NOCHANGE when no such sub-sum exists or
+ * the whole numerator is one (that is cancellation). */
+leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e);
 
 /* ---- domain proofs (structural; false = not proven) ------------------ */
 
 bool leir__alg_positive(leir__alg *a, const leir_expr *e);
 bool leir__alg_nonneg(leir__alg *a, const leir_expr *e);
 bool leir__alg_nonzero(leir__alg *a, const leir_expr *e);
+/* An enclosure [lo, hi] of e's values (over the reals, where e is defined)
+ * from numbers, declared ranges (leir__alg_assume_range) and monotone
+ * rules for + - * / integer powers, exp, log, sqrt, abs, max, min; false
+ * when e is not proven bounded. lo or hi may be NULL. */
+bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi);
 
 /* ---- AC-canonical hash ------------------------------------------------ */
 
 /* A hash of `e` that is equal for trees that differ only by the order of
  * the operands of + and * chains (commutativity), their grouping
  * (associativity: (a+b)+c = a+(b+c), explicit parentheses dropped), and
- * the spelling of a - b as a + (-b) in a chain. Nothing else is identified:
- * distributivity, number spellings (2 vs 2.0), max/min argument order are
- * all kept. Symbols hash by name, so nodes of different programs compare. */
+ * the spelling of a - b as a + (-b) in a chain, the sign of a factor
+ * (x*(-y) = -(x*y)) and the grouping of a chain of * and / (x*(y/z) =
+ * (x*y)/z: divisors are factors marked inverse); numbers compare by value
+ * (2, 2.0 and 2e0 are the same double); factors 1 are dropped and a
+ * division by a power of two is the product with its inverse (x/2 =
+ * 0.5*x), both exact in floating point. Nothing else is identified:
+ * distributivity, max/min argument order are kept. Symbols hash by name, so nodes of different programs compare. */
 uint64_t leir__ac_hash(const leir_program *p, const leir_expr *e);
 
 #endif /* LEIR_ALGEBRA_H */

@@ -26,5 +26,5 @@ const leir__strategy_impl leir__cancellation = {
     .required = LEIR__MATH_KEYS,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

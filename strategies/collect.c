@@ -25,5 +25,5 @@ const leir__strategy_impl leir__collect = {
     .required = LEIR__MATH_KEYS_X,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

@@ -415,3 +415,78 @@ leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_pr
   diff_free(&d);
   return b->failed ? leir__error_nomem() : LEIR_OK;
 }
+
+/* ---- the math strategies (23-34) ------------------------------------------- */
+
+/* How each math strategy changes the quoted part (the step only selects
+ * the wording; the parts quoted come from the diff). */
+static const char *math_verb(int s) {
+  switch (s) {
+    case LEIR__S_factorization: return "factored as";
+    case LEIR__S_expand_factorization: return "expanded as";
+    case LEIR__S_cancellation:
+      return "simplified, by cancelling a common factor of its numerator and denominator that is "
+             "proven non-zero, to";
+    case LEIR__S_expand_cancellation:
+      return "split, taking the multiple of the denominator out of the numerator, into";
+    case LEIR__S_apart: return "decomposed into the partial fractions";
+    case LEIR__S_together: return "combined over a common denominator as";
+    case LEIR__S_powsimp: return "combined into fewer powers and exponentials as";
+    case LEIR__S_expand_powsimp:
+      return "split, where no factor can overflow before the whole, into the product";
+    case LEIR__S_expand_log:
+      return "split, since the operands are proven positive, into the sum of logarithms";
+    case LEIR__S_logsimp:
+      return "combined, since the arguments are proven positive and their product stays within "
+             "the dtype's range, into the single logarithm";
+    case LEIR__S_collect: return "collected around a common factor as";
+    case LEIR__S_expand_collect: return "distributed as";
+    default: return NULL;
+  }
+}
+
+/* the smallest pair of sub-expressions that holds every difference of x, y */
+static void smallest_diff(const leir_program *pb, const leir_expr **x, const leir_program *pa,
+                          const leir_expr **y) {
+  for (unsigned depth = 0; depth < 400; depth++) {
+    const leir_expr *u = *x, *v = *y;
+    if (u->kind != v->kind || u->op != v->op || u->n != v->n || u->kind == LEIR_EXPR_TENSOR ||
+        u->kind == LEIR_EXPR_NUMBER)
+      return;
+    uint32_t ndiff = 0, at = 0;
+    for (uint32_t k = 0; k < u->n; k++)
+      if (!leir__expr_equal(pb, u->kids[k], pa, v->kids[k])) ndiff++, at = k;
+    if (ndiff != 1) return;
+    *x = u->kids[at];
+    *y = v->kids[at];
+  }
+}
+
+bool leir__cot_math_facts(leir__strbuf *b, const diff *d, const leir__pstep *ps) {
+  const char *verb = math_verb(ps->strategy);
+  if (!verb || d->nrem != 1 || d->nadd != 1) return false;
+  const leir_nest *x = d->b.p->nests[d->rem[0]], *y = d->a.p->nests[d->add[0]];
+  innermost(d->b.p, &x, d->a.p, &y);
+  if (!same_loops(d->b.p, x, d->a.p, y) || x->nitems != y->nitems) return false;
+  const leir_equation *eb = NULL, *ea = NULL;
+  for (uint32_t k = 0; k < x->nitems; k++) {
+    if (!x->items[k].eq || !y->items[k].eq || same_eq(d->b.p, x->items[k].eq, d->a.p, y->items[k].eq))
+      continue;
+    if (eb) return false; /* several equations changed */
+    eb = x->items[k].eq;
+    ea = y->items[k].eq;
+  }
+  if (!eb || !leir__expr_equal(d->b.p, eb->lhs, d->a.p, ea->lhs)) return false;
+  const leir_expr *u = eb->rhs, *v = ea->rhs;
+  smallest_diff(d->b.p, &u, d->a.p, &v);
+  while (u->kind == LEIR_EXPR_PAREN) u = u->kids[0];
+  while (v->kind == LEIR_EXPR_PAREN) v = v->kids[0];
+  leir__sb_printf(b, "in the expression %s, the part ", d->b.text[d->rem[0]]);
+  put_expr(b, d->b.p, u);
+  leir__sb_puts(b, " of the right-hand side of ");
+  put_expr(b, d->b.p, eb->lhs);
+  leir__sb_printf(b, " can be %s ", verb);
+  put_expr(b, d->a.p, v);
+  leir__sb_printf(b, ", giving the expression %s", d->a.text[d->add[0]]);
+  return true;
+}

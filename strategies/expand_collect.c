@@ -34,5 +34,5 @@ const leir__strategy_impl leir__expand_collect = {
     .required = LEIR__MATH_KEYS_X,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

@@ -3,9 +3,15 @@
  * float equation (leir__alg_expand: products of sums and integer powers
  * distributed, like terms collected). Sites and steps: math_sites.h. A
  * candidate must have something to distribute (a product or integer power
- * with a sum operand) and must not add divisions by non-constants.
+ * with a sum operand, or a sum divided by a number) and must not add
+ * divisions by non-constants.
  */
 #include "math_sites.h"
+
+static const leir_expr *strip_parens(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
 
 static bool is_sum(const leir_expr *e) {
   while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
@@ -19,6 +25,10 @@ static bool distributable(const leir_expr *e, unsigned depth) {
       (is_sum(e->kids[0]) || is_sum(e->kids[1])))
     return true;
   if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW && is_sum(e->kids[0])) return true;
+  /* a sum over a constant: (A+D)/2 is (1/2)*(A+D) */
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV && is_sum(e->kids[0]) &&
+      strip_parens(e->kids[1])->kind == LEIR_EXPR_NUMBER)
+    return true;
   for (uint32_t i = 0; i < e->n; i++)
     if (distributable(e->kids[i], depth + 1)) return true;
   return false;
@@ -42,5 +52,5 @@ const leir__strategy_impl leir__expand_factorization = {
     .required = LEIR__MATH_KEYS,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

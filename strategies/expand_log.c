@@ -21,5 +21,5 @@ const leir__strategy_impl leir__expand_log = {
     .required = LEIR__MATH_KEYS,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

@@ -38,5 +38,5 @@ const leir__strategy_impl leir__factorization = {
     .required = LEIR__MATH_KEYS,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

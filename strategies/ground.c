@@ -12,10 +12,20 @@
  * so its result can only equal `after` when the nests before its site
  * match `after`'s first nests key by key, and the nests after it match
  * `after`'s last nests. Only those candidates are applied and hashed.
+ *
+ * Math steps (level math, with an `expr=` site) ground modulo algebra: an
+ * LLM may spell the rewritten right side with the operands of + and * in
+ * another order or grouping. When a math candidate's result differs from
+ * `after`, the equation of its site is compared modulo commutativity and
+ * associativity (leir__ac_hash; the accumulation form of leir.md §3.4 is
+ * kept: X first in a +/- or * chain, or R/X), and everything else must still equal the
+ * candidate's result up to fresh names. So an equivalent spelling of the
+ * same step grounds, and a different rewrite or a wrong term does not.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "algebra.h"
 #include "api.h"
 #include "error.h"
 #include "visit.h"
@@ -123,6 +133,84 @@ static void step_region(const leir__pstep *ps, const leir_program *p, const uint
   }
 }
 
+/* ---- grounding modulo algebra ---------------------------------------------------- */
+
+static const leir_expr *strip_parens(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
+
+static bool is_lhs(const leir_expr *e, const leir_expr *lhs) {
+  e = strip_parens(e);
+  return e->kind == LEIR_EXPR_TENSOR && e->sym == lhs->sym;
+}
+
+/* The accumulation form of an equation (leir.md §3.4), which decides its
+ * implicit initial value and must survive a respelling: X first in a +/-
+ * chain or a * chain (*x: that X), or R/X; ACC_NONE otherwise. */
+enum { ACC_NONE, ACC_SUM, ACC_PROD, ACC_DIV };
+
+static int acc_form(const leir_equation *eq, const leir_expr **x) {
+  const leir_expr *r = strip_parens(eq->rhs);
+  *x = NULL;
+  if (r->kind == LEIR_EXPR_BINARY && r->op == LEIR_OP_DIV && is_lhs(r->kids[1], eq->lhs)) {
+    *x = strip_parens(r->kids[1]);
+    return ACC_DIV;
+  }
+  bool sum = r->kind == LEIR_EXPR_BINARY && (r->op == LEIR_OP_ADD || r->op == LEIR_OP_SUB);
+  bool prod = r->kind == LEIR_EXPR_BINARY && r->op == LEIR_OP_MUL;
+  if (!sum && !prod) return ACC_NONE;
+  for (unsigned depth = 0; depth < 400; depth++) {
+    r = strip_parens(r);
+    bool more = r->kind == LEIR_EXPR_BINARY &&
+                (sum ? r->op == LEIR_OP_ADD || r->op == LEIR_OP_SUB : r->op == LEIR_OP_MUL);
+    if (!more) break;
+    r = r->kids[0];
+  }
+  if (!is_lhs(r, eq->lhs)) return ACC_NONE;
+  *x = r;
+  return sum ? ACC_SUM : ACC_PROD;
+}
+
+/* Is `after` the candidate's result `q` with the site's equation respelled
+ * modulo commutativity and associativity? */
+static bool ac_grounds(leir__sctx *c, const leir__pstep *ps, const leir_program *q,
+                       const leir_program *after) {
+  if (leir__strategies[ps->strategy].info.level != LEIR_LEVEL_MATH ||
+      !leir__ps_get(ps, LEIR__K_EXPR, NULL) || q->nnests != after->nnests)
+    return false;
+  const leir__nref *r = leir__ps_nest(c, ps);
+  leir__eqsite s;
+  if (!r || !leir__ps_eq(c, r, ps, &s)) return false;
+  const leir_nest *nq = leir__nest_at(q, r->path, r->depth);
+  const leir_nest *na = leir__nest_at(after, r->path, r->depth);
+  if (!nq || !na || s.item >= nq->nitems || s.item >= na->nitems || !nq->items[s.item].eq ||
+      !na->items[s.item].eq)
+    return false;
+  const leir_equation *eq = nq->items[s.item].eq, *ea = na->items[s.item].eq;
+  if (!leir__expr_equal(q, eq->lhs, after, ea->lhs)) return false;
+  /* the same accumulation form, with the same X read first (or last) */
+  const leir_expr *xq, *xa;
+  int fq = acc_form(eq, &xq), fa = acc_form(ea, &xa);
+  if (fq != fa || (xq && !leir__expr_equal(q, xq, after, xa))) return false;
+  if (leir__ac_hash(q, eq->rhs) != leir__ac_hash(after, ea->rhs)) return false;
+  /* everything else as in q: after with q's right side there hashes as q */
+  leir_program *t = NULL;
+  if (leir_program_clone(&t, after) != LEIR_OK) {
+    leir_error_clear();
+    return false;
+  }
+  leir_nest *nt = leir__nest_at(t, r->path, r->depth);
+  leir_expr *copy = leir__copy_expr(t, q, eq->rhs);
+  bool same = false;
+  if (copy) {
+    nt->items[s.item].eq->rhs = copy;
+    same = leir_program_hash_alpha(t) == leir_program_hash_alpha(q);
+  }
+  leir_program_free(t);
+  return same;
+}
+
 /* ---- grounding ----------------------------------------------------------------- */
 
 /* `after` with `before`'s signature when it has none, and its alpha hash. */
@@ -158,7 +246,6 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
   uint64_t *kb = first && last ? nest_keys(before, first, last) : NULL;
   uint64_t *ka = kb ? nest_keys(target, NULL, NULL) : NULL;
   uint32_t n = before->nnests, m = target->nnests, P = 0, S = 0;
-  leir_program_free(target);
   if (!ka) {
     st = leir__error_nomem();
     goto done;
@@ -188,7 +275,7 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
     leir_program *q = NULL;
     st = leir__apply_parsed(c, &ps, &q);
     if (st != LEIR_OK) break;
-    if (leir_program_hash_alpha(q) == want) {
+    if (leir_program_hash_alpha(q) == want || ac_grounds(c, &ps, q, target)) {
       c->strategy = s->strategy;
       c->sb.len = 0;
       leir__sb_put(&c->sb, s->text, s->len);
@@ -206,6 +293,7 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
   }
   *out = hits;
 done:
+  leir_program_free(target);
   free(first);
   free(last);
   free(kb);

@@ -352,5 +352,7 @@ bool leir__cot_layout_facts(leir__strbuf *b, const leir__diff *d, const leir__ps
 bool leir__cot_scope_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 bool leir__cot_storage_layout_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 bool leir__cot_precompute_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+/* The math strategies (23-34): the smallest changed part of one right side. */
+bool leir__cot_math_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "math_sites.h"
 
+#include <float.h>
 #include <stdlib.h>
 
 #include "error.h"
@@ -93,6 +94,52 @@ static const leir_expr *first_read(const leir_expr *e, uint32_t sym, unsigned de
   return NULL;
 }
 
+/* normal range of a float dtype */
+static void dtype_limits(uint8_t dt, double *tiny, double *huge) {
+  switch (dt) {
+  case LEIR_F16: *tiny = 6.103515625e-05, *huge = 65504.0; break;
+  case LEIR_BF16: *tiny = 1.1754943508222875e-38, *huge = 3.3895313892515355e38; break;
+  case LEIR_F32: *tiny = FLT_MIN, *huge = FLT_MAX; break;
+  default: *tiny = DBL_MIN, *huge = DBL_MAX; break;
+  }
+}
+
+/* the narrowest range of the float dtypes read in e (outside subscripts) */
+static void narrowest(const leir_expr *e, double *tiny, double *huge, unsigned depth) {
+  if (depth > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (is_float(e->dtype)) {
+      double t, h;
+      dtype_limits(e->dtype, &t, &h);
+      if (t > *tiny) *tiny = t;
+      if (h < *huge) *huge = h;
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++) narrowest(e->kids[i], tiny, huge, depth + 1);
+}
+
+/* What the algebra may assume about a region of `src` (copied into the
+ * algebra's program): the declared domains of the inputs (positive,
+ * ranges, values) and the range of the dtypes it computes in. */
+static void declare(leir__alg *a, const leir_program *src, uint8_t lhs_dtype, const leir_expr *e) {
+  leir_program *dst = leir__alg_program(a);
+  for (uint32_t i = 0; i < src->nsig; i++) {
+    const leir__decl *d = &src->sig[i];
+    if (d->domain == LEIR_DOMAIN_DEFAULT || d->domain == LEIR_DOMAIN_NORMAL) continue;
+    uint32_t sym = leir__sym_find(dst, leir__sym_name(src, d->sym), leir__sym_len(src, d->sym));
+    if (sym == LEIR__NOSYM) continue;
+    if (d->domain == LEIR_DOMAIN_POSITIVE) leir__alg_assume_positive(a, sym);
+    else if (d->domain == LEIR_DOMAIN_VALUE) leir__alg_assume_range(a, sym, d->dom_a, d->dom_a);
+    else if (d->domain == LEIR_DOMAIN_RANGE || d->domain == LEIR_DOMAIN_UNIFORM)
+      leir__alg_assume_range(a, sym, d->dom_a, d->dom_b);
+  }
+  double tiny, huge;
+  dtype_limits(lhs_dtype, &tiny, &huge);
+  narrowest(e, &tiny, &huge, 0);
+  leir__alg_set_limits(a, tiny, huge);
+}
+
 static leir_expr *run(leir__alg *a, const leir__math_spec *spec, const leir_expr *e,
                       const leir_expr *x) {
   return spec->rewrite_x ? spec->rewrite_x(a, e, x) : spec->rewrite(a, e);
@@ -100,8 +147,8 @@ static leir_expr *run(leir__alg *a, const leir__math_spec *spec, const leir_expr
 
 /* Runs the rewrite on a scratch copy of e (x: the tensor read, for
  * rewrite_x); OUT_OK when it is a candidate. */
-static outcome try_region(const leir_program *p, const leir_expr *e, const leir_expr *x,
-                          const leir__math_spec *spec, leir_status *st) {
+static outcome try_region(const leir_program *p, uint8_t dt, const leir_expr *e,
+                          const leir_expr *x, const leir__math_spec *spec, leir_status *st) {
   leir_program *s = leir__program_new(4096);
   leir__alg *a = s ? leir__alg_new(s, spec->max_terms ? spec->max_terms : DEFAULT_TERMS) : NULL;
   leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
@@ -111,6 +158,7 @@ static outcome try_region(const leir_program *p, const leir_expr *e, const leir_
   if (!copy || (x && !xc)) {
     *st = LEIR_ERR_NOMEM;
   } else {
+    declare(a, p, dt, e);
     leir_expr *r = run(a, spec, copy, xc);
     if (!r) {
       int err = leir__alg_error(a);
@@ -194,13 +242,13 @@ static bool on_node(leir__sctx *c, const leir__xsite *x, void *ud) {
   }
   leir_status st = LEIR_OK;
   if (!w->spec->rewrite_x) {
-    report(c, x, try_region(c->p, x->e, NULL, w->spec, &st), NULL);
+    report(c, x, try_region(c->p, eq->lhs->dtype, x->e, NULL, w->spec, &st), NULL);
   } else {
     tensor_walk tw = {.n = 0};
     tensors_of(x->e, &tw, 0);
     for (uint32_t i = 0; i < tw.n && st == LEIR_OK && leir__more(c); i++) {
       const leir_expr *t = first_read(x->e, tw.seen[i], 0);
-      report(c, x, try_region(c->p, x->e, t, w->spec, &st), t);
+      report(c, x, try_region(c->p, eq->lhs->dtype, x->e, t, w->spec, &st), t);
     }
   }
   if (st != LEIR_OK) {
@@ -248,6 +296,7 @@ leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program 
   leir__alg *a = leir__alg_new(out, spec->max_terms ? spec->max_terms : DEFAULT_TERMS);
   if (!a) return leir__error_nomem();
   leir__alg_set_flat(a, true);
+  declare(a, c->p, s.eq->lhs->dtype, *slot);
   leir_expr *x = NULL;
   if (spec->rewrite_x) {
     uint32_t sym = leir__ps_tensor(c, leir__ps_get(ps, LEIR__K_TENSOR, NULL));

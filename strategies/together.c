@@ -56,5 +56,5 @@ const leir__strategy_impl leir__together = {
     .required = LEIR__MATH_KEYS,
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = leir__cot_math_facts,
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "algebra.h"
+#include "corpus.h"
 #include "jsonl.h"
 #include "testutil.h"
 
@@ -148,7 +149,13 @@ START_TEST(test_expand_collects_like_terms) {
   expect_rewrite(leir__alg_expand, "A/3+D", "A/3+D");
   /* call arguments are canonical, so these are one atom */
   expect_rewrite(leir__alg_expand, "exp(A+D)-exp(D+A)", "0");
-  expect_rewrite(leir__alg_expand, "(A+1)/(2*D+2)", "(A/2+1/2)/(D+1)");
+  expect_rewrite(leir__alg_expand, "(A+1)/(2*D+2)", "(0.5*A+0.5)/(D+1)");
+  /* coefficients n/d with d = 2^i 5^j are exact decimals, others fractions */
+  expect_rewrite(leir__alg_expand, "0.5*A+A", "1.5*A");
+  expect_rewrite(leir__alg_expand, "1.6732631921768188*(A-1)", "1.6732631921768188*A-1.6732631921768188");
+  expect_rewrite(leir__alg_expand, "A*0.044715*0.5", "0.0223575*A");
+  expect_rewrite(leir__alg_expand, "A/3+A/200000", "200003*A/600000");
+  expect_rewrite(leir__alg_expand, "A/80000", "0.0000125*A");
 }
 END_TEST
 
@@ -544,11 +551,34 @@ START_TEST(test_ac_hash_identifies_only_ac_spellings) {
   ck_assert_uint_eq(ach("exp(A*D)+E"), ach("E+exp(D*A)"));
   ck_assert_uint_eq(ach("(A)"), ach("A"));
   ck_assert_uint_eq(ach("-(-A)"), ach("A"));
+  /* signs of factors and quotients (exact in floating point) */
+  ck_assert_uint_eq(ach("-A*D+1"), ach("1-A*D"));
+  ck_assert_uint_eq(ach("A*(-D)"), ach("-(D*A)"));
+  ck_assert_uint_eq(ach("(-A)*(-D)"), ach("A*D"));
+  ck_assert_uint_eq(ach("(-A)/D"), ach("-(A/D)"));
+  ck_assert_uint_eq(ach("E-A/(-D)"), ach("A/D+E"));
+  ck_assert_uint_ne(ach("-A*D"), ach("A*D"));
+  ck_assert_uint_ne(ach("(-A)/D"), ach("A/D"));
+  /* chains of * and / */
+  ck_assert_uint_eq(ach("F*((A-D)/E)+G"), ach("F*(A-D)/E+G"));
+  ck_assert_uint_eq(ach("A/(D/E)"), ach("A*E/D"));
+  ck_assert_uint_eq(ach("A/D/E"), ach("A/(E*D)"));
+  ck_assert_uint_ne(ach("A/(D*E)"), ach("A*E/D"));
   /* not identified */
   ck_assert_uint_ne(ach("A-D"), ach("D-A"));
   ck_assert_uint_ne(ach("A*(D+E)"), ach("A*D+A*E"));
   ck_assert_uint_ne(ach("A/D"), ach("D/A"));
-  ck_assert_uint_ne(ach("2*A"), ach("2.0*A"));
+  ck_assert_uint_eq(ach("2*A"), ach("2.0*A"));
+  ck_assert_uint_eq(ach("A+1e-05"), ach("0.00001+A"));
+  ck_assert_uint_ne(ach("2*A"), ach("2.5*A"));
+  /* exact: factors 1, division by a power of two */
+  ck_assert_uint_eq(ach("A/2+D/2"), ach("0.5*A+0.5*D"));
+  ck_assert_uint_eq(ach("A/1"), ach("A"));
+  ck_assert_uint_eq(ach("1*A*1.0"), ach("A"));
+  ck_assert_uint_eq(ach("1*1"), ach("1"));
+  ck_assert_uint_eq(ach("A/0.25"), ach("4*A"));
+  ck_assert_uint_ne(ach("A/3"), ach("A*0.3333333333333333"));
+  ck_assert_uint_ne(ach("A/10"), ach("0.1*A"));
   ck_assert_uint_ne(ach("max(A,D)"), ach("max(D,A)"));
   ck_assert_uint_ne(ach("A+D"), ach("A*D"));
   ck_assert_uint_ne(ach("A**D"), ach("D**A"));
@@ -598,6 +628,108 @@ START_TEST(test_hostile_depth_is_bounded) {
 }
 END_TEST
 
+/* ---- logsimp, expand_cancellation, bounds ------------------------------- */
+
+/* rhs with every tensor of `names` declared in [lo, hi]; the algebra's
+ * limits are (tiny, huge) when tiny > 0 */
+static leir_program *ranged(const char *rhs, const char *names, double lo, double hi,
+                            double tiny, double huge, leir__alg **out) {
+  leir_program *p = parse_rhs(rhs);
+  leir__alg *a = leir__alg_new(p, 0);
+  for (const char *n = names; *n; n++) {
+    uint32_t s = leir__sym_find(p, n, 1);
+    if (s != LEIR__NOSYM) leir__alg_assume_range(a, s, lo, hi);
+  }
+  if (tiny > 0) leir__alg_set_limits(a, tiny, huge);
+  *out = a;
+  return p;
+}
+
+static void expect_logsimp(const char *rhs, double lo, double hi, const char *want) {
+  leir__alg *a;
+  leir_program *p = ranged(rhs, "ADEF", lo, hi, 0, 0, &a);
+  leir_expr *r = leir__alg_logsimp(a, rhs_of(p));
+  ck_assert_msg(r, "%s: logsimp failed with %d", rhs, leir__alg_error(a));
+  char *t = short_text(p, r);
+  ck_assert_msg(strcmp(t, want) == 0, "%s -> %s, want %s", rhs, t, want);
+  expect_same_values(p, rhs_of(p), r, lo, hi);
+  leir_free(t);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+
+static void expect_logsimp_refused(const char *rhs, double lo, double hi, double tiny, double huge,
+                                   int code) {
+  leir__alg *a;
+  leir_program *p = ranged(rhs, "ADEF", lo, hi, tiny, huge, &a);
+  ck_assert_msg(leir__alg_logsimp(a, rhs_of(p)) == NULL, "%s was rewritten", rhs);
+  ck_assert_int_eq(leir__alg_error(a), code);
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+
+START_TEST(test_logsimp_needs_bounds_within_range) {
+  expect_logsimp("log(A)+log(D)", 0.5, 2, "log(A*D)");
+  expect_logsimp("log(A)-log(D)+G", 0.5, 2, "log(A/D)+G");
+  expect_logsimp("G-log(A)-log(D)", 0.5, 2, "G-log(A*D)");
+  expect_logsimp("log(A)+G-(log(D)-log(E))", 0.5, 2, "log(A*E/D)+G");
+  expect_logsimp("log(exp(A))+log(2)", -700, 700, "log(exp(A)*2)");
+  /* G is not bounded: its log stays */
+  expect_logsimp("log(A)+log(G)+log(D)", 0.5, 2, "log(A*D)+log(G)");
+  /* unbounded: A*D overflows for A = D = 1e200 */
+  expect_refused(leir__alg_logsimp, "log(A)+log(D)", LEIR__ALG_UNPROVEN);
+  expect_refused(leir__alg_logsimp, "log(A)+D", LEIR__ALG_NOCHANGE);
+  /* the product would leave f64's range (both ways) */
+  expect_logsimp_refused("log(A)+log(D)", 1, 1e200, 0, 0, LEIR__ALG_UNPROVEN);
+  expect_logsimp_refused("log(A)+log(D)", 1e-200, 1, 0, 0, LEIR__ALG_UNPROVEN);
+  /* ... or f32's */
+  expect_logsimp_refused("log(A)+log(D)", 1, 1e20, 1.1754943508222875e-38, 3.4028234663852886e38,
+                         LEIR__ALG_UNPROVEN);
+  /* non-positive ranges never prove the logs' arguments positive */
+  expect_logsimp_refused("log(A)+log(D)", -1, 2, 0, 0, LEIR__ALG_UNPROVEN);
+}
+END_TEST
+
+START_TEST(test_expand_cancel_takes_out_multiples_of_the_denominator) {
+  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*F+G*sqrt(E))/sqrt(E)", "G+(A*F-D*F)/sqrt(E)");
+  expect_rewrite(leir__alg_expand_cancel, "(-G+max(H,1))/max(H,1)", "1-G/max(H,1)");
+  expect_rewrite(leir__alg_expand_cancel, "(K*exp(G)+exp(2*G)+1)/(exp(2*G)+1)",
+                 "1+K*exp(G)/(exp(2*G)+1)");
+  expect_rewrite(leir__alg_expand_cancel, "(A*D+A*E+F)/(D+E)", "A+F/(D+E)");
+  /* terms as written where single terms are the multiples */
+  expect_rewrite(leir__alg_expand_cancel, "(Q*(F-W)+R*sqrt(E))/sqrt(E)", "R+Q*(F-W)/sqrt(E)");
+  expect_rewrite(leir__alg_expand_cancel, "(R*E-Q*(F-W))/E", "R-Q*(F-W)/E");
+  expect_rewrite(leir__alg_expand_cancel, "(-A-D+2*E*F)/(3*F)", "2*E/3+(-A-D)/(3*F)");
+  /* no multiple of the denominator among the terms */
+  expect_refused(leir__alg_expand_cancel, "A/(A+D)", LEIR__ALG_NOCHANGE);
+  /* the whole numerator is one: cancellation's job */
+  expect_refused(leir__alg_expand_cancel, "(A*D+A)/(D+1)", LEIR__ALG_NOCHANGE);
+  /* only a single fraction */
+  expect_refused(leir__alg_expand_cancel, "A/D+1", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_expand_cancel, "(A+D)/2", LEIR__ALG_NOCHANGE);
+}
+END_TEST
+
+START_TEST(test_bounds_of_clamps_and_exp) {
+  leir__alg *a;
+  leir_program *p = ranged("min(max(A,0.5),2)*exp(D)+1/(1+exp(-G))", "D", -1, 1, 0, 0, &a);
+  double lo, hi;
+  ck_assert(leir__alg_bounds(a, rhs_of(p), &lo, &hi));
+  ck_assert(lo <= 0.5 * exp(-1) && lo > 0.5 * exp(-1) - 1e-9);
+  ck_assert(hi >= 2 * exp(1) + 1 && hi < 2 * exp(1) + 1 + 1e-9);
+  leir__alg_free(a);
+  leir_program_free(p);
+  p = ranged("A+1", "D", -1, 1, 0, 0, &a);
+  ck_assert(!leir__alg_bounds(a, rhs_of(p), &lo, &hi));
+  leir__alg_free(a);
+  leir_program_free(p);
+  p = ranged("A/D", "AD", -1, 1, 0, 0, &a); /* D's range holds 0 */
+  ck_assert(!leir__alg_bounds(a, rhs_of(p), &lo, &hi));
+  leir__alg_free(a);
+  leir_program_free(p);
+}
+END_TEST
+
 typedef struct corpus_stats {
   int eqs, converted, rewritten, refused;
 } corpus_stats;
@@ -608,7 +740,8 @@ static void check_rewrites(leir_program *p, const leir_expr *rhs, corpus_stats *
   leir__alg *a = leir__alg_new(p, 0);
   ck_assert(a);
   rewrite1 fs[] = {leir__alg_expand, leir__alg_together, leir__alg_factor, cancel_any,
-                   leir__alg_powsimp, leir__alg_expand_powsimp, leir__alg_expand_log};
+                   leir__alg_powsimp, leir__alg_expand_powsimp, leir__alg_expand_log,
+                   leir__alg_expand_cancel, leir__alg_logsimp};
   st->eqs++;
   leir__rf rf;
   if (leir__alg_from_expr(a, rhs, &rf) == 0) st->converted++;
@@ -662,6 +795,277 @@ START_TEST(test_rewrites_hold_on_the_corpus) {
 }
 END_TEST
 
+/* ---- grounding modulo algebra and the CoT of math steps ----------------- */
+
+static leir_program *prog(const char *text) {
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_parse(&p, text, strlen(text), NULL), LEIR_OK);
+  return p;
+}
+
+/* the steps leir_ground finds from before to after, one per line ("" for
+ * none) */
+static char *grounds(const char *before, const char *after) {
+  leir_program *b = prog(before), *a = prog(after);
+  leir_candidates *hits = NULL;
+  ck_assert_int_eq(leir_ground(&hits, b, a, NULL), LEIR_OK);
+  static char out[4096];
+  out[0] = 0;
+  for (size_t i = 0; i < leir_candidates_count(hits); i++) {
+    strncat(out, leir_step_text(leir_candidates_step(hits, i)), sizeof out - strlen(out) - 2);
+    strcat(out, "\n");
+  }
+  leir_candidates_free(hits);
+  leir_program_free(a);
+  leir_program_free(b);
+  return out;
+}
+
+#define T(x) x "^{f64,g}_{tx,a}"
+#define ACC_BEFORE "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*" T("C") "+" T("A") "*" T("E") "+" T("F") ");];"
+
+START_TEST(test_math_steps_ground_modulo_ac_and_only_so) {
+  const char *collect = "collect nest=0 tensor=A eq=0 expr=1.1\n";
+  /* the candidate's own spelling, and a commuted and regrouped one */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*(" T("C") "+" T("E") ")+" T("F") ");];"), collect);
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("F") "+(" T("E") "+" T("C") ")*" T("A") ");];"), collect);
+  /* a wrong sign, a wrong term, a dropped term: no step */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("F") "+(" T("E") "-" T("C") ")*" T("A") ");];"), "");
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("F") "+(" T("E") "+" T("F") ")*" T("A") ");];"), "");
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("E") "+" T("C") ")*" T("A") ";];"), "");
+  /* a different rewrite (distributed differently) is not this step */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+(" T("A") "*" T("C") "+" T("A") "*(" T("E") "+" T("F") "/" T("A") "));];"), "");
+  /* the accumulation's chain may be respelled as long as D comes first */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=D^{f64,g}_{tx}+" T("F") "+(" T("E") "+" T("C") ")*" T("A") ";];"), collect);
+  /* the accumulation form (leir.md 3.4) is kept: R+D is another program */
+  ck_assert_str_eq(grounds(ACC_BEFORE, "B^{8}_{tx=0}L^{4}_{a=0}[D^{f64,g}_{tx}=(" T("A") "*(" T("C") "+" T("E") ")+" T("F") ")+D^{f64,g}_{tx};];"), "");
+  /* only the step's site may be respelled */
+  const char *two = "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=" T("A") "*" T("C") "+" T("A") "*" T("E") ";];"
+                    "B^{8}_{tx=0}L^{4}_{a=0}[H^{f64,g}_{tx,a}=" T("G") "*" T("F") ";];";
+  ck_assert_ptr_nonnull(strstr(grounds(two, "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=(" T("E") "+" T("C") ")*" T("A") ";];"
+                    "B^{8}_{tx=0}L^{4}_{a=0}[H^{f64,g}_{tx,a}=" T("G") "*" T("F") ";];"), "collect nest=0 tensor=A eq=0 expr=1\n"));
+  ck_assert_str_eq(grounds(two, "B^{8}_{tx=0}L^{4}_{a=0}[G^{f64,g}_{tx,a}=(" T("E") "+" T("C") ")*" T("A") ";];"
+                    "B^{8}_{tx=0}L^{4}_{a=0}[H^{f64,g}_{tx,a}=" T("F") "*" T("G") ";];"), "");
+  /* loop steps are not relaxed: a reorder with a commuted product */
+  const char *loops = "L^{8}_{a=0}L^{4}_{c=0}[H^{f64,g}_{a,c}=A^{f64,g}_{a,c}*C^{f64,g}_{a,c};];";
+  ck_assert_str_eq(grounds(loops, "L^{4}_{c=0}L^{8}_{a=0}[H^{f64,g}_{a,c}=A^{f64,g}_{a,c}*C^{f64,g}_{a,c};];"), "loop_reorder nest=0 loops=a,c\n");
+  ck_assert_str_eq(grounds(loops, "L^{4}_{c=0}L^{8}_{a=0}[H^{f64,g}_{a,c}=C^{f64,g}_{a,c}*A^{f64,g}_{a,c};];"), "");
+}
+END_TEST
+
+START_TEST(test_math_cot_quotes_the_changed_part) {
+  leir_program *p = prog(ACC_BEFORE);
+  leir_step *s = NULL;
+  const char *st = "collect nest=0 tensor=A eq=0 expr=1.1";
+  ck_assert_int_eq(leir_step_parse(&s, st, strlen(st)), LEIR_OK);
+  char *cot = NULL;
+  ck_assert_int_eq(leir_step_cot(&cot, NULL, p, s), LEIR_OK);
+  ck_assert_msg(strstr(cot, "Under the given IR, in the expression " ACC_BEFORE ", the part " T("A") "*" T("C") "+" T("A") "*" T("E") "+" T("F") " of the right-hand side of D^{f64,g}_{tx} can be collected around a common factor as " T("A") "*(" T("C") "+" T("E") ")+" T("F") ", giving the expression ") != NULL, "%s", cot);
+  leir_free(cot);
+  leir_step_free(s);
+  leir_program_free(p);
+  /* the smallest changed part: the argument of sqrt */
+  p = prog("B^{8}_{tx=0}[X^{f64,g}_{tx}=A^{f64,g}_{tx}/sqrt(E^{f64,g}_{tx}*3+E^{f64,g}_{tx}*2);];");
+  leir_candidates *c = NULL;
+  size_t math = 0;
+  ck_assert_int_eq(leir_candidates_list(&c, p, NULL), LEIR_OK);
+  for (size_t i = 0; i < leir_candidates_count(c); i++) {
+    const leir_step *cs = leir_candidates_step(c, i);
+    size_t k = leir_step_strategy(cs);
+    if (k < 23 || k > 34) continue;
+    ck_assert_int_eq(leir_step_cot(&cot, NULL, p, cs), LEIR_OK);
+    /* every math step has its own facts, never the generic "X becomes Y" */
+    ck_assert_msg(strstr(cot, ", the part ") && !strstr(cot, " become "), "%s", cot);
+    ck_assert_msg(strstr(cot, "the part sqrt(") == NULL, "%s", cot);
+    ck_assert_msg(strstr(cot, "the part E^{f64,g}_{tx}*3+E^{f64,g}_{tx}*2 ") != NULL, "%s", cot);
+    leir_free(cot);
+    math++;
+  }
+  ck_assert_uint_ge(math, 1);
+  leir_candidates_free(c);
+  leir_program_free(p);
+}
+END_TEST
+
+/* ---- the math strategies on the corpus: candidates verify, mutants do not -- */
+
+/* the equation of q that differs from the one at the same place in src */
+static leir_equation *changed_in(const leir_program *src, const leir_nest *x, leir_program *q,
+                                 leir_nest *y) {
+  if (x->nitems != y->nitems) return NULL;
+  for (uint32_t k = 0; k < x->nitems; k++) {
+    if (x->items[k].nest && y->items[k].nest) {
+      leir_equation *e = changed_in(src, x->items[k].nest, q, y->items[k].nest);
+      if (e) return e;
+    } else if (x->items[k].eq && y->items[k].eq &&
+               !leir__expr_equal(src, x->items[k].eq->rhs, q, y->items[k].eq->rhs)) {
+      return y->items[k].eq;
+    }
+  }
+  return NULL;
+}
+
+static leir_equation *changed_eq(const leir_program *src, leir_program *q, uint32_t *top) {
+  for (uint32_t i = 0; i < src->nnests && i < q->nnests; i++) {
+    leir_equation *e = changed_in(src, src->nests[i], q, q->nests[i]);
+    if (e) {
+      *top = i;
+      return e;
+    }
+  }
+  return NULL;
+}
+
+/* Top-level nest `top` of p as a program of its own, the signature
+ * inferred (what it reads first is an input, drawn at random; what it
+ * writes is an output), so that a changed equation is compared even where
+ * the rest of the program would hide the change. */
+static leir_program *alone(const leir_program *p, uint32_t top) {
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__print_nest(&b, p, p->nests[top], NULL);
+  ck_assert(!b.failed);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_program_parse(&q, b.data, b.len, NULL), LEIR_OK);
+  leir__sb_release(&b);
+  return q;
+}
+
+/* the slot of the rewritable part: R of an accumulation X op R, else the
+ * whole right side */
+static leir_expr **rewritable(leir_equation *eq) {
+  leir_expr *r = eq->rhs;
+  if (r->kind == LEIR_EXPR_BINARY && r->kids[0]->kind == LEIR_EXPR_TENSOR &&
+      r->kids[0]->sym == eq->lhs->sym && r->op != LEIR_OP_DIV)
+    return &r->kids[1];
+  return &eq->rhs;
+}
+
+/* the first + or - node under *slot (pre-order, outside subscripts) */
+static leir_expr **first_sum(leir_expr **slot) {
+  leir_expr *e = *slot;
+  if (e->kind == LEIR_EXPR_TENSOR) return NULL;
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB)) return slot;
+  for (uint32_t i = 0; i < e->n; i++) {
+    leir_expr **s = first_sum(&e->kids[i]);
+    if (s) return s;
+  }
+  return NULL;
+}
+
+typedef enum { MUT_DROP_TERM, MUT_FLIP_SIGN } mutation;
+
+/* q with one term of the rewritten equation dropped or one sign flipped;
+ * false when q has no place for the mutation */
+static bool mutate(const leir_program *src, leir_program *q, mutation m) {
+  uint32_t top;
+  leir_equation *eq = changed_eq(src, q, &top);
+  ck_assert_ptr_nonnull(eq);
+  leir_expr **part = rewritable(eq), **sum = first_sum(part);
+  if (m == MUT_DROP_TERM) {
+    if (!sum) return false;
+    *sum = (*sum)->kids[0];
+  } else if (sum) {
+    (*sum)->op = (*sum)->op == LEIR_OP_ADD ? LEIR_OP_SUB : LEIR_OP_ADD;
+  } else {
+    *part = leir__new_unary(q, LEIR_EXPR_NEG, leir__new_unary(q, LEIR_EXPR_PAREN, *part));
+    ck_assert_ptr_nonnull(*part);
+  }
+  return true;
+}
+
+static leir_verdict judge(leir_verifier *v, const leir_program *q, uint32_t cls) {
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verifier_judge(v, q, cls, &r), LEIR_OK);
+  leir_verdict verdict = r->verdict;
+  leir_verify_report_free(r);
+  return verdict;
+}
+
+/* Every candidate of the math strategies (23-34) on every sources-small
+ * program verifies on all input sets (normal, normal x 10, uniform; bool
+ * masks where a program has them); the same outputs with a term dropped
+ * or a sign flipped in the rewritten equation verify MISMATCH, judged on
+ * the rewritten nest alone with random inputs (on the whole program some
+ * verify EQUAL: Gemm_Max_Subtract_GELU's GELU reads x - mean(x) over one
+ * element, always 0; in Gemm_BatchNorm_GELU_GroupNorm_Mean_ReLU a
+ * one-channel GroupNorm removes any change of a channel's shift). */
+START_TEST(test_math_candidates_verify_and_mutants_do_not) {
+  corpus_programs small;
+  corpus_programs_load(&small);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  size_t total = 0, mutants = 0;
+  size_t per[LEIR_STRATEGY_COUNT] = {0};
+#if defined(__SANITIZE_ADDRESS__)
+  const size_t every = 4; /* the interpreter under ASan: every fourth program */
+#else
+  const size_t every = 1;
+#endif
+  for (size_t i = 0; i < small.n; i++) {
+    if (i % every) continue;
+    const leir_program *src = small.e[i].program;
+    leir_verifier *v = NULL;
+    for (int32_t st = 23; st <= 34; st++) {
+      leir_candidates *cs = NULL;
+      leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+      o.strategy = st;
+      ck_assert_int_eq(leir_candidates_list(&cs, src, &o), LEIR_OK);
+      for (size_t k = 0; k < leir_candidates_count(cs); k++) {
+        if (!v) ck_assert_int_eq(leir_verifier_new(&v, b, src, NULL), LEIR_OK);
+        const char *text = leir_step_text(leir_candidates_step(cs, k));
+        /* reassociating: the per-element tolerance, as test_strategy_verify
+         * judges them (for f64 sources the reassociation bound has no wider
+         * truth, T = O, and rejects a rounding of 1 ulp of an operand at a
+         * cancellation: SELU's 1.67*exp(A)-1.67 near A = 0) */
+        uint32_t cls = leir_candidates_exactness(cs, k) == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT
+                                                                      : LEIR_VERIFY_CLASS_ANY;
+        leir_program *q = NULL;
+        ck_assert_int_eq(leir_candidates_apply(&q, cs, k), LEIR_OK);
+        leir_verdict verdict = judge(v, q, cls);
+        ck_assert_msg(verdict == LEIR_VERDICT_EQUAL || verdict == LEIR_VERDICT_CLOSE,
+                      "%s: %s verifies %s", small.e[i].id, text, leir_verdict_name(verdict));
+        total++;
+        per[st]++;
+        /* mutants, judged on the rewritten nest alone */
+        uint32_t top;
+        ck_assert_ptr_nonnull(changed_eq(src, q, &top));
+        leir_program *pre = alone(src, top);
+        leir_verifier *pv = NULL;
+        ck_assert_int_eq(leir_verifier_new(&pv, b, pre, NULL), LEIR_OK);
+        for (int m = MUT_DROP_TERM; m <= MUT_FLIP_SIGN; m++) {
+          leir_program *bad = NULL;
+          ck_assert_int_eq(leir_program_clone(&bad, q), LEIR_OK);
+          if (mutate(src, bad, (mutation)m)) {
+            leir_program *bad_pre = alone(bad, top);
+            verdict = judge(pv, bad_pre, cls);
+            ck_assert_msg(verdict == LEIR_VERDICT_MISMATCH, "%s: %s mutated (%s) verifies %s",
+                          small.e[i].id, text, m == MUT_DROP_TERM ? "term dropped" : "sign flipped",
+                          leir_verdict_name(verdict));
+            leir_program_free(bad_pre);
+            mutants++;
+          }
+          leir_program_free(bad);
+        }
+        leir_verifier_free(pv);
+        leir_program_free(pre);
+        leir_program_free(q);
+      }
+      leir_candidates_free(cs);
+    }
+    leir_verifier_free(v);
+  }
+  if (getenv("ALG_STATS")) {
+    fprintf(stderr, "math candidates %zu, mutants %zu:", total, mutants);
+    for (int st = 23; st <= 34; st++) fprintf(stderr, " %zu", per[st]);
+    fprintf(stderr, "\n");
+  }
+  ck_assert_uint_gt(total, 100 / every);
+  ck_assert_uint_gt(mutants, total);
+  leir_backend_free(b);
+  corpus_programs_free(&small);
+}
+END_TEST
+
 static Suite *algebra_suite(void) {
   Suite *s = suite_create("algebra");
   TCase *tc = tcase_create("algebra");
@@ -681,6 +1085,12 @@ static Suite *algebra_suite(void) {
   tcase_add_test(tc, test_hostile_depth_is_bounded);
   tcase_add_test(tc, test_flat_mode_leaves_call_arguments_alone);
   tcase_add_test(tc, test_rewrites_hold_on_the_corpus);
+  tcase_add_test(tc, test_logsimp_needs_bounds_within_range);
+  tcase_add_test(tc, test_expand_cancel_takes_out_multiples_of_the_denominator);
+  tcase_add_test(tc, test_bounds_of_clamps_and_exp);
+  tcase_add_test(tc, test_math_candidates_verify_and_mutants_do_not);
+  tcase_add_test(tc, test_math_steps_ground_modulo_ac_and_only_so);
+  tcase_add_test(tc, test_math_cot_quotes_the_changed_part);
   suite_add_tcase(s, tc);
   return s;
 }
