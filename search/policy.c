@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "leir/experimental/cost.h"
 
 #include "error.h"
 
@@ -48,16 +49,16 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/* Estimated seconds of one run from the static cost: arithmetic at a
- * nominal 10 GFLOP/s and data at a nominal 10 GB/s, whichever dominates,
- * plus a nanosecond per equation evaluation (loop overhead). The absolute
- * figures do not matter; the ranking does. */
+/* Predicted seconds of one run from the analytic cost model
+ * (include/leir/experimental/cost.h: compute against vector lanes and FMA
+ * ports, data movement per cache level from the loop nest's footprints,
+ * parallel loops over the host's CPUs, as the CPU backend runs them by
+ * default). Only the ranking matters; a program the model cannot price goes
+ * last. */
 static double cost_score(const leir_program *p) {
-  leir_program_cost c;
-  memset(&c, 0, sizeof c);
-  if (leir_program_cost_get(p, &c) != LEIR_OK) return INFINITY;
-  double t_flops = (double)c.flops / 1e10, t_bytes = (double)c.bytes / 1e10;
-  return (t_flops > t_bytes ? t_flops : t_bytes) + (double)c.evaluations * 1e-9;
+  double seconds = INFINITY;
+  if (leir_program_cost_predict(p, 0, &seconds) != LEIR_OK || !(seconds >= 0)) return INFINITY;
+  return seconds;
 }
 
 static leir_status order_node(search_node *n, const struct search_ctx *ctx,
