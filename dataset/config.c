@@ -186,6 +186,7 @@ static void defaults(leir__ds_config *cfg) {
   cfg->per_strategy = 0;
   cfg->per_state = 0;
   cfg->interp_max_evaluations = 2000000;
+  cfg->verify_threads = 1;
   cfg->verify_seed = 1;
   cfg->input_sets = 3;
   cfg->keep_close = 1;
@@ -307,6 +308,8 @@ static void read_section(cctx *c, leir__ds_config *cfg, const char *sec, yaml_no
           cerr(c, v, "unknown backend '%s' (auto, interp, cpu, cuda)", cfg->backend);
       } else if (!strcmp(k, "interp_max_evaluations")) {
         ok = get_u64(c, v, "verify.interp_max_evaluations", &cfg->interp_max_evaluations);
+      } else if (!strcmp(k, "threads")) {
+        ok = get_u32(c, v, "verify.threads", &cfg->verify_threads);
       } else if (!strcmp(k, "seed")) {
         ok = get_u64(c, v, "verify.seed", &cfg->verify_seed);
       } else if (!strcmp(k, "input_sets")) {

@@ -281,7 +281,14 @@ leir_status leir__ds_backend(leir_dataset *ds, uint64_t evaluations, leir_backen
   }
   leir_backend **slot = !strcmp(want, "interp") ? &ds->interp : !strcmp(want, "cpu") ? &ds->cpu : &ds->cuda;
   if (!*slot) {
-    st = leir_backend_open(slot, want, NULL);
+    /* Verification kernels run on verify.threads (default 1) threads: a
+     * verdict does not depend on it (only loops proven independent run in
+     * parallel), small verification kernels lose more to OpenMP start-up and
+     * barrier spinning than they gain, and a build parallelizes over
+     * processes (--shard, Ray) instead. */
+    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+    bo.threads = ds->cfg.verify_threads;
+    st = leir_backend_open(slot, want, &bo);
     if (st != LEIR_OK) {
       if (!strcmp(want, "cuda") && !strcmp(ds->cfg.backend, "auto")) {
         ds->cuda_failed = 1;

@@ -63,6 +63,8 @@ typedef struct leir__ds_config {
   /* verification */
   char *backend;         /* auto, interp, cpu, cuda */
   uint64_t interp_max_evaluations;
+  uint32_t verify_threads; /* cpu backend's OpenMP threads (default 1; not in the fingerprint:
+                            * verdicts do not depend on it) */
   uint64_t verify_seed;
   uint32_t input_sets;
   int keep_close;
