@@ -6,12 +6,20 @@
  * and every miss is listed with its verdict.
  *
  *   strategy_coverage [--backend B] [--verify all|misses|none]
- *                     [--strategy S] SOURCES.jsonl STEPS.jsonl
+ *                     [--lenient-parallel] [--strategy S] SOURCES.jsonl STEPS.jsonl
  *
  * Output: one line per miss ("MISS <strategy> <id> <verdict> <after>"),
  * then a table per strategy. --verify all (default) verifies every output,
  * so the share counts only outputs that verify; `misses` verifies only the
  * outputs that do not ground (faster; grounded outputs equal a candidate).
+ *
+ * Reference outputs are judged by the rule libleir's own candidates must
+ * pass (tests/test_strategy_verify.c): strict about P/V/B loops
+ * (LEIR_VERIFY_STRICT_PARALLEL) unless the output's input already breaks
+ * that rule. An output that binds a loop carrying a dependence (threads
+ * racing on one element, which spec/leir.md 3.2 forbids) is INVALID, a
+ * reference bug, not a verified output. --lenient-parallel runs such loops
+ * sequentially instead, as the interpreter would, and counts them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +36,11 @@ typedef struct run_ctx {
   size_t nsrc;
   leir_backend *b;
   bool verify_all;
+  bool lenient_parallel;
+  /* alpha hash of an input program -> whether it is legal under the strict rule */
+  uint64_t legal_hash[8192];
+  bool legal[8192];
+  size_t nlegal;
   const char *only;
   tally t[LEIR_STRATEGY_COUNT];
 } run_ctx;
@@ -37,6 +50,29 @@ static void copy_signature(leir_program *to, const leir_program *from) {
   size_t n = leir_program_signature_count(from);
   for (size_t k = 0; k < n && k < 64; k++) leir_program_signature_get(from, k, &d[k]);
   leir_program_set_signature(to, d, n < 64 ? n : 64);
+}
+
+/* The verify options for outputs of `before`: strict about P/V/B loops
+ * when `before` itself passes the strict rule (cached by alpha hash). */
+static leir_verify_options options_for(run_ctx *rc, const leir_program *before) {
+  leir_verify_options o = LEIR_VERIFY_OPTIONS_INIT;
+  if (rc->lenient_parallel) return o;
+  uint64_t h = leir_program_hash_alpha(before);
+  for (size_t i = 0; i < rc->nlegal; i++)
+    if (rc->legal_hash[i] == h) {
+      if (rc->legal[i]) o.flags |= LEIR_VERIFY_STRICT_PARALLEL;
+      return o;
+    }
+  o.flags |= LEIR_VERIFY_STRICT_PARALLEL;
+  leir_verify_report *r = NULL;
+  bool legal = leir_verify(rc->b, before, before, &o, &r) == LEIR_OK && r->verdict != LEIR_VERDICT_INVALID;
+  leir_verify_report_free(r);
+  if (!legal) o.flags &= ~LEIR_VERIFY_STRICT_PARALLEL;
+  if (rc->nlegal < sizeof rc->legal / sizeof rc->legal[0]) {
+    rc->legal_hash[rc->nlegal] = h;
+    rc->legal[rc->nlegal++] = legal;
+  }
+  return o;
 }
 
 static void one_step(const jsonl_value *j, void *ud) {
@@ -70,7 +106,8 @@ static void one_step(const jsonl_value *j, void *ud) {
     bool verified = false;
     if (rc->b && (rc->verify_all || !hit)) {
       leir_verify_report *r = NULL;
-      if (leir_verify(rc->b, before, after, NULL, &r) == LEIR_OK) {
+      leir_verify_options vo = options_for(rc, before);
+      if (leir_verify(rc->b, before, after, &vo, &r) == LEIR_OK) {
         v = r->verdict;
         verified = v != LEIR_VERDICT_TIMEOUT;
       }
@@ -104,11 +141,14 @@ static void one_step(const jsonl_value *j, void *ud) {
 int main(int argc, char **argv) {
   const char *backend = "interp", *verify = "all", *only = NULL, *src_path = NULL,
              *steps_path = NULL;
+  bool lenient = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
       backend = argv[++i];
     else if (strcmp(argv[i], "--verify") == 0 && i + 1 < argc)
       verify = argv[++i];
+    else if (strcmp(argv[i], "--lenient-parallel") == 0)
+      lenient = true;
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc)
       only = argv[++i];
     else if (!src_path)
@@ -118,7 +158,7 @@ int main(int argc, char **argv) {
   }
   if (!src_path || !steps_path) {
     fprintf(stderr,
-            "usage: strategy_coverage [--backend B] [--verify all|misses|none] [--strategy S] "
+            "usage: strategy_coverage [--backend B] [--verify all|misses|none] [--lenient-parallel] [--strategy S] "
             "SOURCES.jsonl STEPS.jsonl\n");
     return 2;
   }
@@ -139,6 +179,7 @@ int main(int argc, char **argv) {
   rc.nsrc = nsrc;
   rc.b = b;
   rc.verify_all = verify_all;
+  rc.lenient_parallel = lenient;
   rc.only = only;
   jsonl_file *f = jsonl_open(steps_path);
   if (!f) return 1;

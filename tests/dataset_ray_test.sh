@@ -39,4 +39,25 @@ done
 "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["units"] == 5, d' \
   "$work/summary.json" || rc=1
 [ "$rc" = 0 ] && echo "ok: 4 Ray shards on 2 workers == one process"
+# The dataset card's YAML header is what the Hugging Face `datasets` loader
+# reads (configs default/eval/archive): load each offline and compare its
+# rows with the JSONL files. .ci/run installs datasets beside ray.
+if "$py" -c 'import datasets' 2>/dev/null; then
+  HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 HF_HOME="$work/hf" "$py" - "$work/ray" <<'PY' || rc=1
+import sys, datasets
+d = sys.argv[1]
+datasets.disable_progress_bars()
+want = {"default": ("train", "train.jsonl"), "eval": ("test", "eval.jsonl"),
+        "archive": ("train", "archive.jsonl")}
+for cfg, (split, name) in want.items():
+    ds = datasets.load_dataset(d, cfg, cache_dir=d + "/.hf-cache")
+    rows = sum(1 for line in open(f"{d}/{name}") if line.strip())
+    assert list(ds) == [split], (cfg, list(ds))
+    assert ds[split].num_rows == rows, (cfg, ds[split].num_rows, rows)
+    assert "messages" in ds[split].column_names, (cfg, ds[split].column_names)
+print("ok: the dataset card loads with datasets", datasets.__version__)
+PY
+else
+  echo "note: python has no 'datasets' module: the card was not loaded with it"
+fi
 exit "$rc"
