@@ -162,6 +162,22 @@ CASES = [
      lambda v, a: F.gelu(F.linear(v["A"], v["G"], v["H"]) / a[2])),
     ("level2/Matmul_Subtract_Multiply_ReLU", ["5,4,2.0,1.5,3", "6,9,-0.5,0.25,2"],
      lambda v, a: torch.relu((F.linear(v["A"], v["I"], v["J"]) - a[2]) * a[3])),
+    ("level2/Conv2d_Divide_LeakyReLU", ["3,4,2,2,2,6,5", "3,5,3,3,1,7,6"],
+     lambda v, a: F.leaky_relu(F.conv2d(v["A"], v["G"]) / a[3], 0.01)),
+    ("level2/Conv3d_Mish_Tanh", ["3,4,2,1,0,2,4,6,5", "3,5,3,1,0,1,5,4,6"],
+     lambda v, a: torch.tanh(mish(F.conv3d(v["A"], v["F"])))),
+    ("level2/Conv3d_ReLU_LeakyReLU_GELU_Sigmoid_BiasAdd", ["3,4,2,2,4,6,5", "3,5,3,1,5,4,6"],
+     lambda v, a: torch.sigmoid(F.gelu(F.leaky_relu(torch.relu(F.conv3d(v["A"], v["K"])), 0.01))) + v["J"]),
+    ("level2/Gemm_Add_ReLU", ["5,4,3", "6,7,2"],
+     lambda v, a: torch.relu(F.linear(v["A"], v["H"]) + v["G"])),
+    ("level2/Gemm_BatchNorm_Scaling_Softmax", ["5,4,1e-05,0.1,3", "6,7,0.001,0.1,5"],
+     lambda v, a: torch.softmax(v["J"] * F.batch_norm(F.linear(v["A"], v["K"], v["M"]), None, None, v["N"], v["O"],
+                                                      training=True, eps=a[2]), dim=1)),
+    ("level2/Gemm_Scale_BatchNorm", ["5,4,1e-05,0.1,3", "6,7,0.001,0.1,5"],
+     lambda v, a: F.batch_norm(F.linear(v["A"], v["J"], v["K"]) * v["I"], None, None, v["M"], v["N"],
+                               training=True, eps=a[2])),
+    ("level2/Conv2d_InstanceNorm_Divide", ["3,4,2,2.0,2,6,5", "3,5,3,0.5,1,7,6"],
+     lambda v, a: F.instance_norm(F.conv2d(v["A"], v["G"]), weight=v["H"], bias=v["I"], eps=1e-5) / a[3]),
 ]
 
 
