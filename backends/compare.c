@@ -147,7 +147,14 @@ void leir__compare_truth(leir__truth_block *tb, const double *truth, const void 
     if (fabs(t) > max_truth) max_truth = fabs(t);
   }
   double rms = nfinite ? sqrt(sum_sq / (double)nfinite) : 0.0;
-  double length_floor = truth_is_orig ? nred * ldexp(1.0, -53) * max_truth : 0.0;
+  /* A floor from the reduction length: rounding errors of a sum of n terms
+   * behave like a random walk of n half-ulp steps at the scale of the
+   * values summed, whatever the order (so a reordering may land there even
+   * where the reference is exact by luck): sqrt(n) half-ulps of the largest
+   * output in its dtype. With no wider truth (f64 programs, T = O) the
+   * reference's own error is unknown: n half-ulps of 2^-53, the worst case. */
+  double length_floor = truth_is_orig ? nred * ldexp(1.0, -53) * max_truth
+                                      : sqrt(nred) * 0.5 * leir__ulp_in(dt, max_truth);
   for (uint64_t i = 0; i < elements; i++) {
     double t = truth[i], o = leir__load_f64(orig, dt, i), c = leir__load_f64(cand, dt, i);
     bool inside;

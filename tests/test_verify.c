@@ -184,6 +184,39 @@ START_TEST(test_reassociating_matmul_256_cpu) {
 }
 END_TEST
 
+/* Found by a search: on a 256^3 f32 matmul tiled along the reduction
+ * (h*32+d), reordering d outside h sums the 256 terms in a strided order.
+ * One element of 196,608 was off by 4.5e-5 where the reference was exact by
+ * luck (3.6e-7) and 8 x rms gave 4.0e-5: the reduction-length floor accepts
+ * it; a term dropped from the sum (d<31) is still caught. */
+START_TEST(test_reassociating_strided_reduction_order_cpu) {
+  leir_backend *b = open_backend("cpu");
+  if (!b) return;
+  /* examples/matmul.leir.yaml's names (inputs A, C; output D), so the seeded
+   * inputs are those of the search that found it */
+  leir_program *p = test_parse(
+      "L^{256}_{a=0}L^{256}_{c=0}L^{256}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];");
+  static const char *const reordered =
+      "L^{32}_{d=0}L^{8}_{h=0}L^{128}_{a=0}L^{2}_{g=0}L^{256}_{c=0}[D^{f32,g}_{g*128+a,c}="
+      "D^{f32,g}_{g*128+a,c}+A^{f32,g}_{g*128+a,h*32+d}*C^{f32,g}_{h*32+d,c};];";
+  static const char *const dropped =
+      "L^{31}_{d=0}L^{8}_{h=0}L^{128}_{a=0}L^{2}_{g=0}L^{256}_{c=0}[D^{f32,g}_{g*128+a,c}="
+      "D^{f32,g}_{g*128+a,c}+A^{f32,g}_{g*128+a,h*32+d}*C^{f32,g}_{h*32+d,c};];";
+  leir_program *q = test_parse(reordered), *m = test_parse(dropped);
+  leir_verify_report *r = verify_class(b, p, q, LEIR_VERIFY_CLASS_REASSOCIATING);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_CLOSE, "%s", r->message);
+  leir_verify_report_free(r);
+  r = verify_class(b, p, m, LEIR_VERIFY_CLASS_REASSOCIATING);
+  ck_assert_int_eq(r->verdict, LEIR_VERDICT_MISMATCH);
+  leir_verify_report_free(r);
+  leir_program_free(m);
+  leir_program_free(q);
+  leir_program_free(p);
+  leir_backend_free(b);
+}
+END_TEST
+
 START_TEST(test_exact_class_must_be_equal) {
   leir_backend *b = open_backend("interp");
   leir_program *p = test_parse("L^{8}_{a=0}L^{64}_{c=0}[C^{f32,g}_{a}=C^{f32,g}_{a}+A^{f32,g}_{a,c};];");
@@ -667,6 +700,7 @@ static Suite *verify_suite(void) {
   TCase *tc = tcase_create("reassociating");
   tcase_add_test(tc, test_reassociating_matmul_softmax_layernorm);
   tcase_add_test(tc, test_reassociating_matmul_256_cpu);
+  tcase_add_test(tc, test_reassociating_strided_reduction_order_cpu);
   tcase_add_test(tc, test_exact_class_must_be_equal);
   suite_add_tcase(s, tc);
   tc = tcase_create("domains");
