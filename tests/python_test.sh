@@ -17,9 +17,11 @@ export LEIR_LIBRARY=$library
 export PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 cd "$src/python" || exit 1
-# test_fx.py and test_workloads_torch.py need torch and run in the `fx` test
+# test_fx.py and test_workloads_{torch,attention,pytorch}.py need torch and
+# run in the `fx` test
 "$python" -m pytest -q -p no:cacheprovider --ignore=tests/test_fx.py \
-  --ignore=tests/test_workloads_torch.py tests
+  --ignore=tests/test_workloads_torch.py --ignore=tests/test_workloads_attention.py \
+  --ignore=tests/test_workloads_pytorch.py tests
 rc=$?
 if [ "$rc" = 5 ]; then
   echo "FAIL: pytest collected no tests from $src/python/tests"
