@@ -6,7 +6,6 @@ the way the models are written: q/k/v linears or one qkv linear split in
 three, heads, causal mask, softmax, projection, then the epilogue)."""
 import math
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,21 +27,9 @@ import gen_attention as ga  # noqa: E402
 
 F = torch.nn.functional
 
+from leir_tool import find_leir  # noqa: E402
 
-def _find_leir() -> str:
-    if os.environ.get("LEIR_TOOL"):
-        return os.environ["LEIR_TOOL"]
-    cands = []
-    if os.environ.get("LEIR_LIBRARY"):
-        cands.append(os.path.join(os.path.dirname(os.environ["LEIR_LIBRARY"]), "tools", "leir", "leir"))
-    cands.append(os.path.join(ROOT, "build", "tools", "leir", "leir"))
-    for c in cands:
-        if os.access(c, os.X_OK):
-            return c
-    return shutil.which("leir") or cands[-1]
-
-
-LEIR = _find_leir()
+LEIR = find_leir()
 CAT = os.environ.get("LEIR_WORKLOADS_DIR") or os.path.join(ROOT, "workloads")
 
 

@@ -6,7 +6,6 @@ from the parameters is exercised), the program `leir workloads emit` gives
 computes, on the interpreter, what the PyTorch operation computes on the same
 inputs."""
 import os
-import shutil
 import subprocess
 import tempfile
 
@@ -24,21 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 F = torch.nn.functional
 
+from leir_tool import find_leir  # noqa: E402
 
-def _find_leir() -> str:
-    if os.environ.get("LEIR_TOOL"):
-        return os.environ["LEIR_TOOL"]
-    cands = []
-    if os.environ.get("LEIR_LIBRARY"):
-        cands.append(os.path.join(os.path.dirname(os.environ["LEIR_LIBRARY"]), "tools", "leir", "leir"))
-    cands.append(os.path.join(ROOT, "build", "tools", "leir", "leir"))
-    for c in cands:
-        if os.access(c, os.X_OK):
-            return c
-    return shutil.which("leir") or cands[-1]
-
-
-LEIR = _find_leir()
+LEIR = find_leir()
 CAT = os.environ.get("LEIR_WORKLOADS_DIR") or os.path.join(ROOT, "workloads")
 
 

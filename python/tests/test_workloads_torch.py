@@ -3,7 +3,6 @@ scripts/workloads_from_torch.py from PyTorch modules) against PyTorch: the
 program `leir workloads emit` gives at the small shape and at a second shape
 computes the module's outputs on the interpreter."""
 import os
-import shutil
 import re
 import subprocess
 import sys
@@ -25,22 +24,9 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import leir.fx as fx  # noqa: E402
 import workloads_from_torch as wt  # noqa: E402
 
-# the `leir` tool: $LEIR_TOOL, else the one beside $LEIR_LIBRARY's build,
-# else an in-tree build/, else the one on PATH
-def _find_leir() -> str:
-    if os.environ.get("LEIR_TOOL"):
-        return os.environ["LEIR_TOOL"]
-    cands = []
-    if os.environ.get("LEIR_LIBRARY"):
-        cands.append(os.path.join(os.path.dirname(os.environ["LEIR_LIBRARY"]), "tools", "leir", "leir"))
-    cands.append(os.path.join(HERE, "..", "..", "build", "tools", "leir", "leir"))
-    for c in cands:
-        if os.access(c, os.X_OK):
-            return c
-    return shutil.which("leir") or cands[-1]
+from leir_tool import find_leir  # noqa: E402
 
-
-LEIR = _find_leir()
+LEIR = find_leir()
 CAT = os.environ.get("LEIR_WORKLOADS_DIR") or os.path.join(ROOT, "workloads")
 
 
