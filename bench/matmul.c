@@ -3,14 +3,18 @@
  * LEIR variants (reordered, tiled, parallel, vectorized), and OpenBLAS
  * sgemm when it was found at build time, in GFLOP/s side by side.
  *
- *   matmul [N [THREADS]]   (N = 512 by default, a multiple of 32; THREADS: the
- *                          cpu backend's and OpenBLAS's, default the backend's)
+ *   matmul [N [THREADS [ROUNDS]]]   (N = 512 by default, a multiple of 32;
+ *                          THREADS: the cpu backend's and OpenBLAS's, default
+ *                          the backend's; ROUNDS = 7)
  *
- * The LEIR variants are timed together with leir_bench (alternating
- * rounds, caches flushed, median); each is first verified against the
- * naive program (they are exact schedules: the verdict must be EQUAL).
- * sgemm is timed in-process with the same protocol (3 warm-ups, >= 10 runs
- * and >= 50 ms, median).
+ * Each variant is first verified against the naive program (they are exact
+ * schedules: the verdict must be EQUAL). Then ROUNDS rounds alternate: the
+ * LEIR variants timed together with leir_bench (alternating, caches
+ * flushed; 3 runs each, their median), then OpenBLAS sgemm in a process of
+ * its own (bench/sgemm, 5 runs, their median; started after a pause, so
+ * that the LEIR runner's OpenMP workers have stopped spinning). Reported:
+ * the median and interquartile range of the round medians, the best run,
+ * and the load average before and after.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,20 +23,7 @@
 #include <time.h>
 
 #include "leir/leir.h"
-#ifdef HAVE_OPENBLAS
-#include <cblas.h>
-#endif
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "sgemm_child.h"
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 512;
@@ -82,6 +73,11 @@ int main(int argc, char **argv) {
       return 1;
     }
   int threads = argc > 2 ? atoi(argv[2]) : 0;
+  int rounds = argc > 3 ? atoi(argv[3]) : 7;
+  if (rounds < 1 || rounds > 64) {
+    fprintf(stderr, "ROUNDS must be in 1..64\n");
+    return 2;
+  }
   leir_backend_options bopts = LEIR_BACKEND_OPTIONS_INIT;
   bopts.threads = threads > 0 ? (uint32_t)threads : 0;
   leir_backend *b;
@@ -102,48 +98,78 @@ int main(int argc, char **argv) {
     printf("  verify %-22s %s\n", names[i], leir_verdict_name(r->verdict));
     leir_verify_report_free(r);
   }
-  leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
-  leir_timing tm[NP];
-  if (leir_bench(b, (const leir_program *const *)p, NP, &bo, tm) != LEIR_OK) {
-    fprintf(stderr, "bench: %s\n", leir_error_last()->message);
-    return 3;
+  /* R rounds; in each, every LEIR variant is timed (leir_bench: alternating,
+   * caches flushed, its median of the round), then OpenBLAS sgemm in a
+   * process of its own (bench/sgemm) with the same thread count. The
+   * figures are the median and interquartile range of the round medians. */
+  enum { MAXR = 64 };
+  static double rm[NP + 1][MAXR], best[NP + 1];
+  char load0[64], load1[64];
+  bench_load(load0, sizeof load0);
+  uint32_t nthreads = 0;
+  int sg_ok = 1;
+  for (int i = 0; i <= NP; i++) best[i] = 1e30;
+  for (int r = 0; r < rounds; r++) {
+    leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
+    bo.warmup = r == 0 ? 3 : 1;
+    bo.min_runs = 3;
+    bo.min_seconds = 0;
+    leir_timing tm[NP];
+    if (leir_bench(b, (const leir_program *const *)p, NP, &bo, tm) != LEIR_OK) {
+      fprintf(stderr, "bench: %s\n", leir_error_last()->message);
+      return 3;
+    }
+    nthreads = tm[0].threads;
+    for (int i = 0; i < NP; i++) {
+      rm[i][r] = tm[i].median_s;
+      if (tm[i].min_s < best[i]) best[i] = tm[i].min_s;
+    }
+    if (sg_ok) {
+      double t[16];
+      bench_settle();
+      int got = bench_sgemm_run(n, (int)nthreads, 5, t, 16);
+      if (got <= 0) {
+        sg_ok = 0;
+      } else {
+        for (int k = 0; k < got; k++)
+          if (t[k] < best[NP]) best[NP] = t[k];
+        rm[NP][r] = bench_quantile(t, (size_t)got, 0.5);
+      }
+      bench_settle();
+    }
   }
-  printf("\n| variant | median ms | min-max ms | runs | GFLOP/s | speedup vs naive |\n"
-         "|---|---:|---:|---:|---:|---:|\n");
-  for (int i = 0; i < NP; i++)
-    printf("| %s | %.2f | %.2f-%.2f | %u | %.2f | %.2fx |\n", names[i], tm[i].median_s * 1e3,
-           tm[i].min_s * 1e3, tm[i].max_s * 1e3, tm[i].runs, tm[i].gflops, tm[i].speedup);
-#ifdef HAVE_OPENBLAS
-  openblas_set_num_threads((int)tm[0].threads);
-  size_t nn = (size_t)n * n;
-  float *A = malloc(nn * 4), *B = malloc(nn * 4), *C = malloc(nn * 4);
-  for (size_t i = 0; i < nn; i++) A[i] = (float)(i % 13) / 13.0f, B[i] = (float)(i % 7) / 7.0f;
-  double samples[10000];
-  int runs = 0;
-  for (int w = 0; w < 3; w++)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
-  double total = 0;
-  size_t flush_n = (size_t)64 << 20; /* as the cpu backend: 64 MiB touched between runs */
-  unsigned char *flush = calloc(flush_n, 1);
-  while (runs < 10000 && (runs < 10 || total < 0.05)) {
-    for (size_t i = 0; i < flush_n; i += 64) flush[i]++;
-    double t0 = now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
-    samples[runs] = now() - t0;
-    total += samples[runs++];
+  bench_load(load1, sizeof load1);
+  double flop = 2.0 * n * n * n;
+  double med[NP + 1], q1[NP + 1], q3[NP + 1];
+  for (int i = 0; i <= NP; i++) {
+    med[i] = bench_quantile(rm[i], (size_t)rounds, 0.5);
+    q1[i] = bench_quantile(rm[i], (size_t)rounds, 0.25);
+    q3[i] = bench_quantile(rm[i], (size_t)rounds, 0.75);
   }
-  qsort(samples, runs, sizeof *samples, cmp);
-  double med = runs % 2 ? samples[runs / 2] : 0.5 * (samples[runs / 2 - 1] + samples[runs / 2]);
-  printf("| OpenBLAS sgemm (%d threads) | %.2f | %.2f-%.2f | %d | %.2f | %.2fx |\n",
-         openblas_get_num_threads(), med * 1e3, samples[0] * 1e3, samples[runs - 1] * 1e3, runs,
-         2.0 * n * n * n / med * 1e-9, tm[0].median_s / med);
-  free(A);
-  free(B);
-  free(C);
-  free(flush);
-#else
-  printf("| OpenBLAS sgemm | (not found at build time) | | | | |\n");
-#endif
+  printf("\n%d rounds, %u threads; load average before %s, after %s\n", rounds, nthreads, load0,
+         load1);
+  printf("\n| variant | median ms | IQR ms | best ms | GFLOP/s (median) | GFLOP/s (best) | of OpenBLAS |\n"
+         "|---|---:|---:|---:|---:|---:|---:|\n");
+  for (int i = 0; i <= NP; i++) {
+    if (i == NP && !sg_ok) {
+      printf("| OpenBLAS sgemm | (bench/sgemm missing or OpenBLAS not found at build time) |||||\n");
+      break;
+    }
+    char label[96];
+    if (i == NP) snprintf(label, sizeof label, "OpenBLAS sgemm (%u threads, own process)", nthreads);
+    char of[32] = "";
+    if (sg_ok) snprintf(of, sizeof of, "%.0f%%", 100 * med[NP] / med[i]);
+    printf("| %s | %.2f | %.2f-%.2f | %.2f | %.2f | %.2f | %s |\n", i == NP ? label : names[i],
+           med[i] * 1e3, q1[i] * 1e3, q3[i] * 1e3, best[i] * 1e3, flop / med[i] * 1e-9,
+           flop / best[i] * 1e-9, of);
+  }
+  if (sg_ok) {
+    int bi = 1;
+    for (int i = 1; i < NP; i++)
+      if (med[i] < med[bi]) bi = i;
+    printf("\nbest LEIR schedule (median): %s, %.1f%% of OpenBLAS's median GFLOP/s\n", names[bi],
+           100 * med[NP] / med[bi]);
+  }
   for (int i = 0; i < NP; i++) leir_program_free(p[i]);
   leir_backend_free(b);
   return 0;

@@ -107,6 +107,14 @@ void leir__machine_host(leir__machine *m) {
   m->latency = 4;
   m->call_cycles = 15;
   m->region_us = 2;
+  m->simd_bytes = m->vector_bytes;
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) m->simd_bytes = 64;
+#endif
+  /* half of the SIMD register file (16 registers, 32 with AVX-512) */
+  m->reg_bytes = (m->simd_bytes >= 64 ? 32 : 16) * m->simd_bytes / 2;
+  m->imbalance_us = 0;
 }
 
 /* Weighted operations of one evaluation: ops_of, with divisions as 4;
@@ -254,10 +262,14 @@ static uint32_t cm_reduction_loop(const cm_group *g, const cm_access *x) {
 static bool cm_in_registers(const cm_group *g, const cm_access *x) {
   uint32_t jr = cm_reduction_loop(g, x);
   if (!x->affine || jr == g->n || g->loops[jr]->kind != LEIR_LOOP_SERIAL) return false;
-  for (uint32_t j = jr + 1; j < g->n; j++)
+  double tile = x->esize;
+  for (uint32_t j = jr + 1; j < g->n; j++) {
     if (g->loops[j]->kind != LEIR_LOOP_UNROLLED && g->loops[j]->kind != LEIR_LOOP_VECTORIZED)
       return false;
-  return true;
+    tile *= (double)g->loops[j]->extent;
+  }
+  /* a tile larger than the registers spills: its local array lives in L1 */
+  return tile <= (double)g->m->reg_bytes;
 }
 
 static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__prediction *out) {
@@ -300,7 +312,9 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
       else if (x->coef[j] != 0 && x->coef[j] != 1) ok = false;
       if (x->lhs && x->esize < esize) esize = x->esize;
     }
-    uint32_t w = m->vector_bytes / (esize ? esize : 8);
+    /* an explicit V loop gets the widest registers (omp simd) */
+    uint32_t vb = g->loops[j]->kind == LEIR_LOOP_VECTORIZED ? m->simd_bytes : m->vector_bytes;
+    uint32_t w = vb / (esize ? esize : 8);
     if (ok && w > 1 && g->loops[j]->extent >= (int64_t)w) lanes = w;
     else if (ok && w > 1 && g->loops[j]->kind == LEIR_LOOP_VECTORIZED)
       lanes = (uint32_t)g->loops[j]->extent < w ? (uint32_t)g->loops[j]->extent : w;
@@ -336,6 +350,7 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
         regs = false;
     }
     if (chains > 64) chains = 64;
+    if (regs && !cm_in_registers(g, x)) regs = false;
     double l = (m->latency + (regs ? 0 : 5)) / chains;
     if (l > lat) lat = l;
   }

@@ -31,6 +31,10 @@ typedef struct leir__machine {
   double latency;         /* cycles of a dependent floating add */
   double call_cycles;     /* cycles of one scalar libm call (exp, log, ...) */
   double region_us;       /* cost of entering one parallel region */
+  uint32_t simd_bytes;    /* widest SIMD register (V loops; 64 with AVX-512) */
+  uint32_t reg_bytes;     /* bytes of SIMD registers an accumulator tile may hold */
+  double imbalance_us;    /* per parallel region and thread: the stagger of the
+                           * threads' start and end (barrier, wake-up) */
 } leir__machine;
 
 /* This host: online CPUs, cache sizes from sysconf (fallbacks 32K/1M/16M),

@@ -26,6 +26,7 @@ typedef struct search_node {
   leir_kernel *kernel;
   /* built-in policies: the candidates still to propose, in policy order */
   uint64_t *order; /* pairs: candidate index, hash of its result */
+  char **macro;    /* per order entry: NULL, or the follow-up step of a macro-step */
   size_t norder, cursor;
   bool ordered;
   /* rejections at this node (leir_search_feedback, owned strings) */
@@ -39,7 +40,9 @@ typedef struct search_node {
 } search_node;
 
 typedef struct proposal {
-  int kind; /* 0 candidate, 1 step text, 2 program text */
+  int kind; /* 0 candidate, 1 step text, 2 program text, 3 unreadable,
+             * 4 macro-step: candidate `index`, then the candidate of its
+             * result whose step text is `text` (built-in cost policy) */
   size_t index;
   char *text;
   char *strategy;
@@ -62,5 +65,14 @@ search_node *leir__search_node(struct search_ctx *ctx, int id);
  * `reason` (copied, like `text`). */
 leir_status leir__search_propose_unreadable(leir_search_proposals *out, const char *text,
                                             size_t len, const char *reason);
+
+/* A macro-step of the built-in cost policy: candidate `index` of the node,
+ * then the candidate of its result whose step text is `follow`. Each part
+ * is one enumerated (verified-as-a-whole) atomic step; the record lists both,
+ * joined by " ; ". */
+leir_status leir__search_propose_macro(leir_search_proposals *out, size_t index,
+                                       const char *follow);
+/* The candidate options of the running search (all divisors, vector width). */
+const leir_candidates_options *leir__search_copts(const struct search_ctx *ctx);
 
 #endif

@@ -17,7 +17,17 @@ typedef struct ranked {
   uint64_t hash;
   double score; /* lower first */
   int prior;
+  char *macro; /* a macro-step's follow-up step (owned), or NULL */
 } ranked;
+
+/* Macro-steps of the cost policy (two enumerated steps proposed as one, over
+ * a plateau): a first step counts as a plateau when the model predicts it
+ * gains less than PLATEAU over the node; the pair is proposed when it is
+ * predicted at least GAIN faster than both the node and the best single
+ * step. At most LOOKAHEAD_MAX second steps are priced per node. */
+#define PLATEAU 0.05
+#define GAIN 0.10
+#define LOOKAHEAD_MAX 40000
 
 /* Which strategies to try first among candidates the cost model cannot tell
  * apart: the loop rewrites that most often pay on a CPU, then memory
@@ -61,13 +71,46 @@ static double cost_score(const leir_program *p) {
   return seconds;
 }
 
+/* The best second step after the plateau candidate `first` (its result p1,
+ * hash h1): its score, result hash and step text (owned) in *out, when it
+ * beats `bar`. *budget counts the second steps priced. */
+static bool lookahead(const struct search_ctx *ctx, const search_node *n, const leir_program *p1,
+                      uint64_t h1, double bar, size_t *budget, ranked *out) {
+  leir_candidates *c2 = NULL;
+  if (leir_candidates_list(&c2, p1, leir__search_copts(ctx)) != LEIR_OK) return false;
+  size_t count = leir_candidates_count(c2), best = SIZE_MAX;
+  double best_score = bar;
+  uint64_t best_hash = 0;
+  for (size_t j = 0; j < count && *budget > 0; j++, (*budget)--) {
+    leir_program *p2 = NULL;
+    if (leir_candidates_apply(&p2, c2, j) != LEIR_OK) continue;
+    uint64_t h2 = leir_program_hash_alpha(p2);
+    if (h2 != n->hash && h2 != h1 && !leir__search_seen(ctx, h2)) {
+      double sc = cost_score(p2);
+      if (sc < best_score) best_score = sc, best = j, best_hash = h2;
+    }
+    leir_program_free(p2);
+  }
+  bool found = best != SIZE_MAX;
+  if (found) {
+    out->score = best_score;
+    out->hash = best_hash;
+    out->macro = strdup(leir_step_text(leir_candidates_step(c2, best)));
+    found = out->macro != NULL;
+  }
+  leir_candidates_free(c2);
+  return found;
+}
+
 static leir_status order_node(search_node *n, const struct search_ctx *ctx,
                               leir_search_policy policy, const leir_search_query *q) {
   size_t count = leir_candidates_count(q->candidates);
-  ranked *r = calloc(count ? count : 1, sizeof *r);
+  /* room for every single step and one macro-step per single step */
+  ranked *r = calloc(count ? 2 * count : 1, sizeof *r);
   if (!r) return leir__error_nomem();
   size_t m = 0;
   uint64_t seed = mix(q->seed ^ n->hash);
+  double here = policy == LEIR_POLICY_COST ? cost_score(n->program) : 0, best_single = INFINITY;
   for (size_t i = 0; i < count; i++) {
     leir_program *p = NULL;
     if (leir_candidates_apply(&p, q->candidates, i) != LEIR_OK) continue;
@@ -82,18 +125,48 @@ static leir_status order_node(search_node *n, const struct search_ctx *ctx,
     const leir_strategy_info *info =
         leir_strategy_info_at(leir_step_strategy(leir_candidates_step(q->candidates, i)));
     x->prior = policy == LEIR_POLICY_COST && info ? strategy_prior(info->name) : 0;
-    if (policy == LEIR_POLICY_COST)
+    if (policy == LEIR_POLICY_COST) {
       x->score = cost_score(p);
-    else if (policy == LEIR_POLICY_RANDOM)
+      if (x->score < best_single) best_single = x->score;
+    } else if (policy == LEIR_POLICY_RANDOM)
       x->score = (double)(mix(seed + i) >> 11);
     else
       x->score = (double)i;
     leir_program_free(p);
   }
+  size_t nsingle = m;
+  if (policy == LEIR_POLICY_COST) qsort(r, m, sizeof *r, cmp_ranked); /* most promising first */
+  if (policy == LEIR_POLICY_COST && isfinite(here)) {
+    /* macro-steps over plateaus: a first step the model sees no gain in,
+     * followed by the step that gains most after it */
+    double bar = (best_single < here ? best_single : here) * (1 - GAIN);
+    size_t budget = LOOKAHEAD_MAX;
+    for (size_t k = 0; k < nsingle && budget > 0; k++) {
+      if (!(r[k].score >= here * (1 - PLATEAU))) continue;
+      leir_program *p1 = NULL;
+      if (leir_candidates_apply(&p1, q->candidates, r[k].index) != LEIR_OK) continue;
+      ranked y = r[k];
+      y.macro = NULL;
+      if (lookahead(ctx, n, p1, r[k].hash, bar, &budget, &y)) {
+        bool dup = false;
+        for (size_t t = 0; t < m && !dup; t++) dup = r[t].hash == y.hash;
+        if (dup)
+          free(y.macro);
+        else
+          r[m++] = y;
+      }
+      leir_program_free(p1);
+    }
+  }
   if (policy != LEIR_POLICY_EXHAUSTIVE) qsort(r, m, sizeof *r, cmp_ranked);
+  if (n->macro)
+    for (size_t k = 0; k < n->norder; k++) free(n->macro[k]);
+  free(n->macro);
   free(n->order);
   n->order = malloc((m ? m : 1) * 2 * sizeof *n->order);
-  if (!n->order) {
+  n->macro = calloc(m ? m : 1, sizeof *n->macro);
+  if (!n->order || !n->macro) {
+    for (size_t k = 0; k < m; k++) free(r[k].macro);
     free(r);
     return leir__error_nomem();
   }
@@ -101,6 +174,7 @@ static leir_status order_node(search_node *n, const struct search_ctx *ctx,
   for (size_t k = 0; k < m; k++) {
     n->order[2 * k] = (uint64_t)r[k].index;
     n->order[2 * k + 1] = r[k].hash;
+    n->macro[k] = r[k].macro;
   }
   n->norder = m;
   n->cursor = 0;
@@ -126,7 +200,10 @@ leir_status leir__search_builtin(leir_search_policy policy, const leir_search_qu
     size_t k = n->cursor++;
     uint64_t h = (uint64_t)n->order[2 * k + 1];
     if (leir__search_seen(out->ctx, h)) continue;
-    leir_status st = leir_search_propose_candidate(out, (size_t)n->order[2 * k], NULL);
+    leir_status st =
+        n->macro && n->macro[k]
+            ? leir__search_propose_macro(out, (size_t)n->order[2 * k], n->macro[k])
+            : leir_search_propose_candidate(out, (size_t)n->order[2 * k], NULL);
     if (st != LEIR_OK) return st;
     given++;
   }

@@ -260,6 +260,9 @@ static void node_release(search_node *n) {
   free(n->step);
   leir_candidates_free(n->cands);
   leir_kernel_free(n->kernel);
+  if (n->macro)
+    for (size_t i = 0; i < n->norder; i++) free(n->macro[i]);
+  free(n->macro);
   free(n->order);
   for (size_t i = 0; i < n->nfb; i++) {
     free((char *)n->fb[i].proposal);
@@ -338,6 +341,14 @@ leir_status leir__search_propose_unreadable(leir_search_proposals *out, const ch
   if (!text || !reason) return leir__error_arg("text", "the text or reason is NULL");
   return proposals_push(out, 3, 0, text, len, reason, NULL);
 }
+
+leir_status leir__search_propose_macro(leir_search_proposals *out, size_t index,
+                                       const char *follow) {
+  if (!follow) return leir__error_arg("follow", "the follow-up step is NULL");
+  return proposals_push(out, 4, index, follow, strlen(follow), NULL, NULL);
+}
+
+const leir_candidates_options *leir__search_copts(const search_ctx *ctx) { return &ctx->copts; }
 
 static void proposals_clear(leir_search_proposals *ps) {
   for (size_t i = 0; i < ps->n; i++) {
@@ -487,6 +498,41 @@ static leir_program *resolve(search_ctx *ctx, search_node *n, const proposal *p,
     *step_text = dup_str(leir_step_text(leir_candidates_step(n->cands, p->index)));
     return out;
   }
+  if (p->kind == 4) {
+    /* a macro-step: two enumerated candidates in a row */
+    leir_program *mid = NULL;
+    if (node_candidates(ctx, n) != LEIR_OK || p->index >= leir_candidates_count(n->cands) ||
+        leir_candidates_apply(&mid, n->cands, p->index) != LEIR_OK) {
+      *rj = LEIR_REJECT_NOT_APPLICABLE;
+      snprintf(reason, cap, "macro-step: the first step does not apply");
+      return NULL;
+    }
+    leir_exactness e1 = leir_candidates_exactness(n->cands, p->index);
+    const char *s1 = leir_step_text(leir_candidates_step(n->cands, p->index));
+    leir_candidates *c2 = NULL;
+    size_t k = SIZE_MAX;
+    if (leir_candidates_list(&c2, mid, &ctx->copts) == LEIR_OK)
+      for (size_t i = 0; i < leir_candidates_count(c2); i++)
+        if (strcmp(leir_step_text(leir_candidates_step(c2, i)), p->text) == 0) {
+          k = i;
+          break;
+        }
+    if (k == SIZE_MAX || leir_candidates_apply(&out, c2, k) != LEIR_OK) {
+      *rj = LEIR_REJECT_NOT_APPLICABLE;
+      snprintf(reason, cap, "macro-step: '%s' is not a step of the intermediate program", p->text);
+      leir_candidates_free(c2);
+      leir_program_free(mid);
+      return NULL;
+    }
+    leir_exactness e2 = leir_candidates_exactness(c2, k);
+    *ex = e1 > e2 ? e1 : e2;
+    size_t len = strlen(s1) + strlen(p->text) + 4;
+    *step_text = malloc(len);
+    if (*step_text) snprintf(*step_text, len, "%s ; %s", s1, p->text);
+    leir_candidates_free(c2);
+    leir_program_free(mid);
+    return out;
+  }
   if (p->kind == 1) {
     leir_step *s = NULL;
     st = leir_step_parse(&s, p->text, strlen(p->text));
@@ -610,6 +656,25 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p) {
       }
       leir_step_free(s);
     }
+  }
+  if (step && p->kind == 4 && !r.strategy) {
+    /* a macro-step: the strategies of its two steps, joined by '+' */
+    char names[160] = "";
+    const char *part = step;
+    for (int i = 0; i < 2 && part; i++) {
+      const char *sep = strstr(part, " ; ");
+      size_t len = sep ? (size_t)(sep - part) : strlen(part);
+      leir_step *s = NULL;
+      if (leir_step_parse(&s, part, len) == LEIR_OK) {
+        const leir_strategy_info *info = leir_strategy_info_at(leir_step_strategy(s));
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", i ? "+" : "",
+                 info ? info->name : "?");
+        leir_step_free(s);
+      }
+      part = sep ? sep + 3 : NULL;
+    }
+    r.strategy = dup_str(names);
   }
   if (!r.strategy) r.strategy = dup_str(p->kind == 3 ? "" : p->strategy);
   if (!r.cot) r.cot = dup_str(p->cot);

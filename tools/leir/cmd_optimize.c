@@ -162,6 +162,7 @@ int cmd_optimize(int argc, char **argv) {
   leir_search_options so = LEIR_SEARCH_OPTIONS_INIT;
   leir_compare_options co = LEIR_COMPARE_OPTIONS_INIT;
   leir_verifier_options vo = LEIR_VERIFIER_OPTIONS_INIT;
+  leir_candidates_options cand = LEIR_CANDIDATES_OPTIONS_INIT;
   const char *db_path = NULL, *traj_path = NULL, *out_path = NULL, *plot_path = NULL;
   bool no_db = false, quiet = false, cot = false, no_final = false, progress = true;
   /* the LLM policy: an endpoint or a command (leir_search_propose_llm) */
@@ -180,6 +181,7 @@ int cmd_optimize(int argc, char **argv) {
     if (strcmp(opt, "--no-progress") == 0) { progress = false; continue; }
     if (strcmp(opt, "--no-final-compare") == 0) { no_final = true; continue; }
     if (strcmp(opt, "--no-flush") == 0) { co.flags |= LEIR_BENCH_NO_FLUSH; continue; }
+    if (strcmp(opt, "--all-divisors") == 0) { cand.flags |= LEIR_CANDIDATES_ALL_DIVISORS; continue; }
     if (!(v = tool_args_value(&a, opt))) return EXIT_USAGE;
     int bad = 0;
     if (is(opt, "--search")) {
@@ -212,6 +214,11 @@ int cmd_optimize(int argc, char **argv) {
     else if (is(opt, "--min-effect")) bad = real(opt, v, &co.min_effect);
     else if (is(opt, "--sets")) bad = count(opt, v, &vo.input_sets);
     else if (is(opt, "--db")) db_path = v;
+    else if (is(opt, "--vector-width")) {
+      bad = count(opt, v, &cand.vector_width);
+      if (!bad && (cand.vector_width < 1 || cand.vector_width > 1024))
+        return tool_usage_error("optimize", "--vector-width takes 1..1024");
+    }
     else if (is(opt, "--endpoint")) endpoint = v;
     else if (is(opt, "--model")) lo.model = v;
     else if (is(opt, "--api-key-env")) lo.api_key_env = v;
@@ -236,6 +243,7 @@ int cmd_optimize(int argc, char **argv) {
   vo.seed = o.seed;
   so.compare = &co;
   so.verifier = &vo;
+  so.candidates = &cand;
   so.cancel = &cancel_flag;
   if (no_final) so.flags |= LEIR_SEARCH_NO_FINAL_COMPARE;
 

@@ -215,6 +215,8 @@ const tool_command tool_commands[] = {
      "  --rollouts N     MCTS: random one-step continuations per new node (default 0)\n"
      "  --reward R       MCTS reward: log (log speedup, default) or reference\n"
      "  --policy-seed N  seed of the random policy and the rollouts (default 1)\n"
+     "  --all-divisors   splits and tilings offer every divisor (default: up to sqrt(n))\n"
+     "  --vector-width W widest loop loop_vectorization may mark V (default 8)\n"
      "  --endpoint URL   the LLM policy: an OpenAI-compatible chat-completions URL\n"
      "                   (e.g. http://127.0.0.1:8000/v1/chat/completions)\n"
      "  --model NAME     the endpoint's model (default \"default\")\n"
