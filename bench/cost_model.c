@@ -9,7 +9,9 @@
  * measured time printed per program and over all.
  *
  *   cost_model [N [THREADS]]   (N = 256 by default, a multiple of 64;
- *                               THREADS = the cpu backend's default)
+ *                               THREADS = the cpu backend's default, or a
+ *                               comma-separated list such as 1,2: one run
+ *                               per count, each with its own Spearman)
  *
  * The model is asked for the thread count the kernels run with
  * (leir_program_cost_predict).
@@ -191,13 +193,8 @@ static int run_set(leir_backend *b, set *s, double *all_pred, double *all_meas, 
   return 0;
 }
 
-int main(int argc, char **argv) {
-  int n = argc > 1 ? atoi(argv[1]) : 256;
-  if (n < 64 || n % 64) {
-    fprintf(stderr, "N must be a positive multiple of 64\n");
-    return 2;
-  }
-  threads = argc > 2 ? (uint32_t)atoi(argv[2]) : 0;
+static int run_threads(int n, uint32_t t) {
+  threads = t;
   leir_backend_options o = LEIR_BACKEND_OPTIONS_INIT;
   o.threads = threads;
   leir_backend *b;
@@ -205,9 +202,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
     return 3;
   }
-  printf("cost model against measured time, N = %d, %s threads\n", n,
-         threads ? argv[2] : "default");
+  char load[64];
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f || !fgets(load, sizeof load, f)) snprintf(load, sizeof load, "unknown\n");
+  if (f) fclose(f);
+  printf("\n## cost model against measured time, N = %d, threads %u (0: the backend's "
+         "default); load average %s",
+         n, threads, load);
   static set sets[2];
+  memset(sets, 0, sizeof sets);
   matmul_set(&sets[0], n);
   rows_set(&sets[1], n);
   double ap[2 * MAXP], am[2 * MAXP];
@@ -219,5 +222,22 @@ int main(int argc, char **argv) {
   printf("\nSpearman over both sets (times relative to each set's first schedule): %.3f\n",
          spearman(ap, am, na));
   leir_backend_free(b);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 256;
+  if (n < 64 || n % 64) {
+    fprintf(stderr, "N must be a positive multiple of 64\n");
+    return 2;
+  }
+  /* THREADS: one count, or a comma-separated list run one after the other */
+  const char *list = argc > 2 ? argv[2] : "0";
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+    int rc = run_threads(n, (uint32_t)atoi(t));
+    if (rc) return rc;
+  }
   return 0;
 }

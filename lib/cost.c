@@ -114,7 +114,8 @@ void leir__machine_host(leir__machine *m) {
 #endif
   /* half of the SIMD register file (16 registers, 32 with AVX-512) */
   m->reg_bytes = (m->simd_bytes >= 64 ? 32 : 16) * m->simd_bytes / 2;
-  m->imbalance_us = 0;
+  m->imbalance_us = 0.5;
+  m->wake_us = 20;
 }
 
 /* Weighted operations of one evaluation: ops_of, with divisions as 4;
@@ -302,7 +303,14 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
    * not reassociate) */
   uint32_t lanes = 1;
   if (n > 0) {
+    /* the innermost V loop (the backend's omp simd loop), else the
+     * innermost loop (the compiler's own vectorization) */
     uint32_t j = n - 1;
+    for (uint32_t k = n; k-- > 0;)
+      if (g->loops[k]->kind == LEIR_LOOP_VECTORIZED) {
+        j = k;
+        break;
+      }
     bool ok = !g->overflow;
     uint32_t esize = 8;
     for (uint32_t i = 0; i < g->nacc && ok; i++) {
@@ -378,7 +386,16 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
   }
   out->compute_s += compute;
   out->memory_s += mem;
-  out->seconds += (compute > mem ? compute : mem) + entries * m->region_us * 1e-6;
+  /* fork/join: each entry of the region costs region_us plus the stagger
+   * of its threads (imbalance_us each); the first entry of a run wakes the
+   * team, asleep since the previous run (wake_us) */
+  double threads_used = teff > 1 ? ceil(teff) : 1;
+  double fj = entries * (m->region_us + m->imbalance_us * threads_used) * 1e-6;
+  if (entries > 0 && !out->woke) {
+    fj += m->wake_us * 1e-6;
+    out->woke = true;
+  }
+  out->seconds += (compute > mem ? compute : mem) + fj;
 }
 
 void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__prediction *out) {

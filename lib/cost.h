@@ -34,7 +34,9 @@ typedef struct leir__machine {
   uint32_t simd_bytes;    /* widest SIMD register (V loops; 64 with AVX-512) */
   uint32_t reg_bytes;     /* bytes of SIMD registers an accumulator tile may hold */
   double imbalance_us;    /* per parallel region and thread: the stagger of the
-                           * threads' start and end (barrier, wake-up) */
+                           * threads' start and end (barrier) */
+  double wake_us;         /* once per run with a parallel region: waking the
+                           * thread team, asleep since the previous run */
 } leir__machine;
 
 /* This host: online CPUs, cache sizes from sysconf (fallbacks 32K/1M/16M),
@@ -48,6 +50,7 @@ typedef struct leir__prediction {
   double compute_s;      /* arithmetic, latency and L1 port bound part */
   double memory_s;       /* cache and memory traffic bound part */
   double bytes[3];       /* modelled bytes into L1, into L2, from memory */
+  bool woke;             /* a parallel region was entered (wake_us counted) */
 } leir__prediction;
 
 /* Analytic model: per innermost nest, the larger of compute time (operations

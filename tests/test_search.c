@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define LEIR_EXPERIMENTAL
+#include "leir/experimental/cost.h"
 #include "leir/experimental/search.h"
 #include "testutil.h"
 
@@ -382,6 +383,86 @@ START_TEST(test_cost_policy_proposes_in_cost_order) {
   }
   leir_program_free(root);
   leir_search_result_free(r);
+}
+END_TEST
+
+/* A measurement that verifies on the interpreter and times with the cost
+ * model (deterministic): the predicted ratio, FASTER above 1.02. */
+static leir_status model_measure(void *payload, const leir_program *root, const leir_program *parent,
+                                 const leir_program *cand, uint32_t klass,
+                                 leir_search_measurement *m) {
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.candidate_class = klass;
+  vo.input_sets = 1;
+  leir_verify_report *rep = NULL;
+  leir_status st = leir_verify(payload, root, cand, &vo, &rep);
+  if (st != LEIR_OK) return st;
+  m->verdict = rep->verdict;
+  leir_verify_report_free(rep);
+  double tp = 0, tc = 0;
+  ck_assert_int_eq(leir_program_cost_predict(parent, 1, &tp), LEIR_OK);
+  ck_assert_int_eq(leir_program_cost_predict(cand, 1, &tc), LEIR_OK);
+  m->ratio = m->ratio_lo = m->ratio_hi = tp / tc;
+  m->median_s = tc;
+  m->parent_median_s = tp;
+  m->order = m->ratio > 1.02 ? LEIR_ORDER_FASTER : m->ratio < 1 / 1.02 ? LEIR_ORDER_SLOWER
+                                                                       : LEIR_ORDER_SAME;
+  return LEIR_OK;
+}
+
+/* Over a plateau (unrolling the rows of a register tile alone gains nothing
+ * in the model: the accumulators stay in memory until the columns are
+ * vectorized too), the cost policy proposes a macro-step: two enumerated
+ * steps, recorded with both step texts and both strategies, verified as a
+ * whole against the source, accepted only when faster. */
+START_TEST(test_cost_policy_macro_step_over_plateau) {
+  leir_program *p = test_parse(
+      "L^{16}_{g=0}L^{8}_{h=0}L^{64}_{d=0}L^{4}_{a=0}L^{8}_{c=0}[D^{f32,g}_{g*4+a,h*8+c}="
+      "D^{f32,g}_{g*4+a,h*8+c}+A^{f32,g}_{g*4+a,d}*C^{f32,g}_{d,h*8+c};];");
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_backend *interp = NULL;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_COST;
+  o.max_samples = 6;
+  o.measure = model_measure;
+  o.measure_payload = interp;
+  leir_search_result *r = NULL;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  const leir_search_record *macro = NULL;
+  for (size_t i = 0; i < leir_search_result_record_count(r) && !macro; i++) {
+    const leir_search_record *x = leir_search_result_record(r, i);
+    if (strstr(x->step, " ; ")) macro = x;
+  }
+  ck_assert_ptr_nonnull(macro);
+  ck_assert_int_eq(macro->parent, 0);
+  ck_assert_msg(strcmp(macro->strategy, "loop_unrolling+loop_vectorization") == 0 ||
+                    strcmp(macro->strategy, "loop_vectorization+loop_unrolling") == 0,
+                "%s: %s", macro->step, macro->strategy);
+  ck_assert_int_eq(macro->reject, LEIR_REJECT_NONE);
+  ck_assert_int_eq(macro->m.verdict, LEIR_VERDICT_EQUAL);
+  ck_assert_msg(strstr(macro->program, "U^{4}_{") && strstr(macro->program, "V^{8}_{"), "%s: %s", macro->step, macro->program);
+  /* each half is one step: replaying them by text gives the same program */
+  char first[256];
+  const char *sep = strstr(macro->step, " ; ");
+  snprintf(first, sizeof first, "%.*s", (int)(sep - macro->step), macro->step);
+  leir_step *s1 = NULL, *s2 = NULL;
+  leir_program *mid = NULL, *end = NULL;
+  ck_assert_int_eq(leir_step_parse(&s1, first, strlen(first)), LEIR_OK);
+  ck_assert_int_eq(leir_step_parse(&s2, sep + 3, strlen(sep + 3)), LEIR_OK);
+  ck_assert_int_eq(leir_step_apply(&mid, p, s1, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_step_apply(&end, mid, s2, NULL), LEIR_OK);
+  ck_assert_uint_eq(leir_program_hash_alpha(end), macro->hash);
+  /* the plateau step alone was never measured before the macro-step */
+  ck_assert_uint_eq(macro->sample, 1);
+  leir_step_free(s1);
+  leir_step_free(s2);
+  leir_program_free(mid);
+  leir_program_free(end);
+  leir_search_result_free(r);
+  leir_backend_free(interp);
+  leir_program_free(p);
 }
 END_TEST
 
@@ -866,6 +947,7 @@ static Suite *search_suite(void) {
   t = tcase_create("policies");
   tcase_add_test(t, test_random_policy_is_seeded);
   tcase_add_test(t, test_cost_policy_proposes_in_cost_order);
+  tcase_add_test(t, test_cost_policy_macro_step_over_plateau);
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
   tcase_add_test(t, test_cancel_keeps_the_result_so_far);
   tcase_add_test(t, test_outputs_json_svg_steps);
