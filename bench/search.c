@@ -10,12 +10,24 @@
  * Workloads are taken evenly across the catalogue (LEIR_WORKLOADS_DIR);
  * those whose naive program does more than --max-evals equation evaluations
  * (default 2^28) are skipped, with the reason, so one slow workload cannot
- * take the whole run. */
+ * take the whole run.
+ *
+ *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
+ *                [--trajectory F.jsonl] [--rounds R] [--compare-time S]
+ *
+ * The matmul benchmark of issue 15: the search (each algorithm of
+ * --algorithms, cost policy, every divisor for splits and tilings, vector
+ * width 16) from the naive N^3 f32 matmul within --samples measured
+ * samples; then the best program it found, timed in 7 rounds alternating
+ * with OpenBLAS sgemm in a process of its own (bench/sgemm, same thread
+ * count): median and IQR GFLOP/s of both, side by side, and the load. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "sgemm_child.h"
 
 #define LEIR_EXPERIMENTAL
 #include "leir/experimental/search.h"
@@ -28,10 +40,171 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+typedef struct traj_out {
+  FILE *f;
+} traj_out;
+
+static int on_record(void *payload, const leir_search_record *r) {
+  traj_out *t = payload;
+  printf("  %3u d%u %-60.60s %s", r->sample, r->depth, r->step,
+         r->node >= 0 ? "accepted" : leir_search_reject_name(r->reject));
+  if (r->measured && r->m.ratio > 0) printf(" ratio %.3f", r->m.ratio);
+  if (r->node >= 0) printf(" speedup %.2fx", r->speedup);
+  printf("\n");
+  fflush(stdout);
+  if (t->f) {
+    char *line = NULL;
+    size_t len = 0;
+    if (leir_search_record_json(r, &line, &len) == LEIR_OK) fprintf(t->f, "%s\n", line);
+    leir_free(line);
+  }
+  return 0;
+}
+
+/* Times `best` (and the source) in `rounds` rounds, each followed by sgemm
+ * in its own process; prints the table. */
+static int matmul_compare(leir_backend *b, int n, const leir_program *src, const leir_program *best,
+                          int rounds) {
+  enum { MAXR = 32 };
+  double rm[3][MAXR], bestrun[3] = {1e30, 1e30, 1e30};
+  const leir_program *ps[2] = {src, best};
+  uint32_t threads = 1;
+  int sg_ok = 1;
+  char load0[64], load1[64];
+  bench_load(load0, sizeof load0);
+  for (int r = 0; r < rounds; r++) {
+    leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
+    bo.warmup = r == 0 ? 3 : 1;
+    bo.min_runs = 3;
+    bo.min_seconds = 0;
+    leir_timing tm[2];
+    if (leir_bench(b, ps, 2, &bo, tm) != LEIR_OK) {
+      fprintf(stderr, "bench: %s\n", leir_error_last()->message);
+      return 1;
+    }
+    threads = tm[0].threads;
+    for (int i = 0; i < 2; i++) {
+      rm[i][r] = tm[i].median_s;
+      if (tm[i].min_s < bestrun[i]) bestrun[i] = tm[i].min_s;
+    }
+    if (sg_ok) {
+      double t[16];
+      bench_settle();
+      int got = bench_sgemm_run(n, (int)threads, 5, t, 16);
+      if (got <= 0) sg_ok = 0;
+      else {
+        for (int k = 0; k < got; k++)
+          if (t[k] < bestrun[2]) bestrun[2] = t[k];
+        rm[2][r] = bench_quantile(t, (size_t)got, 0.5);
+      }
+      bench_settle();
+    }
+  }
+  bench_load(load1, sizeof load1);
+  double flop = 2.0 * n * n * n;
+  const char *names[3] = {"naive LEIR (source)", "best found by the search", "OpenBLAS sgemm (own process)"};
+  printf("\n%d rounds, %u threads; load average before %s, after %s\n\n", rounds, threads, load0,
+         load1);
+  printf("| program | median ms | IQR ms | best ms | GFLOP/s (median) | of OpenBLAS |\n"
+         "|---|---:|---:|---:|---:|---:|\n");
+  double med[3];
+  for (int i = 0; i < (sg_ok ? 3 : 2); i++) {
+    med[i] = bench_quantile(rm[i], (size_t)rounds, 0.5);
+    double q1 = bench_quantile(rm[i], (size_t)rounds, 0.25),
+           q3 = bench_quantile(rm[i], (size_t)rounds, 0.75);
+    char of[32] = "";
+    if (sg_ok) snprintf(of, sizeof of, "%.0f%%", 100 * bench_quantile(rm[2], (size_t)rounds, 0.5) / med[i]);
+    printf("| %s | %.2f | %.2f-%.2f | %.2f | %.2f | %s |\n", names[i], med[i] * 1e3, q1 * 1e3,
+           q3 * 1e3, bestrun[i] * 1e3, flop / med[i] * 1e-9, of);
+  }
+  if (!sg_ok) printf("| OpenBLAS sgemm | (bench/sgemm missing or OpenBLAS not found) |||||\n");
+  return 0;
+}
+
+static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds,
+                      double compare_time, const char *algs, const char *traj, leir_db *db) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "L^{%d}_{a=0}L^{%d}_{c=0}L^{%d}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+           "C^{f32,g}_{d,c};];",
+           n, n, n);
+  leir_program *p = NULL;
+  if (leir_program_parse(&p, text, strlen(text), NULL) != LEIR_OK ||
+      leir_program_infer_signature(p) != LEIR_OK) {
+    fprintf(stderr, "matmul: %s\n", leir_error_last()->message);
+    return 1;
+  }
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.threads = threads;
+  leir_backend *b = NULL;
+  if (leir_backend_open(&b, "cpu", &bo) != LEIR_OK) {
+    fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
+    return 1;
+  }
+  traj_out t = {NULL};
+  if (traj && !(t.f = fopen(traj, "w"))) {
+    fprintf(stderr, "cannot write %s\n", traj);
+    return 1;
+  }
+  char abuf[128];
+  snprintf(abuf, sizeof abuf, "%s", algs);
+  int rc = 0;
+  for (char *a = strtok(abuf, ","); a && !rc; a = strtok(NULL, ",")) {
+    leir_search_algorithm alg;
+    if (leir_search_algorithm_from_name(a, &alg) != LEIR_OK) continue;
+    leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+    co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
+    co.vector_width = 16;
+    leir_compare_options cmp = LEIR_COMPARE_OPTIONS_INIT;
+    cmp.min_rounds = rounds;
+    cmp.max_seconds = compare_time;
+    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+    o.algorithm = alg;
+    o.policy = LEIR_POLICY_COST;
+    o.max_samples = samples;
+    o.candidates = &co;
+    o.compare = &cmp;
+    o.db = db;
+    o.flags |= LEIR_SEARCH_NO_FINAL_COMPARE;
+    o.on_record = on_record;
+    o.record_payload = &t;
+    printf("# matmul %d^3 f32: %s search, cost policy, all divisors, vector width 16, %u samples\n",
+           n, a, samples);
+    double t0 = now_s();
+    leir_search_result *r = NULL;
+    if (leir_search_run(&r, b, p, &o) != LEIR_OK) {
+      fprintf(stderr, "search: %s\n", leir_error_last()->message);
+      rc = 1;
+      break;
+    }
+    leir_search_summary s = {.size = sizeof s};
+    leir_search_result_summary(r, &s);
+    char *steps = NULL;
+    size_t sl = 0;
+    leir_search_result_best_steps(r, &steps, &sl);
+    char *bt = NULL;
+    size_t bl = 0;
+    leir_program_print(leir_search_result_best(r), 0, &bt, &bl);
+    printf("\n%s: %u samples (%u measured) in %.0f s, best path %.2fx over the source in %u "
+           "step(s):\n%s\nbest program: %s\n",
+           a, s.samples, s.measured, now_s() - t0, s.best_speedup, s.best_depth,
+           steps ? steps : "", bt ? bt : "");
+    free(steps);
+    free(bt);
+    rc = matmul_compare(b, n, p, leir_search_result_best(r), 7);
+    leir_search_result_free(r);
+  }
+  if (t.f) fclose(t.f);
+  leir_backend_free(b);
+  leir_program_free(p);
+  return rc;
+}
+
 int main(int argc, char **argv) {
-  unsigned nwork = 20, samples = 100, rounds = 10, threads = 0;
+  unsigned nwork = 20, samples = 0, rounds = 10, threads = 0;
   double compare_time = 20, max_evals = (double)(1ull << 28);
-  const char *shape = "default", *db_path = NULL, *algs = "greedy,beam,bfs,dfs,mcts,chain";
+  const char *shape = "default", *db_path = NULL, *algs = NULL, *traj = NULL;
+  int matmul_n = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--workloads")) nwork = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--samples")) samples = (unsigned)atoi(argv[i + 1]);
@@ -42,11 +215,26 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--shape")) shape = argv[i + 1];
     else if (!strcmp(argv[i], "--db")) db_path = argv[i + 1];
     else if (!strcmp(argv[i], "--algorithms")) algs = argv[i + 1];
+    else if (!strcmp(argv[i], "--matmul")) matmul_n = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }
   }
+  if (!samples) samples = matmul_n > 0 ? 200 : 100;
+  if (matmul_n > 0) {
+    leir_db *mdb = NULL;
+    if (db_path && leir_db_open(&mdb, db_path) != LEIR_OK) {
+      fprintf(stderr, "db: %s\n", leir_error_last()->message);
+      return 1;
+    }
+    int rc = run_matmul(matmul_n, samples, threads, rounds, compare_time,
+                        algs ? algs : "greedy", traj, mdb);
+    leir_db_free(mdb);
+    return rc;
+  }
+  if (!algs) algs = "greedy,beam,bfs,dfs,mcts,chain";
   leir_catalog *cat = NULL;
   if (leir_catalog_open(&cat, NULL) != LEIR_OK) {
     fprintf(stderr, "catalogue: %s (set LEIR_WORKLOADS_DIR)\n", leir_error_last()->message);

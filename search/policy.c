@@ -27,7 +27,7 @@ typedef struct ranked {
  * step. At most LOOKAHEAD_MAX second steps are priced per node. */
 #define PLATEAU 0.05
 #define GAIN 0.10
-#define LOOKAHEAD_MAX 40000
+#define LOOKAHEAD_MAX 60000
 
 /* Which strategies to try first among candidates the cost model cannot tell
  * apart: the loop rewrites that most often pay on a CPU, then memory
@@ -141,8 +141,37 @@ static leir_status order_node(search_node *n, const struct search_ctx *ctx,
      * followed by the step that gains most after it */
     double bar = (best_single < here ? best_single : here) * (1 - GAIN);
     size_t budget = LOOKAHEAD_MAX;
-    for (size_t k = 0; k < nsingle && budget > 0; k++) {
-      if (!(r[k].score >= here * (1 - PLATEAU))) continue;
+    /* the plateau steps in turns across strategies (the first of each
+     * strategy, then the second of each, ...), so that the budget is not
+     * spent on the many parameter choices of one strategy */
+    size_t *visit = malloc((nsingle ? nsingle : 1) * sizeof *visit);
+    uint32_t *turn = calloc(nsingle ? nsingle : 1, sizeof *turn);
+    size_t nvisit = 0;
+    if (!visit || !turn) {
+      free(visit);
+      free(turn);
+      free(r);
+      return leir__error_nomem();
+    }
+    {
+      uint32_t seen_per[1024] = {0};
+      for (size_t k = 0; k < nsingle; k++) {
+        if (!(r[k].score >= here * (1 - PLATEAU))) continue;
+        int32_t si = leir_step_strategy(leir_candidates_step(q->candidates, r[k].index));
+        uint32_t slot = si >= 0 && si < 1024 ? (uint32_t)si : 1023;
+        turn[k] = seen_per[slot]++;
+        visit[nvisit++] = k;
+      }
+      /* stable by turn: insertion order within one turn keeps the rank */
+      for (size_t i = 1; i < nvisit; i++)
+        for (size_t j = i; j > 0 && turn[visit[j - 1]] > turn[visit[j]]; j--) {
+          size_t t = visit[j];
+          visit[j] = visit[j - 1];
+          visit[j - 1] = t;
+        }
+    }
+    for (size_t v = 0; v < nvisit && budget > 0; v++) {
+      size_t k = visit[v];
       leir_program *p1 = NULL;
       if (leir_candidates_apply(&p1, q->candidates, r[k].index) != LEIR_OK) continue;
       ranked y = r[k];
@@ -157,6 +186,8 @@ static leir_status order_node(search_node *n, const struct search_ctx *ctx,
       }
       leir_program_free(p1);
     }
+    free(visit);
+    free(turn);
   }
   if (policy != LEIR_POLICY_EXHAUSTIVE) qsort(r, m, sizeof *r, cmp_ranked);
   if (n->macro)

@@ -145,6 +145,11 @@ START_TEST(test_optimize_usage_errors) {
   ck_assert_int_eq(r.status, 2);
   free(r.out);
   free(r.err);
+  r = RUN("optimize", "--vector-width", "0", "x.leir");
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--vector-width takes 1..1024"));
+  free(r.out);
+  free(r.err);
   r = RUN("db", "frob", "--db", path_in("x.db"));
   ck_assert_int_eq(r.status, 2);
   free(r.out);
