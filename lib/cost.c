@@ -263,14 +263,21 @@ static uint32_t cm_reduction_loop(const cm_group *g, const cm_access *x) {
 static bool cm_in_registers(const cm_group *g, const cm_access *x) {
   uint32_t jr = cm_reduction_loop(g, x);
   if (!x->affine || jr == g->n || g->loops[jr]->kind != LEIR_LOOP_SERIAL) return false;
-  double tile = x->esize;
+  /* registers the tile needs: one per element of the U loops, times the
+   * SIMD registers a V loop's row takes (an element per register without
+   * one: the compiler keeps scalars in separate registers) */
+  double regs = 1;
   for (uint32_t j = jr + 1; j < g->n; j++) {
-    if (g->loops[j]->kind != LEIR_LOOP_UNROLLED && g->loops[j]->kind != LEIR_LOOP_VECTORIZED)
+    const leir__loop *l = g->loops[j];
+    if (l->kind == LEIR_LOOP_VECTORIZED)
+      regs *= ceil((double)l->extent * x->esize / (double)g->m->simd_bytes);
+    else if (l->kind == LEIR_LOOP_UNROLLED)
+      regs *= (double)l->extent;
+    else
       return false;
-    tile *= (double)g->loops[j]->extent;
   }
   /* a tile larger than the registers spills: its local array lives in L1 */
-  return tile <= (double)g->m->reg_bytes;
+  return regs * g->m->simd_bytes <= (double)g->m->reg_bytes;
 }
 
 static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__prediction *out) {
@@ -303,11 +310,12 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
    * not reassociate) */
   uint32_t lanes = 1;
   if (n > 0) {
-    /* the innermost V loop (the backend's omp simd loop), else the
-     * innermost loop (the compiler's own vectorization) */
+    /* the outermost V loop (the backend's omp simd loop: V loops inside
+     * it are part of its body), else the innermost loop (the compiler's
+     * own vectorization) */
     uint32_t j = n - 1;
-    for (uint32_t k = n; k-- > 0;)
-      if (g->loops[k]->kind == LEIR_LOOP_VECTORIZED) {
+    for (uint32_t k = 0; k < n; k++)
+      if (g->loops[k]->kind == LEIR_LOOP_VECTORIZED && g->loops[k]->extent > 1) {
         j = k;
         break;
       }
