@@ -13,7 +13,7 @@
  * take the whole run.
  *
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
- *                [--trajectory F.jsonl] [--rounds R] [--compare-time S]
+ *                [--trajectory F.jsonl] [--rounds R] [--compare-time S] [--time S]
  *
  * The matmul benchmark of issue 15: the search (each algorithm of
  * --algorithms, cost policy, every divisor for splits and tilings, vector
@@ -122,7 +122,8 @@ static int matmul_compare(leir_backend *b, int n, const leir_program *src, const
 }
 
 static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds,
-                      double compare_time, const char *algs, const char *traj, leir_db *db) {
+                      double compare_time, double max_time, const char *algs, const char *traj,
+                      leir_db *db) {
   char text[512];
   snprintf(text, sizeof text,
            "L^{%d}_{a=0}L^{%d}_{c=0}L^{%d}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
@@ -162,6 +163,7 @@ static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds
     o.algorithm = alg;
     o.policy = LEIR_POLICY_COST;
     o.max_samples = samples;
+    o.max_seconds = max_time;
     o.candidates = &co;
     o.compare = &cmp;
     o.db = db;
@@ -202,7 +204,7 @@ static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds
 
 int main(int argc, char **argv) {
   unsigned nwork = 20, samples = 0, rounds = 10, threads = 0;
-  double compare_time = 20, max_evals = (double)(1ull << 28);
+  double compare_time = 20, max_evals = (double)(1ull << 28), max_time = 0;
   const char *shape = "default", *db_path = NULL, *algs = NULL, *traj = NULL;
   int matmul_n = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -217,6 +219,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--algorithms")) algs = argv[i + 1];
     else if (!strcmp(argv[i], "--matmul")) matmul_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
+    else if (!strcmp(argv[i], "--time")) max_time = atof(argv[i + 1]);
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -229,7 +232,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "db: %s\n", leir_error_last()->message);
       return 1;
     }
-    int rc = run_matmul(matmul_n, samples, threads, rounds, compare_time,
+    int rc = run_matmul(matmul_n, samples, threads, rounds, compare_time, max_time,
                         algs ? algs : "greedy", traj, mdb);
     leir_db_free(mdb);
     return rc;
