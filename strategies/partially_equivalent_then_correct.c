@@ -378,7 +378,7 @@ static int check_axis(const leir__sctx *c, pec_site *s, uint32_t pl, char *why, 
   }
   s->o = ch->kids[0]->u.num->ival;
   int64_t hi = ch->kids[2]->u.num->ival;
-  s->N = hi - s->o;
+  if (__builtin_sub_overflow(hi, s->o, &s->N) || s->N > (int64_t)1 << 40) s->N = 0;
   leir__affine f;
   for (uint32_t k = 0; k < x->n; k++)
     if (k != s->d && leir__expr_uses_var(x->kids[k], v)) {
@@ -393,7 +393,8 @@ static int check_axis(const leir__sctx *c, pec_site *s, uint32_t pl, char *why, 
   }
   uint32_t b = c->a->expr_buffer[x->id];
   s->n = p1->loops[pl].extent;
-  if (s->N <= 0 || s->o < 0 || b == LEIR__NONE || c->a->buffers[b].shape[s->d] != s->N ||
+  if (s->N <= 0 || s->o < 0 || s->o > s->n || b == LEIR__NONE ||
+      c->a->buffers[b].shape[s->d] != s->N ||
       s->n < s->o + s->N) {
     snprintf(why, cap,
              "the guard %lld<=%s<%lld does not cover exactly the input's extent inside the loop's "
@@ -430,9 +431,10 @@ static int check_axis(const leir__sctx *c, pec_site *s, uint32_t pl, char *why, 
         cs = f.coef[k];
         continue;
       }
-      int64_t span = f.coef[k] * (q->loops[f.slot[k]].extent - 1);
-      if (span < 0) lo += span;
-      else hi2 += span;
+      int64_t span;
+      if (__builtin_mul_overflow(f.coef[k], q->loops[f.slot[k]].extent - 1, &span) ||
+          __builtin_add_overflow(span < 0 ? lo : hi2, span, span < 0 ? &lo : &hi2))
+        goto window;
     }
     if (cl < 0 || cs <= 0 || (ql >= 0 && (cl != ql || cs != st))) goto window;
     ql = cl;
@@ -464,7 +466,9 @@ static int check_axis(const leir__sctx *c, pec_site *s, uint32_t pl, char *why, 
     s->M = q->loops[ql].extent;
     s->wmin = wmin;
     s->wmax = wmax;
-    if (wmin < 0 || (s->M - 1) * st + wmax > s->n - 1) {
+    int64_t last;
+    if (wmin < 0 || __builtin_mul_overflow(s->M - 1, st, &last) ||
+        __builtin_add_overflow(last, wmax, &last) || last > s->n - 1) {
       snprintf(why, cap, "the window along %s leaves the padded extent %lld without guards", vn,
                (long long)s->n);
       return LEIR__R_PEC_AXIS;
