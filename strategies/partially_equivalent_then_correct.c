@@ -693,11 +693,81 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   return LEIR_OK;
 }
 
+/* ---- chain of thought ------------------------------------------------------------------ */
+
+static void put_nest(leir__strbuf *b, const leir_program *p, uint32_t t) {
+  leir__print_nest(b, p, p->nests[t], NULL);
+}
+
+/* "the nests P1 and Q1 pad X1 into Xp1 and compute O1 from it, ...": the
+ * four nests before, the concatenation, padding, fused operator and split
+ * after, then the corrections (or that none is needed). */
+static bool cot_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps) {
+  const leir_program *bp, *ap;
+  leir__diff_programs(d, &bp, &ap);
+  uint32_t nt = 0, nl = 0;
+  const leir__tok *nest = leir__ps_get(ps, LEIR__K_NEST, &nt);
+  const leir__tok *loop = leir__ps_get(ps, LEIR__K_LOOP, &nl);
+  int64_t t;
+  if (!nest || !loop || !leir__tok_int(nest, &t) || t < 0 || (uint64_t)t + 3 >= bp->nnests ||
+      ap->nnests < bp->nnests || (uint64_t)t + 4 + (ap->nnests - bp->nnests) > ap->nnests)
+    return false;
+  uint32_t u = (uint32_t)t;
+  const leir_nest *p1 = bp->nests[u], *q1 = bp->nests[u + 1], *p2 = bp->nests[u + 2],
+                  *q2 = bp->nests[u + 3];
+  const leir_equation *e[4] = {single_eq(p1), single_eq(q1), single_eq(p2), single_eq(q2)};
+  for (uint32_t k = 0; k < 4; k++)
+    if (!e[k]) return false;
+  if (e[0]->rhs->kind != LEIR_EXPR_CALL || e[0]->rhs->n != 3 ||
+      e[2]->rhs->kind != LEIR_EXPR_CALL || e[2]->rhs->n != 3)
+    return false;
+#define NM(p, x) leir__sym_name(p, x)
+  leir__sb_puts(b, "the nests ");
+  put_nest(b, bp, u);
+  leir__sb_puts(b, " and ");
+  put_nest(b, bp, u + 1);
+  leir__sb_printf(b, " pad %s into %s and compute %s from it, and the nests ",
+                  NM(bp, e[0]->rhs->kids[1]->sym), NM(bp, e[0]->lhs->sym), NM(bp, e[1]->lhs->sym));
+  put_nest(b, bp, u + 2);
+  leir__sb_puts(b, " and ");
+  put_nest(b, bp, u + 3);
+  leir__sb_printf(b,
+                  " do the same for %s, %s and %s with the same loops and operator; %s and %s "
+                  "can be concatenated along %.*s as ",
+                  NM(bp, e[2]->rhs->kids[1]->sym), NM(bp, e[2]->lhs->sym), NM(bp, e[3]->lhs->sym),
+                  NM(bp, e[0]->rhs->kids[1]->sym), NM(bp, e[2]->rhs->kids[1]->sym),
+                  (int)loop->len, loop->s);
+  put_nest(b, ap, u);
+  leir__sb_puts(b, ", padded once as ");
+  put_nest(b, ap, u + 1);
+  leir__sb_puts(b, ", the operator computed once for both as ");
+  put_nest(b, ap, u + 2);
+  leir__sb_printf(b, ", and %s and %s copied out of it as ", NM(bp, e[1]->lhs->sym),
+                  NM(bp, e[3]->lhs->sym));
+  put_nest(b, ap, u + 3);
+  /* corrections: the added nests that write O1 or O2 */
+  uint32_t end = u + 4 + (ap->nnests - bp->nnests), ncorr = 0;
+  const char *o1 = NM(bp, e[1]->lhs->sym), *o2 = NM(bp, e[3]->lhs->sym);
+  for (uint32_t k = u + 4; k < end; k++) {
+    const leir_nest *m = ap->nests[k];
+    if (m->nitems == 0 || !m->items[0].eq) continue;
+    const char *w = NM(ap, m->items[0].eq->lhs->sym);
+    if (strcmp(w, o1) != 0 && strcmp(w, o2) != 0) continue;
+    leir__sb_puts(b, ncorr++ ? " and " : "; only the rows whose window reads across the seam "
+                                         "differ, and they are recomputed from the padded inputs "
+                                         "as ");
+    put_nest(b, ap, k);
+  }
+  if (!ncorr) leir__sb_puts(b, "; no output row reads across the seam, so nothing needs correcting");
+#undef NM
+  return true;
+}
+
 const leir__strategy_impl leir__partially_equivalent_then_correct = {
     .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
     .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
+    .cot = cot_facts,
     .span = 4,
 };

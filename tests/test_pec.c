@@ -9,7 +9,9 @@
  *  - the corrected rows are exactly the ones that need it: correcting one
  *    row fewer on either output gives MISMATCH;
  *  - the nested correction nests are handled by every other strategy: each
- *    candidate on a result checks and verifies against the original.
+ *    candidate on a result checks and verifies against the original;
+ *  - the chain of thought quotes the pairs, the fused nests and the
+ *    corrections.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -213,6 +215,17 @@ START_TEST(test_one_row_fewer_is_caught) {
                              "I^{f64,g}_{c+4};];";
   ck_assert_ptr_nonnull(strstr(text, dfix));
   ck_assert_ptr_nonnull(strstr(text, efix));
+  /* the chain of thought names the pairs and quotes the corrections */
+  char *cot = NULL;
+  size_t cn = 0;
+  ck_assert_int_eq(leir_step_cot(&cot, &cn, p, leir_candidates_step(c, 0)), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(cot, "pad A into H and compute D from it"));
+  ck_assert_ptr_nonnull(strstr(cot, "do the same for C, I and E"));
+  ck_assert_ptr_nonnull(strstr(cot, "concatenated along c as L^{6}_{c=0}["));
+  ck_assert_ptr_nonnull(strstr(cot, "recomputed from the padded inputs as "));
+  ck_assert_ptr_nonnull(strstr(cot, dfix));
+  ck_assert_ptr_nonnull(strstr(cot, efix));
+  leir_free(cot);
   leir_backend *b = NULL;
   ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
   ck_assert_int_eq(verdict(b, p, q), LEIR_VERDICT_EQUAL);
