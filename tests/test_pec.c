@@ -251,6 +251,35 @@ START_TEST(test_one_row_fewer_is_caught) {
 }
 END_TEST
 
+/* Strided and dilated windows (the workload conv2d_conv2d_padding with
+ * stride 2, dilation 2, padding 3): both axes verify EQUAL. */
+START_TEST(test_strided_dilated_windows_verify) {
+  leir_program *p = test_parse(
+      "B^{1}_{tx=0}L^{2}_{a=0}L^{18}_{c=0}L^{16}_{d=0}[H^{f64,g}_{tx,a,c,d}=if_then_else(3<=c<15&"
+      "3<=d<13,A^{f64,g}_{tx,a,c-3,d-3},0);];"
+      "B^{1}_{tx=0}L^{3}_{a=0}L^{5}_{c=0}L^{6}_{d=0}L^{2}_{f=0}L^{5}_{g=0}L^{3}_{h=0}[D^{f64,g}_{tx,"
+      "a,c,d}=D^{f64,g}_{tx,a,c,d}+H^{f64,g}_{tx,f,c*2+g*2,d*2+h*2}*G^{f64,g}_{a,f,g,h};];"
+      "B^{1}_{tx=0}L^{2}_{a=0}L^{18}_{c=0}L^{16}_{d=0}[I^{f64,g}_{tx,a,c,d}=if_then_else(3<=c<15&"
+      "3<=d<13,C^{f64,g}_{tx,a,c-3,d-3},0);];"
+      "B^{1}_{tx=0}L^{3}_{a=0}L^{5}_{c=0}L^{6}_{d=0}L^{2}_{f=0}L^{5}_{g=0}L^{3}_{h=0}[E^{f64,g}_{tx,"
+      "a,c,d}=E^{f64,g}_{tx,a,c,d}+I^{f64,g}_{tx,f,c*2+g*2,d*2+h*2}*G^{f64,g}_{a,f,g,h};];"
+      "B^{1}_{tx=0}L^{3}_{a=0}L^{5}_{c=0}L^{6}_{d=0}[F^{f64,g}_{tx,a,c,d}=D^{f64,g}_{tx,a,c,d}+"
+      "E^{f64,g}_{tx,a,c,d};];");
+  leir_candidates *c = pec_candidates(p);
+  ck_assert_uint_eq(leir_candidates_count(c), 2);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  for (size_t k = 0; k < 2; k++) {
+    leir_program *q = check_candidate(p, c, k);
+    ck_assert_int_eq(verdict(b, p, q), LEIR_VERDICT_EQUAL);
+    leir_program_free(q);
+  }
+  leir_backend_free(b);
+  leir_candidates_free(c);
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- the other strategies on the result ------------------------------------------- */
 
 /* A padded convolution pair (nested corrections) and a max-pool pair
@@ -309,6 +338,7 @@ int main(void) {
   tcase_add_test(tc, test_corpus_sites_match_the_reference_and_verify);
   tcase_add_test(tc, test_default_corpus_sites_match_the_reference);
   tcase_add_test(tc, test_one_row_fewer_is_caught);
+  tcase_add_test(tc, test_strided_dilated_windows_verify);
   tcase_add_test(tc, test_other_strategies_handle_the_result);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
