@@ -5,8 +5,8 @@
  * every output row except the few whose window crosses the seam; those rows
  * are then recomputed ("corrected") from the original padded inputs.
  *
- * Sites: four consecutive top-level nests N..N+3 = P1, Q1, P2, Q2, each a
- * single equation directly under its loops, where
+ * Sites: four consecutive top-level nests N..N+3 = P1, Q1, P2, Q2 (or P1,
+ * P2, Q1, Q2), each a single equation directly under its loops, where
  *  - P1 is a padding nest Xp1{v} = if_then_else(G, X1{e}, z): its subscript
  *    is its loops, each once; G and z read no tensor; z uses no loop;
  *  - Q1 is a window operator over Xp1 writing O1: a plain definition or an
@@ -213,13 +213,15 @@ static int list_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   return LEIR__VISIT_NEXT;
 }
 
-/* 0 when nests t..t+3 have the form (s filled but for the axis). */
-static int check_nests(const leir__sctx *c, uint32_t t, pec_site *s, char *why, size_t cap) {
+/* 0 when nests t..t+3 have the form, in the order P1 Q1 P2 Q2 (ppqq false)
+ * or P1 P2 Q1 Q2 (s filled but for the axis). */
+static int check_layout(const leir__sctx *c, uint32_t t, bool ppqq, pec_site *s, char *why,
+                        size_t cap) {
   memset(s, 0, sizeof *s);
   s->t = t;
   s->p1 = c->p->nests[t];
-  s->q1 = c->p->nests[t + 1];
-  s->p2 = c->p->nests[t + 2];
+  s->q1 = c->p->nests[ppqq ? t + 2 : t + 1];
+  s->p2 = c->p->nests[ppqq ? t + 1 : t + 2];
   s->q2 = c->p->nests[t + 3];
   s->ep1 = single_eq(s->p1);
   s->eq1 = single_eq(s->q1);
@@ -230,8 +232,9 @@ static int check_nests(const leir__sctx *c, uint32_t t, pec_site *s, char *why, 
       !op_form(c, s->q1, s->eq1, s->ep1->lhs->sym, &s->nout) ||
       !op_form(c, s->q2, s->eq2, s->ep2->lhs->sym, &nout2)) {
     snprintf(why, cap,
-             "nests %u..%u are not a padding nest X=if_then_else(guard,input,constant), a window "
-             "operator reading it, a second padding nest and a second operator reading it",
+             "nests %u..%u are not two padding nests X=if_then_else(guard,input,constant) and "
+             "two window operators reading them (in the order pad, operator, pad, operator or "
+             "pad, pad, operator, operator)",
              t, t + 3);
     return LEIR__R_PEC_FORM;
   }
@@ -291,6 +294,15 @@ dep:
            leir__name(c, s->x1), leir__name(c, s->xp1), leir__name(c, s->o1),
            leir__name(c, s->x2), leir__name(c, s->xp2), leir__name(c, s->o2));
   return LEIR__R_GRAPH_DEPENDENCE;
+}
+
+static int check_nests(const leir__sctx *c, uint32_t t, pec_site *s, char *why, size_t cap) {
+  int rule = check_layout(c, t, false, s, why, cap);
+  if (rule != LEIR__R_PEC_FORM) return rule;
+  char other[320];
+  int r2 = check_layout(c, t, true, s, other, sizeof other);
+  if (r2 != LEIR__R_PEC_FORM) snprintf(why, cap, "%s", other);
+  return r2;
 }
 
 /* ---- the axis ------------------------------------------------------------------------- */
@@ -713,24 +725,30 @@ static bool cot_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *p
       ap->nnests < bp->nnests || (uint64_t)t + 4 + (ap->nnests - bp->nnests) > ap->nnests)
     return false;
   uint32_t u = (uint32_t)t;
-  const leir_nest *p1 = bp->nests[u], *q1 = bp->nests[u + 1], *p2 = bp->nests[u + 2],
-                  *q2 = bp->nests[u + 3];
-  const leir_equation *e[4] = {single_eq(p1), single_eq(q1), single_eq(p2), single_eq(q2)};
+  /* positions of P1, Q1, P2, Q2: Q1 is the nest after P1 that reads Xp1 */
+  uint32_t at[4] = {u, u + 1, u + 2, u + 3};
+  const leir_equation *e0 = single_eq(bp->nests[u]), *e1 = single_eq(bp->nests[u + 1]);
+  if (!e0 || !e1) return false;
+  if (!leir__expr_reads_tensor(e1->rhs, e0->lhs->sym, NULL)) {
+    at[1] = u + 2;
+    at[2] = u + 1;
+  }
+  const leir_equation *e[4];
   for (uint32_t k = 0; k < 4; k++)
-    if (!e[k]) return false;
+    if (!(e[k] = single_eq(bp->nests[at[k]]))) return false;
   if (e[0]->rhs->kind != LEIR_EXPR_CALL || e[0]->rhs->n != 3 ||
       e[2]->rhs->kind != LEIR_EXPR_CALL || e[2]->rhs->n != 3)
     return false;
 #define NM(p, x) leir__sym_name(p, x)
   leir__sb_puts(b, "the nests ");
-  put_nest(b, bp, u);
+  put_nest(b, bp, at[0]);
   leir__sb_puts(b, " and ");
-  put_nest(b, bp, u + 1);
+  put_nest(b, bp, at[1]);
   leir__sb_printf(b, " pad %s into %s and compute %s from it, and the nests ",
                   NM(bp, e[0]->rhs->kids[1]->sym), NM(bp, e[0]->lhs->sym), NM(bp, e[1]->lhs->sym));
-  put_nest(b, bp, u + 2);
+  put_nest(b, bp, at[2]);
   leir__sb_puts(b, " and ");
-  put_nest(b, bp, u + 3);
+  put_nest(b, bp, at[3]);
   leir__sb_printf(b,
                   " do the same for %s, %s and %s with the same loops and operator; %s and %s "
                   "can be concatenated along %.*s as ",
