@@ -46,6 +46,12 @@ static bool side_init(side *s, const leir_program *p) {
   return true;
 }
 
+/* The programs a diff compares (for the `.cot` hooks outside this file). */
+void leir__diff_programs(const diff *d, const leir_program **before, const leir_program **after) {
+  *before = d->b.p;
+  *after = d->a.p;
+}
+
 static void diff_free(diff *d) {
   side_free(&d->b);
   side_free(&d->a);

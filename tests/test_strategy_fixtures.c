@@ -264,7 +264,12 @@ START_TEST(test_every_reported_rule_is_in_the_table) {
   corpus_programs_free(&cp);
   ck_assert_uint_gt(findings, 1000);
   ck_assert_uint_gt(seen[LEIR__R_LOOP_NOT_PARALLEL_SAFE], 0);
-  ck_assert_uint_gt(seen[LEIR__R_STRATEGY_NOT_IMPLEMENTED], 0);
+  /* strategy.not-implemented is reported exactly when the catalogue has a
+   * strategy without an implementation (none once all 44 are done) */
+  bool unimplemented = false;
+  for (size_t s = 0; s < leir_strategy_count(); s++)
+    unimplemented |= !leir_strategy_info_at(s)->implemented;
+  ck_assert_uint_eq(seen[LEIR__R_STRATEGY_NOT_IMPLEMENTED] > 0, unimplemented);
   /* the table has no duplicate names, and every rule has a meaning */
   for (int a = 0; a < LEIR__NRULES; a++) {
     ck_assert_int_eq(leir__rule_find(leir__rules[a].name), a);
