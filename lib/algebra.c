@@ -1775,6 +1775,24 @@ static leir_expr *expand_cancel_terms(leir__alg *a, const leir_expr *num, const 
       }
     }
   }
+  /* several terms left that share a monomial factor: written with it
+   * factored out, the form the numerator had before a cancel combined it
+   * ((A*F-C*F+G*s)/s -> G+F*(A-C)/s) */
+  if (kept >= 2) {
+    leir__rf rr = conv(a, rest);
+    term m;
+    if (poly_is_const(rr.den) && rr.num->n >= 2 && (m = mono_gcd(a, rr.num)).nf) {
+      leir__poly *q = poly_div_exact(a, rr.num, poly_of_term(a, m));
+      if (q) {
+        q = poly_scale(a, q, rinv(a, poly_const_val(rr.den)));
+        bool qneg = lead_coef(a, q).n < 0;
+        if (qneg) q = poly_scale(a, q, (rat){-1, 1});
+        leir_expr *f = mk_bin(a, LEIR_OP_MUL, poly_build(a, poly_of_term(a, m)), poly_build(a, q));
+        return mk_bin(a, qneg ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo),
+                      mk_bin(a, LEIR_OP_DIV, f, copy(a, den)));
+      }
+    }
+  }
   return mk_bin(a, sub ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo),
                 mk_bin(a, LEIR_OP_DIV, rest, copy(a, den)));
 }
@@ -1811,6 +1829,94 @@ leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e) {
   bool neg = lead_coef(a, f.num).n < 0;
   if (neg) f.num = poly_scale(a, f.num, (rat){-1, 1});
   return mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo), rf_build(a, &f));
+}
+
+/* ---- together, terms as written ------------------------------------------- */
+
+enum { MAX_CHAIN = 64 };
+
+typedef struct chainf {
+  const leir_expr *f[MAX_CHAIN];
+  bool inv[MAX_CHAIN];
+  uint32_t n;
+} chainf;
+
+/* factors of a chain of * and / (parentheses looked through), divisors
+ * marked */
+static void chain_factors(leir__alg *a, const leir_expr *e, bool inv, chainf *c, unsigned depth) {
+  if (depth > MAX_DEPTH) fail(a, LEIR__ALG_LIMIT);
+  e = strip(e);
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
+    chain_factors(a, e->kids[0], inv, c, depth + 1);
+    chain_factors(a, e->kids[1], e->op == LEIR_OP_DIV ? !inv : inv, c, depth + 1);
+    return;
+  }
+  if (c->n >= MAX_CHAIN) fail(a, LEIR__ALG_LIMIT);
+  c->f[c->n] = e;
+  c->inv[c->n++] = inv;
+}
+
+leir_expr *leir__alg_together_terms(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  if (!e || contains_inf(e, 0)) fail(a, LEIR__ALG_REFUSED);
+  sterm *ts = aalloc(a, MAX_SUM_TERMS * sizeof *ts);
+  uint32_t n = 0;
+  flatten_sum(a, e, false, ts, &n, 0);
+  if (n < 2) fail(a, LEIR__ALG_NOCHANGE);
+  chainf *cs = aalloc(a, n * sizeof *cs);
+  /* the distinct non-constant divisors (by AC hash), each with the largest
+   * multiplicity it has in one term */
+  const leir_expr *dv[MAX_CHAIN];
+  uint64_t dh[MAX_CHAIN];
+  uint32_t dmax[MAX_CHAIN], nd = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    cs[i].n = 0;
+    chain_factors(a, ts[i].e, false, &cs[i], 0);
+    uint32_t cnt[MAX_CHAIN] = {0};
+    for (uint32_t k = 0; k < cs[i].n; k++) {
+      if (!cs[i].inv[k] || cs[i].f[k]->kind == LEIR_EXPR_NUMBER) continue;
+      uint64_t h = leir__ac_hash(a->p, cs[i].f[k]);
+      uint32_t j = 0;
+      while (j < nd && dh[j] != h) j++;
+      if (j == nd) {
+        if (nd >= MAX_CHAIN) fail(a, LEIR__ALG_LIMIT);
+        dv[nd] = cs[i].f[k], dh[nd] = h, dmax[nd++] = 0;
+      }
+      if (++cnt[j] > dmax[j]) dmax[j] = cnt[j];
+    }
+  }
+  if (!nd) fail(a, LEIR__ALG_NOCHANGE);
+  /* numerator: each term's own factors as written (constant divisors
+   * kept), times the divisors it lacks */
+  leir_expr *num = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t cnt[MAX_CHAIN] = {0};
+    leir_expr *t = NULL;
+    for (uint32_t k = 0; k < cs[i].n; k++) {
+      const leir_expr *f = cs[i].f[k];
+      if (!cs[i].inv[k]) {
+        t = t ? mk_bin(a, LEIR_OP_MUL, t, copy(a, f)) : copy(a, f);
+      } else if (f->kind == LEIR_EXPR_NUMBER) {
+        t = mk_bin(a, LEIR_OP_DIV, t ? t : mk_int(a, 1), copy(a, f));
+      } else {
+        uint64_t h = leir__ac_hash(a->p, f);
+        for (uint32_t j = 0; j < nd; j++)
+          if (dh[j] == h) cnt[j]++;
+      }
+    }
+    /* a term that is the number 1 is replaced by what it is multiplied by */
+    if (t && t->kind == LEIR_EXPR_NUMBER && t->u.num->value == 1) t = NULL;
+    for (uint32_t j = 0; j < nd; j++)
+      for (uint32_t k = cnt[j]; k < dmax[j]; k++)
+        t = t ? mk_bin(a, LEIR_OP_MUL, t, copy(a, dv[j])) : copy(a, dv[j]);
+    if (!t) t = mk_int(a, 1);
+    num = chain(a, num, ts[i].neg, t);
+  }
+  leir_expr *den = NULL;
+  for (uint32_t j = 0; j < nd; j++)
+    for (uint32_t k = 0; k < dmax[j]; k++)
+      den = den ? mk_bin(a, LEIR_OP_MUL, den, copy(a, dv[j])) : copy(a, dv[j]);
+  return mk_bin(a, LEIR_OP_DIV, num, den);
 }
 
 /* ---- AC-canonical hash ---------------------------------------------------- */

@@ -34,6 +34,53 @@ static uint32_t divs(const leir_expr *e, unsigned depth) {
 
 uint32_t leir__math_divisions(const leir_expr *e) { return divs(e, 0); }
 
+/* e is built from tensors, numbers, arithmetic and sqrt/abs/max/min only */
+static bool tame(const leir_expr *e, unsigned depth) {
+  if (depth > 200) return false;
+  switch (e->kind) {
+  case LEIR_EXPR_TENSOR:
+  case LEIR_EXPR_NUMBER:
+  case LEIR_EXPR_VAR: return true;
+  case LEIR_EXPR_CALL:
+    if (e->op != LEIR_OP_SQRT && e->op != LEIR_OP_ABS && e->op != LEIR_OP_MAX &&
+        e->op != LEIR_OP_MIN)
+      return false;
+    break;
+  case LEIR_EXPR_BINARY:
+    if (e->op == LEIR_OP_POW) {
+      const leir_expr *x = e->kids[1];
+      while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
+      double v = x->kind == LEIR_EXPR_NUMBER ? x->u.num->value : 0.5;
+      if (!(v >= -64 && v <= 64 && v == (double)(int)v)) return false;
+    } else if (e->op != LEIR_OP_ADD && e->op != LEIR_OP_SUB && e->op != LEIR_OP_MUL &&
+               e->op != LEIR_OP_DIV) {
+      return false;
+    }
+    break;
+  case LEIR_EXPR_NEG:
+  case LEIR_EXPR_PAREN: break;
+  default: return false;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (!tame(e->kids[i], depth + 1)) return false;
+  return true;
+}
+
+static bool safe_dens(const leir_expr *e, unsigned depth) {
+  if (depth > 200) return false;
+  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return true; /* own regions */
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV) {
+    const leir_expr *d = e->kids[1];
+    while (d->kind == LEIR_EXPR_PAREN) d = d->kids[0];
+    if (d->kind != LEIR_EXPR_NUMBER && !tame(d, depth + 1)) return false;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (!safe_dens(e->kids[i], depth + 1)) return false;
+  return true;
+}
+
+bool leir__math_safe_denominators(const leir_expr *e) { return safe_dens(e, 0); }
+
 static const leir_expr *strip(const leir_expr *e) {
   while (e && e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
   return e;

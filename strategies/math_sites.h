@@ -45,6 +45,15 @@ leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program 
 uint32_t leir__math_size(const leir_expr *e);
 /* Number of divisions by a non-constant in e. */
 uint32_t leir__math_divisions(const leir_expr *e);
+/* Whether multiplying the rest of region e through by its denominators
+ * (together, cancellation's one-fraction form) adds no overflow beyond
+ * that of a polynomial rewrite: every non-constant denominator is built
+ * from tensors, numbers, + - * / integer powers and the calls sqrt, abs,
+ * max, min (whose value is at most polynomial in their arguments, which
+ * must qualify too). exp, log and the rest are refused: 1/(1+exp(C))+E
+ * over one denominator is (1+E+E*exp(C))/(1+exp(C)) = inf/inf = NaN for
+ * C > 709 where the original is E. */
+bool leir__math_safe_denominators(const leir_expr *e);
 
 #define LEIR__MATH_KEYS (LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_EQ) | LEIR__KEY(LEIR__K_EXPR))
 #define LEIR__MATH_KEYS_X (LEIR__MATH_KEYS | LEIR__KEY(LEIR__K_TENSOR))

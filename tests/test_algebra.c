@@ -376,6 +376,15 @@ START_TEST(test_apart_and_together_are_inverse) {
   /* together of a polynomial: nothing to do */
   expect_refused(leir__alg_together, "A+D", LEIR__ALG_NOCHANGE);
   expect_rewrite(leir__alg_together, "A/D+E/F", "(A*F+D*E)/(D*F)");
+  /* sympy's together keeps the terms as written */
+  expect_rewrite(leir__alg_together_terms, "F*((A-D)/sqrt(E))+G", "(F*(A-D)+G*sqrt(E))/sqrt(E)");
+  expect_rewrite(leir__alg_together_terms, "A/D+E/F", "(A*F+E*D)/(D*F)");
+  expect_rewrite(leir__alg_together_terms, "A/D-E/(D*D)+1", "(A*D-E+D*D)/(D*D)");
+  expect_rewrite(leir__alg_together_terms, "A/2+E/(F+1)", "(A/2*(F+1)+E)/(F+1)");
+  expect_rewrite(leir__alg_together_terms, "-A/(D+E)+G", "(-A+G*(D+E))/(D+E)");
+  /* one term, or no non-constant divisor: nothing to do */
+  expect_refused(leir__alg_together_terms, "A*(D/E)", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_together_terms, "A/2+D", LEIR__ALG_NOCHANGE);
 }
 END_TEST
 
@@ -691,7 +700,12 @@ START_TEST(test_logsimp_needs_bounds_within_range) {
 END_TEST
 
 START_TEST(test_expand_cancel_takes_out_multiples_of_the_denominator) {
-  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*F+G*sqrt(E))/sqrt(E)", "G+(A*F-D*F)/sqrt(E)");
+  /* the terms left share F: written with it factored out (the BatchNorm
+   * form before sympy's cancel combined it) */
+  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*F+G*sqrt(E))/sqrt(E)", "G+F*(A-D)/sqrt(E)");
+  expect_rewrite(leir__alg_expand_cancel, "(D*F-A*F+G*sqrt(E))/sqrt(E)", "G-F*(A-D)/sqrt(E)");
+  /* nothing in common: as written */
+  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*H+G*sqrt(E))/sqrt(E)", "G+(A*F-D*H)/sqrt(E)");
   expect_rewrite(leir__alg_expand_cancel, "(-G+max(H,1))/max(H,1)", "1-G/max(H,1)");
   expect_rewrite(leir__alg_expand_cancel, "(K*exp(G)+exp(2*G)+1)/(exp(2*G)+1)",
                  "1+K*exp(G)/(exp(2*G)+1)");
@@ -741,7 +755,7 @@ static void check_rewrites(leir_program *p, const leir_expr *rhs, corpus_stats *
   ck_assert(a);
   rewrite1 fs[] = {leir__alg_expand, leir__alg_together, leir__alg_factor, cancel_any,
                    leir__alg_powsimp, leir__alg_expand_powsimp, leir__alg_expand_log,
-                   leir__alg_expand_cancel, leir__alg_logsimp};
+                   leir__alg_expand_cancel, leir__alg_logsimp, leir__alg_together_terms};
   st->eqs++;
   leir__rf rf;
   if (leir__alg_from_expr(a, rhs, &rf) == 0) st->converted++;
