@@ -21,11 +21,9 @@ static bool is_div(const leir_expr *e) {
   return e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV;
 }
 
-static leir_expr *cancel_proven(leir__alg *a, const leir_expr *e) {
+static leir_expr *cancel_proven(leir__alg *a, const leir_expr *e, bool dens_safe) {
   leir_expr *r = leir__alg_cancel(a, e, false);
-  if (r || leir__alg_error(a) != LEIR__ALG_NOCHANGE || is_div(e) ||
-      !leir__math_safe_denominators(e))
-    return r;
+  if (r || leir__alg_error(a) != LEIR__ALG_NOCHANGE || is_div(e) || !dens_safe) return r;
   /* a sum with fractions: one fraction, expanded, in lowest terms */
   leir_expr *t = leir__alg_together(a, e);
   if (!t) return NULL;
@@ -33,7 +31,7 @@ static leir_expr *cancel_proven(leir__alg *a, const leir_expr *e) {
   return c ? c : leir__alg_error(a) == LEIR__ALG_NOCHANGE ? t : NULL;
 }
 
-static const leir__math_spec spec = {.rewrite = cancel_proven};
+static const leir__math_spec spec = {.rewrite_dens = cancel_proven};
 
 static void enumerate(leir__sctx *c) { leir__math_enumerate(c, &spec); }
 

@@ -23,10 +23,14 @@ static bool is_div(const leir_expr *e) {
 
 static bool accept(const leir_program *p, const leir_expr *before, const leir_expr *after) {
   (void)p;
-  return !is_div(before) && is_div(after) && leir__math_safe_denominators(before);
+  return !is_div(before) && is_div(after);
 }
 
-static const leir__math_spec spec = {.rewrite = leir__alg_together_terms, .accept = accept};
+static leir_expr *together_safe(leir__alg *a, const leir_expr *e, bool dens_safe) {
+  return dens_safe ? leir__alg_together_terms(a, e) : NULL; /* declined: no change */
+}
+
+static const leir__math_spec spec = {.rewrite_dens = together_safe, .accept = accept};
 
 static void enumerate(leir__sctx *c) { leir__math_enumerate(c, &spec); }
 
