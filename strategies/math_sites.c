@@ -7,6 +7,7 @@
 #include "math_sites.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "error.h"
@@ -43,6 +44,19 @@ typedef struct tame_walk {
 
 static bool tame(tame_walk *w, const leir_expr *e, unsigned depth);
 
+/* e (of p) has proven finite bounds whatever its reads hold (a sigmoid
+ * 1/(1+exp(-x)) lies in [0, 1]) */
+static bool bounded(const leir_program *p, const leir_expr *e) {
+  leir_program *s = leir__program_new(4096);
+  leir__alg *a = s ? leir__alg_new(s, DEFAULT_TERMS) : NULL;
+  leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
+  double lo = 0, hi = 0;
+  bool ok = copy && leir__alg_bounds(a, copy, &lo, &hi) && isfinite(lo) && isfinite(hi);
+  leir__alg_free(a);
+  leir_program_free(s);
+  return ok;
+}
+
 /* every equation of n (and its nested nests) that writes sym has a tame
  * right side */
 static bool defs_tame(tame_walk *w, const leir_nest *n, uint32_t sym, unsigned depth) {
@@ -57,9 +71,10 @@ static bool defs_tame(tame_walk *w, const leir_nest *n, uint32_t sym, unsigned d
   return true;
 }
 
-/* e is built from tensors, numbers, arithmetic and sqrt/abs/max/min only,
- * and so are the definitions of the intermediates it reads (an input's
- * values are whatever its dtype holds: the polynomial case) */
+/* e is built from tensors, numbers, arithmetic and sqrt/abs/max/min/erf, and
+ * parts with proven finite bounds (a sigmoid), and so are the definitions
+ * of the intermediates it reads (an input's values are whatever its dtype
+ * holds: the polynomial case) */
 static bool tame(tame_walk *w, const leir_expr *e, unsigned depth) {
   if (depth > 200 || w->budget == 0) return false;
   w->budget--;
@@ -78,15 +93,15 @@ static bool tame(tame_walk *w, const leir_expr *e, unsigned depth) {
   }
   case LEIR_EXPR_CALL:
     if (e->op != LEIR_OP_SQRT && e->op != LEIR_OP_ABS && e->op != LEIR_OP_MAX &&
-        e->op != LEIR_OP_MIN)
-      return false;
+        e->op != LEIR_OP_MIN && e->op != LEIR_OP_ERF)
+      return bounded(w->p, e);
     break;
   case LEIR_EXPR_BINARY:
     if (e->op == LEIR_OP_POW) {
       const leir_expr *x = e->kids[1];
       while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
       double v = x->kind == LEIR_EXPR_NUMBER ? x->u.num->value : 0.5;
-      if (!(v >= -64 && v <= 64 && v == (double)(int)v)) return false;
+      if (!(v >= -64 && v <= 64 && v == (double)(int)v)) return bounded(w->p, e);
     } else if (e->op != LEIR_OP_ADD && e->op != LEIR_OP_SUB && e->op != LEIR_OP_MUL &&
                e->op != LEIR_OP_DIV) {
       return false;
@@ -97,7 +112,7 @@ static bool tame(tame_walk *w, const leir_expr *e, unsigned depth) {
   default: return false;
   }
   for (uint32_t i = 0; i < e->n; i++)
-    if (!tame(w, e->kids[i], depth + 1)) return false;
+    if (!tame(w, e->kids[i], depth + 1)) return bounded(w->p, e); /* 1/(1+exp(-x)) */
   return true;
 }
 

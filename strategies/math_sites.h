@@ -53,9 +53,10 @@ uint32_t leir__math_divisions(const leir_expr *e);
  * denominators (together, cancellation's one-fraction form) adds no
  * overflow beyond that of a polynomial rewrite: every non-constant
  * denominator is built from numbers, + - * / integer powers and the calls
- * sqrt, abs, max, min (whose value is at most polynomial in their
- * arguments), from inputs, and from intermediates whose definitions in p
- * are built the same way (followed to their equations). exp, log and the
+ * sqrt, abs, max, min, erf (whose value is at most polynomial in their
+ * arguments), parts with proven finite bounds (leir__alg_bounds: a sigmoid
+ * 1/(1+exp(-x)) lies in [0, 1]), inputs, and intermediates whose
+ * definitions in p are built the same way (followed to their equations). exp, log and the
  * rest are refused, also behind an intermediate: 1/(1+exp(C))+E over one
  * denominator is (1+E+E*exp(C))/(1+exp(C)) = inf/inf = NaN for C > 709
  * where the original is E, and K/M-I with M = exp(D)+exp(-D) becomes
