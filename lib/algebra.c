@@ -973,8 +973,14 @@ static leir_expr *factored_expr(leir__alg *a, const leir__poly *q) {
   }
   if (!e) return poly_build(a, poly_const(a, c));
   int64_t n = c.n < 0 ? -c.n : c.n;
-  if (n != 1) e = mk_bin(a, LEIR_OP_MUL, mk_int(a, n), e);
-  if (c.d != 1) e = mk_bin(a, LEIR_OP_DIV, e, mk_int(a, c.d));
+  char dec[64];
+  if (c.d != 1 && decimal_of(n, c.d, dec, sizeof dec)) {
+    /* a decimal content as the workloads write it: 1.0507010221481323*(...) */
+    e = mk_bin(a, LEIR_OP_MUL, chk(a, leir__new_number(a->p, dec, strlen(dec))), e);
+  } else {
+    if (n != 1) e = mk_bin(a, LEIR_OP_MUL, mk_int(a, n), e);
+    if (c.d != 1) e = mk_bin(a, LEIR_OP_DIV, e, mk_int(a, c.d));
+  }
   if (c.n < 0) e = chk(a, leir__new_unary(a->p, LEIR_EXPR_NEG, e));
   return e;
 }
@@ -1082,9 +1088,74 @@ leir_expr *leir__alg_apart(leir__alg *a, const leir_expr *e, const leir_expr *xe
   return apart_in(a, r, atom_of(a, xe));
 }
 
+/* Partial fractions in x of a Laurent polynomial q (x's powers in the
+ * monomial denominators, which the algebra folds into negative
+ * exponents): the terms without a negative power of x, then for each power
+ * x**k (k = 1, 2, ...) the fraction c_k/x**k, c_k factored
+ * ((Q*F-Q*W)/s -> Q*(F-W)/s). NOCHANGE when that is one fraction. */
+static leir_expr *apart_laurent(leir__alg *a, const leir__poly *q, uint32_t x) {
+  leir__poly *poly_part = poly_new(a, 0);
+  int32_t maxk = 0;
+  for (uint32_t i = 0; i < q->n; i++)
+    for (uint32_t k = 0; k < q->t[i].nf; k++)
+      if (q->t[i].f[k].atom == x && -q->t[i].f[k].e > maxk) maxk = -q->t[i].f[k].e;
+  if (maxk <= 0 || maxk > 64) fail(a, LEIR__ALG_NOCHANGE);
+  leir__poly **ck = aalloc(a, (size_t)(maxk + 1) * sizeof *ck);
+  for (int32_t k = 0; k <= maxk; k++) ck[k] = poly_new(a, 0);
+  for (uint32_t i = 0; i < q->n; i++) {
+    term t = q->t[i];
+    int32_t k = 0;
+    term u = {t.c, 0, aalloc(a, (t.nf + 1) * sizeof(fpow))};
+    for (uint32_t j = 0; j < t.nf; j++) {
+      if (t.f[j].atom == x && t.f[j].e < 0) k = -t.f[j].e;
+      else u.f[u.nf++] = t.f[j];
+    }
+    leir__poly *one = poly_new(a, 1);
+    one->t[0] = k ? u : t;
+    if (k) ck[k] = poly_add(a, ck[k], one, false);
+    else poly_part = poly_add(a, poly_part, one, false);
+  }
+  uint32_t parts = !poly_is_zero(poly_part);
+  for (int32_t k = 1; k <= maxk; k++) parts += !poly_is_zero(ck[k]);
+  if (parts < 2) fail(a, LEIR__ALG_NOCHANGE);
+  leir_expr *out = poly_is_zero(poly_part) ? NULL : poly_build(a, poly_part);
+  for (int32_t k = 1; k <= maxk; k++) {
+    if (poly_is_zero(ck[k])) continue;
+    bool neg = out && lead_coef(a, ck[k]).n < 0;
+    leir__poly *c = neg ? poly_scale(a, ck[k], (rat){-1, 1}) : ck[k];
+    leir_expr *frac = mk_bin(a, LEIR_OP_DIV, factored_expr(a, c), poly_build(a, poly_atom(a, x, k)));
+    out = out ? mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, out, frac) : frac;
+  }
+  return out;
+}
+
 leir_expr *leir__alg_apart_auto(leir__alg *a, const leir_expr *e) {
   ENTER(a, NULL);
   leir__rf r = conv_top(a, e);
+  if (r.den->n == 1 && r.den->t[0].nf == 1 && r.den->t[0].f[0].e > 0) {
+    /* a denominator c*x**k: num/(c*x**k) as a Laurent polynomial in x */
+    uint32_t x = r.den->t[0].f[0].atom;
+    int32_t k = r.den->t[0].f[0].e;
+    rat inv = rinv(a, r.den->t[0].c);
+    leir__poly *q = poly_new(a, r.num->n);
+    for (uint32_t i = 0; i < r.num->n; i++) {
+      term t = r.num->t[i];
+      term u = {rmul(a, t.c, inv), 0, aalloc(a, (t.nf + 1) * sizeof(fpow))};
+      bool has = false;
+      for (uint32_t j = 0; j < t.nf; j++) {
+        fpow f = t.f[j];
+        if (f.atom == x) {
+          has = true;
+          f.e -= k;
+          if (f.e == 0) continue;
+        }
+        u.f[u.nf++] = f;
+      }
+      if (!has) u.f[u.nf++] = (fpow){x, -k};
+      q->t[i] = u;
+    }
+    return apart_laurent(a, q, x);
+  }
   uint32_t x = univariate(r.den);
   if (x >= UINT32_MAX - 1) fail(a, LEIR__ALG_NOCHANGE);
   return apart_in(a, r, x);
@@ -1775,6 +1846,24 @@ static leir_expr *expand_cancel_terms(leir__alg *a, const leir_expr *num, const 
       }
     }
   }
+  /* several terms left that share a monomial factor: written with it
+   * factored out, the form the numerator had before a cancel combined it
+   * ((A*F-C*F+G*s)/s -> G+F*(A-C)/s) */
+  if (kept >= 2) {
+    leir__rf rr = conv(a, rest);
+    term m;
+    if (poly_is_const(rr.den) && rr.num->n >= 2 && (m = mono_gcd(a, rr.num)).nf) {
+      leir__poly *q = poly_div_exact(a, rr.num, poly_of_term(a, m));
+      if (q) {
+        q = poly_scale(a, q, rinv(a, poly_const_val(rr.den)));
+        bool qneg = lead_coef(a, q).n < 0;
+        if (qneg) q = poly_scale(a, q, (rat){-1, 1});
+        leir_expr *f = mk_bin(a, LEIR_OP_MUL, poly_build(a, poly_of_term(a, m)), poly_build(a, q));
+        return mk_bin(a, qneg ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo),
+                      mk_bin(a, LEIR_OP_DIV, f, copy(a, den)));
+      }
+    }
+  }
   return mk_bin(a, sub ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo),
                 mk_bin(a, LEIR_OP_DIV, rest, copy(a, den)));
 }
@@ -1811,6 +1900,94 @@ leir_expr *leir__alg_expand_cancel(leir__alg *a, const leir_expr *e) {
   bool neg = lead_coef(a, f.num).n < 0;
   if (neg) f.num = poly_scale(a, f.num, (rat){-1, 1});
   return mk_bin(a, neg ? LEIR_OP_SUB : LEIR_OP_ADD, poly_build(a, quo), rf_build(a, &f));
+}
+
+/* ---- together, terms as written ------------------------------------------- */
+
+enum { MAX_CHAIN = 64 };
+
+typedef struct chainf {
+  const leir_expr *f[MAX_CHAIN];
+  bool inv[MAX_CHAIN];
+  uint32_t n;
+} chainf;
+
+/* factors of a chain of * and / (parentheses looked through), divisors
+ * marked */
+static void chain_factors(leir__alg *a, const leir_expr *e, bool inv, chainf *c, unsigned depth) {
+  if (depth > MAX_DEPTH) fail(a, LEIR__ALG_LIMIT);
+  e = strip(e);
+  if (e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_MUL || e->op == LEIR_OP_DIV)) {
+    chain_factors(a, e->kids[0], inv, c, depth + 1);
+    chain_factors(a, e->kids[1], e->op == LEIR_OP_DIV ? !inv : inv, c, depth + 1);
+    return;
+  }
+  if (c->n >= MAX_CHAIN) fail(a, LEIR__ALG_LIMIT);
+  c->f[c->n] = e;
+  c->inv[c->n++] = inv;
+}
+
+leir_expr *leir__alg_together_terms(leir__alg *a, const leir_expr *e) {
+  ENTER(a, NULL);
+  if (!e || contains_inf(e, 0)) fail(a, LEIR__ALG_REFUSED);
+  sterm *ts = aalloc(a, MAX_SUM_TERMS * sizeof *ts);
+  uint32_t n = 0;
+  flatten_sum(a, e, false, ts, &n, 0);
+  if (n < 2) fail(a, LEIR__ALG_NOCHANGE);
+  chainf *cs = aalloc(a, n * sizeof *cs);
+  /* the distinct non-constant divisors (by AC hash), each with the largest
+   * multiplicity it has in one term */
+  const leir_expr *dv[MAX_CHAIN];
+  uint64_t dh[MAX_CHAIN];
+  uint32_t dmax[MAX_CHAIN], nd = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    cs[i].n = 0;
+    chain_factors(a, ts[i].e, false, &cs[i], 0);
+    uint32_t cnt[MAX_CHAIN] = {0};
+    for (uint32_t k = 0; k < cs[i].n; k++) {
+      if (!cs[i].inv[k] || cs[i].f[k]->kind == LEIR_EXPR_NUMBER) continue;
+      uint64_t h = leir__ac_hash(a->p, cs[i].f[k]);
+      uint32_t j = 0;
+      while (j < nd && dh[j] != h) j++;
+      if (j == nd) {
+        if (nd >= MAX_CHAIN) fail(a, LEIR__ALG_LIMIT);
+        dv[nd] = cs[i].f[k], dh[nd] = h, dmax[nd++] = 0;
+      }
+      if (++cnt[j] > dmax[j]) dmax[j] = cnt[j];
+    }
+  }
+  if (!nd) fail(a, LEIR__ALG_NOCHANGE);
+  /* numerator: each term's own factors as written (constant divisors
+   * kept), times the divisors it lacks */
+  leir_expr *num = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t cnt[MAX_CHAIN] = {0};
+    leir_expr *t = NULL;
+    for (uint32_t k = 0; k < cs[i].n; k++) {
+      const leir_expr *f = cs[i].f[k];
+      if (!cs[i].inv[k]) {
+        t = t ? mk_bin(a, LEIR_OP_MUL, t, copy(a, f)) : copy(a, f);
+      } else if (f->kind == LEIR_EXPR_NUMBER) {
+        t = mk_bin(a, LEIR_OP_DIV, t ? t : mk_int(a, 1), copy(a, f));
+      } else {
+        uint64_t h = leir__ac_hash(a->p, f);
+        for (uint32_t j = 0; j < nd; j++)
+          if (dh[j] == h) cnt[j]++;
+      }
+    }
+    /* a term that is the number 1 is replaced by what it is multiplied by */
+    if (t && t->kind == LEIR_EXPR_NUMBER && t->u.num->value == 1) t = NULL;
+    for (uint32_t j = 0; j < nd; j++)
+      for (uint32_t k = cnt[j]; k < dmax[j]; k++)
+        t = t ? mk_bin(a, LEIR_OP_MUL, t, copy(a, dv[j])) : copy(a, dv[j]);
+    if (!t) t = mk_int(a, 1);
+    num = chain(a, num, ts[i].neg, t);
+  }
+  leir_expr *den = NULL;
+  for (uint32_t j = 0; j < nd; j++)
+    for (uint32_t k = 0; k < dmax[j]; k++)
+      den = den ? mk_bin(a, LEIR_OP_MUL, den, copy(a, dv[j])) : copy(a, dv[j]);
+  return mk_bin(a, LEIR_OP_DIV, num, den);
 }
 
 /* ---- AC-canonical hash ---------------------------------------------------- */
@@ -1930,6 +2107,18 @@ static uint64_t chain_hash(uint64_t tag, hvec *h) {
   return r;
 }
 
+/* the arguments of a max (min) call, nested max (min) calls flattened */
+static void minmax_args(const leir_program *p, const leir_expr *e, leir_op op, hvec *h,
+                        unsigned depth) {
+  for (uint32_t i = 0; i < e->n; i++) {
+    const leir_expr *k = strip(e->kids[i]);
+    if (depth < MAX_DEPTH && k->kind == LEIR_EXPR_CALL && k->op == op && k->dtype == e->dtype)
+      minmax_args(p, k, op, h, depth + 1);
+    else
+      hpush(h, ac_rec(p, k, depth + 1));
+  }
+}
+
 static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg, unsigned depth) {
   e = strip(e);
   *neg = false;
@@ -1962,6 +2151,15 @@ static uint64_t signed_rec(const leir_program *p, const leir_expr *e, bool *neg,
   if (e->kind == LEIR_EXPR_NUMBER) return number_hash(e->u.num->value);
   hvec h = {0};
   hpush(&h, ((uint64_t)e->kind << 16) | ((uint64_t)e->op << 8) | e->dtype);
+  if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_MAX || e->op == LEIR_OP_MIN)) {
+    /* fmax/fmin (leir.md): commutative and associative, so the multiset of
+     * the arguments of a nest of one of them */
+    minmax_args(p, e, e->op, &h, depth + 1);
+    if (!h.oom) qsort(h.v + 1, h.n - 1, sizeof *h.v, u64cmp);
+    uint64_t r = h.oom ? 0 : XXH3_64bits_withSeed(h.v, h.n * sizeof *h.v, ACT_NODE);
+    free(h.v);
+    return r;
+  }
   if ((e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) && e->sym != LEIR__NOSYM)
     hpush(&h, XXH3_64bits(leir__sym_name(p, e->sym), leir__sym_len(p, e->sym)));
   if (e->kind == LEIR_EXPR_COMPARE) hpush(&h, XXH3_64bits(e->u.cmp_ops, e->n ? e->n - 1 : 0));

@@ -96,6 +96,15 @@ leir_expr *leir__alg_expand(leir__alg *a, const leir_expr *e);
 /* Over one common denominator (together). Identity where e is defined;
  * no factor is cancelled. */
 leir_expr *leir__alg_together(leir__alg *a, const leir_expr *e);
+/* Over one common denominator with the terms as written (sympy's
+ * together, which does not expand): each term of the +/- chain e is a
+ * chain of * and /; the common denominator is the product of the distinct
+ * non-constant divisors (equal modulo leir__ac_hash), each to the largest
+ * multiplicity one term has; each term's numerator keeps its own factors
+ * (and constant divisors) and is multiplied by the divisors it lacks:
+ * F*((A-C)/s)+G -> (F*(A-C)+G*s)/s. Identity where e is defined.
+ * NOCHANGE for a single term or no non-constant divisor. */
+leir_expr *leir__alg_together_terms(leir__alg *a, const leir_expr *e);
 /* Factored form: rational content * monomial content * the linear factors
  * of a univariate polynomial's rational roots (with multiplicity) * the
  * rest, for numerator and denominator. Identity. */

@@ -2,7 +2,10 @@
  * apart (27, math): partial fractions of an arithmetic region of a float
  * equation whose denominator is a polynomial in one atom x with distinct
  * rational roots (leir__alg_apart_auto): (A+E*(exp(C)+1))/(exp(C)+1) ->
- * E+A/(exp(C)+1). Sites and steps: math_sites.h.
+ * E+A/(exp(C)+1); or a monomial c*x**k (the root 0 of multiplicity k):
+ * the polynomial part and one fraction per power of x, each numerator
+ * factored, (F*(A-C)+G*s)/s -> G+F*(A-C)/s. Sites and steps:
+ * math_sites.h.
  */
 #include "math_sites.h"
 

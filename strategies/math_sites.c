@@ -7,6 +7,7 @@
 #include "math_sites.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "error.h"
@@ -33,6 +34,105 @@ static uint32_t divs(const leir_expr *e, unsigned depth) {
 }
 
 uint32_t leir__math_divisions(const leir_expr *e) { return divs(e, 0); }
+
+typedef struct tame_walk {
+  const leir_program *p;
+  uint32_t seen[32]; /* intermediates being followed (an accumulation reads itself) */
+  uint32_t nseen;
+  unsigned budget; /* nodes visited: bounded */
+} tame_walk;
+
+static bool tame(tame_walk *w, const leir_expr *e, unsigned depth);
+
+/* e (of p) has proven finite bounds whatever its reads hold (a sigmoid
+ * 1/(1+exp(-x)) lies in [0, 1]) */
+static bool bounded(const leir_program *p, const leir_expr *e) {
+  leir_program *s = leir__program_new(4096);
+  leir__alg *a = s ? leir__alg_new(s, DEFAULT_TERMS) : NULL;
+  leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
+  double lo = 0, hi = 0;
+  bool ok = copy && leir__alg_bounds(a, copy, &lo, &hi) && isfinite(lo) && isfinite(hi);
+  leir__alg_free(a);
+  leir_program_free(s);
+  return ok;
+}
+
+/* every equation of n (and its nested nests) that writes sym has a tame
+ * right side */
+static bool defs_tame(tame_walk *w, const leir_nest *n, uint32_t sym, unsigned depth) {
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      if (!defs_tame(w, n->items[k].nest, sym, depth + 1)) return false;
+    } else if (n->items[k].eq && n->items[k].eq->lhs->sym == sym &&
+               !tame(w, n->items[k].eq->rhs, depth + 1)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* e is built from tensors, numbers, arithmetic and sqrt/abs/max/min/erf, and
+ * parts with proven finite bounds (a sigmoid), and so are the definitions
+ * of the intermediates it reads (an input's values are whatever its dtype
+ * holds: the polynomial case) */
+static bool tame(tame_walk *w, const leir_expr *e, unsigned depth) {
+  if (depth > 200 || w->budget == 0) return false;
+  w->budget--;
+  switch (e->kind) {
+  case LEIR_EXPR_NUMBER:
+  case LEIR_EXPR_VAR: return true;
+  case LEIR_EXPR_TENSOR: {
+    for (uint32_t i = 0; i < w->nseen; i++)
+      if (w->seen[i] == e->sym) return true;
+    if (w->nseen == 32) return false;
+    w->seen[w->nseen++] = e->sym;
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < w->p->nnests; i++) ok = defs_tame(w, w->p->nests[i], e->sym, depth);
+    w->nseen--;
+    return ok; /* subscripts are index arithmetic, not values */
+  }
+  case LEIR_EXPR_CALL:
+    if (e->op != LEIR_OP_SQRT && e->op != LEIR_OP_ABS && e->op != LEIR_OP_MAX &&
+        e->op != LEIR_OP_MIN && e->op != LEIR_OP_ERF)
+      return bounded(w->p, e);
+    break;
+  case LEIR_EXPR_BINARY:
+    if (e->op == LEIR_OP_POW) {
+      const leir_expr *x = e->kids[1];
+      while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
+      double v = x->kind == LEIR_EXPR_NUMBER ? x->u.num->value : 0.5;
+      if (!(v >= -64 && v <= 64 && v == (double)(int)v)) return bounded(w->p, e);
+    } else if (e->op != LEIR_OP_ADD && e->op != LEIR_OP_SUB && e->op != LEIR_OP_MUL &&
+               e->op != LEIR_OP_DIV) {
+      return false;
+    }
+    break;
+  case LEIR_EXPR_NEG:
+  case LEIR_EXPR_PAREN: break;
+  default: return false;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (!tame(w, e->kids[i], depth + 1)) return bounded(w->p, e); /* 1/(1+exp(-x)) */
+  return true;
+}
+
+static bool safe_dens(tame_walk *w, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return false;
+  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return true; /* own regions */
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV) {
+    const leir_expr *d = e->kids[1];
+    while (d->kind == LEIR_EXPR_PAREN) d = d->kids[0];
+    if (d->kind != LEIR_EXPR_NUMBER && !tame(w, d, depth + 1)) return false;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (!safe_dens(w, e->kids[i], depth + 1)) return false;
+  return true;
+}
+
+bool leir__math_safe_denominators(const leir_program *p, const leir_expr *e) {
+  tame_walk w = {.p = p, .nseen = 0, .budget = 100000};
+  return safe_dens(&w, e, 0);
+}
 
 static const leir_expr *strip(const leir_expr *e) {
   while (e && e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
@@ -141,7 +241,8 @@ static void declare(leir__alg *a, const leir_program *src, uint8_t lhs_dtype, co
 }
 
 static leir_expr *run(leir__alg *a, const leir__math_spec *spec, const leir_expr *e,
-                      const leir_expr *x) {
+                      const leir_expr *x, bool dens_safe) {
+  if (spec->rewrite_dens) return spec->rewrite_dens(a, e, dens_safe);
   return spec->rewrite_x ? spec->rewrite_x(a, e, x) : spec->rewrite(a, e);
 }
 
@@ -159,7 +260,7 @@ static outcome try_region(const leir_program *p, uint8_t dt, const leir_expr *e,
     *st = LEIR_ERR_NOMEM;
   } else {
     declare(a, p, dt, e);
-    leir_expr *r = run(a, spec, copy, xc);
+    leir_expr *r = run(a, spec, copy, xc, spec->rewrite_dens && leir__math_safe_denominators(p, e));
     if (!r) {
       int err = leir__alg_error(a);
       if (err == LEIR__ALG_NOMEM) *st = LEIR_ERR_NOMEM;
@@ -307,7 +408,9 @@ leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program 
     }
     x = (leir_expr *)t;
   }
-  leir_expr *res = run(a, spec, *slot, x);
+  /* out is still a clone of c->p here: the intermediates are the same */
+  bool safe = spec->rewrite_dens && leir__math_safe_denominators(out, *slot);
+  leir_expr *res = run(a, spec, *slot, x, safe);
   int err = leir__alg_error(a);
   leir__alg_free(a);
   if (!res)

@@ -34,6 +34,10 @@ typedef struct leir__math_spec {
   /* or, per tensor X read in the region (outside subscripts, first-read
    * order; x = the first read): steps get `tensor=X` */
   leir_expr *(*rewrite_x)(leir__alg *a, const leir_expr *e, const leir_expr *x);
+  /* or: the rewrite told whether multiplying through by the region's
+   * denominators is safe (leir__math_safe_denominators on the region in
+   * the input program) */
+  leir_expr *(*rewrite_dens)(leir__alg *a, const leir_expr *e, bool dens_safe);
   bool calls;         /* calls (exp, log, ...) may be region roots too */
   uint32_t max_terms; /* term limit of the algebra (0: 64) */
 } leir__math_spec;
@@ -45,6 +49,19 @@ leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program 
 uint32_t leir__math_size(const leir_expr *e);
 /* Number of divisions by a non-constant in e. */
 uint32_t leir__math_divisions(const leir_expr *e);
+/* Whether multiplying the rest of region e (of program p) through by its
+ * denominators (together, cancellation's one-fraction form) adds no
+ * overflow beyond that of a polynomial rewrite: every non-constant
+ * denominator is built from numbers, + - * / integer powers and the calls
+ * sqrt, abs, max, min, erf (whose value is at most polynomial in their
+ * arguments), parts with proven finite bounds (leir__alg_bounds: a sigmoid
+ * 1/(1+exp(-x)) lies in [0, 1]), inputs, and intermediates whose
+ * definitions in p are built the same way (followed to their equations). exp, log and the
+ * rest are refused, also behind an intermediate: 1/(1+exp(C))+E over one
+ * denominator is (1+E+E*exp(C))/(1+exp(C)) = inf/inf = NaN for C > 709
+ * where the original is E, and K/M-I with M = exp(D)+exp(-D) becomes
+ * (K-I*M)/M, inf for D near 709. */
+bool leir__math_safe_denominators(const leir_program *p, const leir_expr *e);
 
 #define LEIR__MATH_KEYS (LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_EQ) | LEIR__KEY(LEIR__K_EXPR))
 #define LEIR__MATH_KEYS_X (LEIR__MATH_KEYS | LEIR__KEY(LEIR__K_TENSOR))

@@ -1,36 +1,19 @@
 /*
- * together (28, math): a sum with fractions over one common denominator
- * (leir__alg_together). Multiplying through by a denominator that can
- * overflow turns a finite result into inf/inf = NaN (A/(1+exp(C))+E for
- * large C), so a region qualifies only when its non-constant denominators
- * are polynomials of tensors (no calls). The result must be a single
- * fraction where the region was not. Sites and steps: math_sites.h.
+ * together (28, math), sympy's `together`: a sum with fractions over one
+ * common denominator, the terms' numerators kept as written
+ * (leir__alg_together_terms: F*((A-C)/s)+G -> (F*(A-C)+G*s)/s; nothing is
+ * expanded or cancelled: that is cancellation). Multiplying through by a
+ * denominator that can overflow turns a finite result into inf/inf = NaN
+ * (A/(1+exp(C))+E for large C), so a region qualifies only when its
+ * non-constant denominators are polynomials of tensors and sqrt, abs, max,
+ * min (leir__math_safe_denominators). The result must be a single fraction
+ * where the region was not. Sites and steps: math_sites.h.
  */
 #include "math_sites.h"
 
 static const leir_expr *strip(const leir_expr *e) {
   while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
   return e;
-}
-
-static bool has_call(const leir_expr *e, unsigned depth) {
-  if (depth > 200 || e->kind == LEIR_EXPR_CALL) return true;
-  if (e->kind == LEIR_EXPR_TENSOR) return false;
-  for (uint32_t i = 0; i < e->n; i++)
-    if (has_call(e->kids[i], depth + 1)) return true;
-  return false;
-}
-
-/* every division's denominator is a number or free of calls */
-static bool safe_denominators(const leir_expr *e, unsigned depth) {
-  if (depth > 200) return false;
-  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return true; /* own regions */
-  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV &&
-      strip(e->kids[1])->kind != LEIR_EXPR_NUMBER && has_call(e->kids[1], depth + 1))
-    return false;
-  for (uint32_t i = 0; i < e->n; i++)
-    if (!safe_denominators(e->kids[i], depth + 1)) return false;
-  return true;
 }
 
 static bool is_div(const leir_expr *e) {
@@ -40,10 +23,14 @@ static bool is_div(const leir_expr *e) {
 
 static bool accept(const leir_program *p, const leir_expr *before, const leir_expr *after) {
   (void)p;
-  return !is_div(before) && is_div(after) && safe_denominators(before, 0);
+  return !is_div(before) && is_div(after);
 }
 
-static const leir__math_spec spec = {.rewrite = leir__alg_together, .accept = accept};
+static leir_expr *together_safe(leir__alg *a, const leir_expr *e, bool dens_safe) {
+  return dens_safe ? leir__alg_together_terms(a, e) : NULL; /* declined: no change */
+}
+
+static const leir__math_spec spec = {.rewrite_dens = together_safe, .accept = accept};
 
 static void enumerate(leir__sctx *c) { leir__math_enumerate(c, &spec); }
 

@@ -373,9 +373,26 @@ START_TEST(test_apart_and_together_are_inverse) {
   /* apart_auto finds the atom itself */
   expect_rewrite(leir__alg_apart_auto, "(A+E*(exp(D)+1))/(exp(D)+1)", "E+A/(exp(D)+1)");
   expect_refused(leir__alg_apart_auto, "A/(D*E+1)", LEIR__ALG_NOCHANGE);
+  /* a monomial denominator: polynomial part and one fraction per power,
+   * its numerator factored */
+  expect_rewrite(leir__alg_apart_auto, "(Q*(F-W)+R*sqrt(E))/sqrt(E)", "R+Q*(F-W)/sqrt(E)");
+  expect_rewrite(leir__alg_apart_auto, "(A*D*D-2*D+1)/D", "A*D-2+1/D");
+  expect_rewrite(leir__alg_apart_auto, "(A+D)/(D*D)", "1/D+A/D**2");
+  expect_rewrite(leir__alg_apart_auto, "(A-2*D)/(3*D)", "-2/3+A/3/D");
+  expect_refused(leir__alg_apart_auto, "(A+E)/D", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_apart_auto, "A/(D*E)", LEIR__ALG_NOCHANGE);
   /* together of a polynomial: nothing to do */
   expect_refused(leir__alg_together, "A+D", LEIR__ALG_NOCHANGE);
   expect_rewrite(leir__alg_together, "A/D+E/F", "(A*F+D*E)/(D*F)");
+  /* sympy's together keeps the terms as written */
+  expect_rewrite(leir__alg_together_terms, "F*((A-D)/sqrt(E))+G", "(F*(A-D)+G*sqrt(E))/sqrt(E)");
+  expect_rewrite(leir__alg_together_terms, "A/D+E/F", "(A*F+E*D)/(D*F)");
+  expect_rewrite(leir__alg_together_terms, "A/D-E/(D*D)+1", "(A*D-E+D*D)/(D*D)");
+  expect_rewrite(leir__alg_together_terms, "A/2+E/(F+1)", "(A/2*(F+1)+E)/(F+1)");
+  expect_rewrite(leir__alg_together_terms, "-A/(D+E)+G", "(-A+G*(D+E))/(D+E)");
+  /* one term, or no non-constant divisor: nothing to do */
+  expect_refused(leir__alg_together_terms, "A*(D/E)", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_together_terms, "A/2+D", LEIR__ALG_NOCHANGE);
 }
 END_TEST
 
@@ -579,7 +596,14 @@ START_TEST(test_ac_hash_identifies_only_ac_spellings) {
   ck_assert_uint_eq(ach("A/0.25"), ach("4*A"));
   ck_assert_uint_ne(ach("A/3"), ach("A*0.3333333333333333"));
   ck_assert_uint_ne(ach("A/10"), ach("0.1*A"));
-  ck_assert_uint_ne(ach("max(A,D)"), ach("max(D,A)"));
+  /* max and min are fmax and fmin: commutative and associative */
+  ck_assert_uint_eq(ach("max(A,D)"), ach("max(D,A)"));
+  ck_assert_uint_eq(ach("min(max(A+1,0),1)"), ach("min(1,max(0,1+A))"));
+  ck_assert_uint_eq(ach("max(A,max(D,E))"), ach("max(max(E,A),D)"));
+  ck_assert_uint_eq(ach("max(A,D,E)"), ach("max(E,max(D,A))"));
+  ck_assert_uint_ne(ach("max(A,D)"), ach("min(A,D)"));
+  ck_assert_uint_ne(ach("max(A,min(D,E))"), ach("max(A,D,E)"));
+  ck_assert_uint_ne(ach("max(A,D)"), ach("max(A,D,D)"));
   ck_assert_uint_ne(ach("A+D"), ach("A*D"));
   ck_assert_uint_ne(ach("A**D"), ach("D**A"));
   ck_assert_uint_ne(ach("-A"), ach("A"));
@@ -691,7 +715,12 @@ START_TEST(test_logsimp_needs_bounds_within_range) {
 END_TEST
 
 START_TEST(test_expand_cancel_takes_out_multiples_of_the_denominator) {
-  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*F+G*sqrt(E))/sqrt(E)", "G+(A*F-D*F)/sqrt(E)");
+  /* the terms left share F: written with it factored out (the BatchNorm
+   * form before sympy's cancel combined it) */
+  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*F+G*sqrt(E))/sqrt(E)", "G+F*(A-D)/sqrt(E)");
+  expect_rewrite(leir__alg_expand_cancel, "(D*F-A*F+G*sqrt(E))/sqrt(E)", "G-F*(A-D)/sqrt(E)");
+  /* nothing in common: as written */
+  expect_rewrite(leir__alg_expand_cancel, "(A*F-D*H+G*sqrt(E))/sqrt(E)", "G+(A*F-D*H)/sqrt(E)");
   expect_rewrite(leir__alg_expand_cancel, "(-G+max(H,1))/max(H,1)", "1-G/max(H,1)");
   expect_rewrite(leir__alg_expand_cancel, "(K*exp(G)+exp(2*G)+1)/(exp(2*G)+1)",
                  "1+K*exp(G)/(exp(2*G)+1)");
@@ -741,7 +770,7 @@ static void check_rewrites(leir_program *p, const leir_expr *rhs, corpus_stats *
   ck_assert(a);
   rewrite1 fs[] = {leir__alg_expand, leir__alg_together, leir__alg_factor, cancel_any,
                    leir__alg_powsimp, leir__alg_expand_powsimp, leir__alg_expand_log,
-                   leir__alg_expand_cancel, leir__alg_logsimp};
+                   leir__alg_expand_cancel, leir__alg_logsimp, leir__alg_together_terms};
   st->eqs++;
   leir__rf rf;
   if (leir__alg_from_expr(a, rhs, &rf) == 0) st->converted++;
@@ -850,6 +879,36 @@ START_TEST(test_math_steps_ground_modulo_ac_and_only_so) {
   const char *loops = "L^{8}_{a=0}L^{4}_{c=0}[H^{f64,g}_{a,c}=A^{f64,g}_{a,c}*C^{f64,g}_{a,c};];";
   ck_assert_str_eq(grounds(loops, "L^{4}_{c=0}L^{8}_{a=0}[H^{f64,g}_{a,c}=A^{f64,g}_{a,c}*C^{f64,g}_{a,c};];"), "loop_reorder nest=0 loops=a,c\n");
   ck_assert_str_eq(grounds(loops, "L^{4}_{c=0}L^{8}_{a=0}[H^{f64,g}_{a,c}=C^{f64,g}_{a,c}*A^{f64,g}_{a,c};];"), "");
+}
+END_TEST
+
+#define BN(x) x "^{f64,g}_{tx}"
+#define BNA "A^{f64,g}_{a,tx}"
+#define BN_BEFORE "L^{12}_{a=0}B^{8}_{tx=0}[E^{f64,g}_{a,tx}=" BN("F") "*((" BNA "-" BN("C") ")/sqrt(" BN("D") "+1e-05))+" BN("G") ";];"
+#define BN_AFTER(rhs) "L^{12}_{a=0}B^{8}_{tx=0}[E^{f64,g}_{a,tx}=" rhs ";];"
+#define COS(x) x "^{f64,g}_{tx}"
+
+/* The reference's own spellings of math steps (sympy's number and argument
+ * order) ground to libleir's steps; a changed number, a swapped max/min or
+ * a changed factor do not. */
+START_TEST(test_reference_spellings_of_math_steps_ground) {
+  /* sympy's cancel and together of a BatchNorm, 1.0e-5 for 1e-05 */
+  ck_assert_ptr_nonnull(strstr(grounds(BN_BEFORE, BN_AFTER("(" BNA "*" BN("F") "-" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)")), "cancellation nest=0 eq=0 expr=1\n"));
+  ck_assert_ptr_nonnull(strstr(grounds(BN_BEFORE, BN_AFTER("(" BN("F") "*(" BNA "-" BN("C") ")+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)")), "together nest=0 eq=0 expr=1\n"));
+  /* ... and their inverses back to the source's spelling */
+  const char *one = BN_AFTER("(" BN("F") "*(" BNA "-" BN("C") ")+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)");
+  ck_assert_ptr_nonnull(strstr(grounds(one, BN_BEFORE), "apart nest=0 eq=0 expr=1\n"));
+  ck_assert_ptr_nonnull(strstr(grounds(one, BN_BEFORE), "expand_cancellation nest=0 eq=0 expr=1\n"));
+  /* a different epsilon, a dropped factor: no step */
+  ck_assert_str_eq(grounds(BN_BEFORE, BN_AFTER("(" BNA "*" BN("F") "-" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-4)")), "");
+  ck_assert_str_eq(grounds(BN_BEFORE, BN_AFTER("(" BNA "-" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)")), "");
+  /* max is fmax: sympy's max(1.0e-8, x) for max(x, 1e-08) grounds; min
+   * does not */
+  const char *cos = "B^{16}_{tx=0}[E^{f64,g}_{tx}=1-(" COS("G") "/max(sqrt(" COS("H") ")*sqrt(" COS("I") "),1e-08));];";
+  ck_assert_ptr_nonnull(strstr(grounds(cos, "B^{16}_{tx=0}[E^{f64,g}_{tx}=(-" COS("G") "+max(1.0e-8,sqrt(" COS("H") ")*sqrt(" COS("I") ")))/max(1.0e-8,sqrt(" COS("H") ")*sqrt(" COS("I") "));];"), "cancellation nest=0 eq=0 expr=1\n"));
+  ck_assert_ptr_nonnull(strstr(grounds(cos, "B^{16}_{tx=0}[E^{f64,g}_{tx}=(-" COS("G") "+max(1.0e-8,sqrt(" COS("I") ")*sqrt(" COS("H") ")))/max(sqrt(" COS("H") ")*sqrt(" COS("I") "),1.0e-8);];"), "cancellation nest=0 eq=0 expr=1\n"));
+  ck_assert_str_eq(grounds(cos, "B^{16}_{tx=0}[E^{f64,g}_{tx}=(-" COS("G") "+min(1.0e-8,sqrt(" COS("H") ")*sqrt(" COS("I") ")))/max(1.0e-8,sqrt(" COS("H") ")*sqrt(" COS("I") "));];"), "");
+  ck_assert_str_eq(grounds(cos, "B^{16}_{tx=0}[E^{f64,g}_{tx}=(-" COS("G") "+max(1.0e-7,sqrt(" COS("H") ")*sqrt(" COS("I") ")))/max(1.0e-8,sqrt(" COS("H") ")*sqrt(" COS("I") "));];"), "");
 }
 END_TEST
 
@@ -1059,7 +1118,9 @@ START_TEST(test_math_candidates_verify_and_mutants_do_not) {
     for (int st = 23; st <= 34; st++) fprintf(stderr, " %zu", per[st]);
     fprintf(stderr, "\n");
   }
-  ck_assert_uint_gt(total, 100 / every);
+  /* 98 at the time of writing (12 fewer than when factorization still
+   * offered 0.044715*D -> 8943*D/200000, a respelling of the number) */
+  ck_assert_uint_gt(total, 90 / every);
   ck_assert_uint_gt(mutants, total);
   leir_backend_free(b);
   corpus_programs_free(&small);
@@ -1074,6 +1135,7 @@ static Suite *algebra_suite(void) {
   tcase_add_test(tc, test_factor_extracts_content_and_roots);
   tcase_add_test(tc, test_cancel_needs_a_nonzero_factor);
   tcase_add_test(tc, test_apart_and_together_are_inverse);
+  tcase_add_test(tc, test_reference_spellings_of_math_steps_ground);
   tcase_add_test(tc, test_collect_groups_powers);
   tcase_add_test(tc, test_positivity_proofs_and_refusals);
   tcase_add_test(tc, test_powsimp_combines_exp_and_sqrt);
