@@ -13,10 +13,11 @@
  *       sources-small.jsonl with at most 10^6 evaluations, K candidates
  *       each (spread over the strategy engine's list), one JSON line per
  *       candidate: {"source": LINE, "class": C, "leir": TEXT}
- *   verifier_side run CONFORMANCE_DIR CANDS BACKEND THREADS MODE [ROUNDS]
+ *   verifier_side run CONFORMANCE_DIR CANDS BACKEND THREADS MODE [ROUNDS [WARM]]
  *       MODE verify: leir_verify per candidate; MODE verifier: one
  *       leir_verifier per program judging its candidates in a batch. A
- *       first untimed pass warms the kernel cache; then ROUNDS (default 1)
+ *       first untimed pass warms the kernel cache (WARM 0: none, for the
+ *       interpreter, which compiles nothing); then ROUNDS (default 1)
  *       timed passes. THREADS 0 = the backend's default. Prints one line:
  *       RESULT mode=... candidates=N seconds=S cand_s=X verdicts=V:n,...
  *       where seconds is the best of the rounds.
@@ -148,7 +149,7 @@ typedef struct item {
 } item;
 
 static int run(const char *dir, const char *cands_path, const char *backend, unsigned threads,
-               const char *mode, int rounds) {
+               const char *mode, int rounds, int warm) {
   bool batch = strcmp(mode, "verifier") == 0;
   if (!batch && strcmp(mode, "verify") != 0) {
     fprintf(stderr, "MODE is verify or verifier\n");
@@ -228,7 +229,8 @@ static int run(const char *dir, const char *cands_path, const char *backend, uns
   }
   int counts[LEIR_VERDICT_COUNT] = {0};
   double best = -1, sum = 0;
-  for (int pass = 0; pass <= rounds; pass++) { /* pass 0 warms the kernel cache */
+  if (rounds < 1) rounds = 1;
+  for (int pass = warm ? 0 : 1; pass <= rounds; pass++) { /* pass 0 warms the kernel cache */
     double t0 = now();
     for (size_t i = 0; i < nitems; i++) {
       item *it = &items[i];
@@ -301,10 +303,10 @@ int main(int argc, char **argv) {
                argc > 5 ? (size_t)atol(argv[5]) : 8);
   if (argc >= 7 && strcmp(argv[1], "run") == 0)
     return run(argv[2], argv[3], argv[4], (unsigned)atoi(argv[5]), argv[6],
-               argc > 7 ? atoi(argv[7]) : 1);
+               argc > 7 ? atoi(argv[7]) : 1, argc > 8 ? atoi(argv[8]) : 1);
   fprintf(stderr,
           "usage: %s gen CONFORMANCE_DIR OUT [PROGRAMS [K]]\n"
-          "       %s run CONFORMANCE_DIR CANDS BACKEND THREADS verify|verifier [ROUNDS]\n",
+          "       %s run CONFORMANCE_DIR CANDS BACKEND THREADS verify|verifier [ROUNDS [WARM]]\n",
           argv[0], argv[0]);
   return 2;
 }
