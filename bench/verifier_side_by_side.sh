@@ -78,7 +78,10 @@ awk '
     for (k = 1; k <= 2; k++) {
       b = bs[k]
       o = median(b " old-verify"); nv = median(b " new-verify"); nr = median(b " new-verifier")
-      printf "| %s | %.1f | %.1f | %.1f | %.2fx |\n", b, o, nv, nr, o > 0 ? nr / o : 0
+      printf "| %s | %.1f | %.1f | %.1f | %.2fx |\n", b, o, nv, nr, (o > 0 ? nr / o : 0)
+    }
+    for (k = 1; k <= 2; k++) {
+      b = bs[k]
       printf "verdicts %s: old %s; new verify %s; new verifier %s\n", b, verdicts[b " old-verify"],
         verdicts[b " new-verify"], verdicts[b " new-verifier"]
     }
