@@ -773,6 +773,8 @@ static Suite *verify_suite(void) {
   tcase_add_loop_test(tc, test_verifier_matches_verify_on_the_corpus, 0, 2);
   tcase_add_test(tc, test_verifier_reports_reference_failures);
   tcase_add_test(tc, test_large_inputs_stream_set_by_set);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("batch");
   tcase_add_test(tc, test_batch_failures_match_verify);
   suite_add_tcase(s, tc);
   tc = tcase_create("timing");
