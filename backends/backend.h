@@ -53,6 +53,9 @@ struct leir_kernel {
   leir__strbuf log;           /* compiler output of this kernel (failures);
                                * NUL-terminated by leir__kernels_prepare */
   leir_status prepared;       /* status of ops->prepare for this kernel */
+  uint32_t threads;           /* threads of its executions (0: the backend's
+                               * count; the verifier runs on 1: a verdict
+                               * never depends on it) */
   void *impl;                 /* backend data (compiled object, ...) */
 };
 
@@ -108,6 +111,21 @@ struct leir__backend_ops {
 
   /* Frees k->impl. */
   void (*release)(leir_backend *b, leir_kernel *k);
+
+  /* Optional (NULL: the caller executes kernel by kernel). Runs n prepared
+   * kernels with the same known buffers (shapes and dtypes; the verifier's
+   * candidates) one after the other, each on the nsets input sets sets[s]
+   * (only the inputs are read). Kernel j's output buffer i of set s goes to
+   * outs[(j * nsets + s) * nknown + i] (entries of inputs are ignored); the
+   * outputs start as the sentinel, as the verifier fills them. Threads:
+   * those of ks[0]. Returns LEIR_OK when every kernel ran; otherwise the
+   * status of the first kernel that failed, as execute would (last error,
+   * res->set), with *done = its index: kernels before it ran and have
+   * their outputs, later ones did not run. Other statuses (*done = 0 and
+   * nothing ran) are failures of the backend. */
+  leir_status (*execute_batch)(leir_backend *b, leir_kernel *const *ks, size_t n,
+                               void *const *const *sets, size_t nsets, void *const *outs,
+                               leir__exec_result *res, size_t *done);
 };
 
 /* NUL-terminates a strbuf so its data can be used as a C string (""

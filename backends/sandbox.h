@@ -30,20 +30,26 @@
 #define LEIR__EXIT_TRAP 86
 
 #define LEIR__RUNNER_MAGIC 0x5249454cu /* "LEIR" */
-#define LEIR__RUNNER_PROTOCOL 1u
+#define LEIR__RUNNER_PROTOCOL 2u
 
-enum { LEIR__REQ_EXEC = 1, LEIR__REQ_TIME = 2, LEIR__REQ_PING = 3 };
+enum { LEIR__REQ_EXEC = 1, LEIR__REQ_TIME = 2, LEIR__REQ_PING = 3, LEIR__REQ_BATCH = 4 };
+
+/* leir__runner_buffer.known */
+enum { LEIR__RB_TEMP = 0, LEIR__RB_KNOWN = 1, LEIR__RB_OUTPUT = 2 };
 
 /* One buffer of a kernel in a request. Known buffers live in the shared
- * data at `offset` (plus set x per_set for EXEC); intermediates are
- * allocated by the runner and filled with the sentinel of `dtype` before
- * every run. */
+ * data at `offset` (plus set x per_set for EXEC, set x stride for BATCH);
+ * intermediates are allocated by the runner and filled with the sentinel
+ * of `dtype` before every run. In a BATCH request, known outputs
+ * (LEIR__RB_OUTPUT) are filled with the sentinel of `dtype` on every set
+ * before their kernel runs. */
 typedef struct leir__runner_buffer {
-  uint64_t offset;   /* known: byte offset in the data */
+  uint64_t offset;   /* known: byte offset in the data (set 0) */
   uint64_t bytes;    /* bytes (intermediate: to allocate) */
-  uint64_t elements; /* intermediate: elements to fill */
-  int32_t dtype;     /* intermediate: leir_dtype */
-  int32_t known;
+  uint64_t elements; /* intermediate, BATCH output: elements to fill */
+  uint64_t stride;   /* BATCH, known: bytes from one set to the next */
+  int32_t dtype;     /* intermediate, BATCH output: leir_dtype */
+  int32_t known;     /* LEIR__RB_* */
 } leir__runner_buffer;
 
 typedef struct leir__runner_kernel {
@@ -57,7 +63,8 @@ typedef struct leir__runner_kernel {
 typedef struct leir__runner_request {
   uint32_t magic, protocol;
   uint32_t op;        /* LEIR__REQ_* */
-  uint32_t nkernels;  /* EXEC: 1 */
+  uint32_t nkernels;  /* EXEC: 1; BATCH: kernels run one after the other,
+                       * each on nsets sets; unit = kernel x nsets + set */
   uint64_t kernels_off; /* nkernels leir__runner_kernel in the data */
   int32_t threads;
   uint32_t reserved;
@@ -66,9 +73,10 @@ typedef struct leir__runner_request {
   uint32_t warmup, bench_flags, min_runs, max_runs;
   double min_seconds, max_seconds;
   uint64_t samples_off, runs_off;
-  /* limits the runner applies before it loads or runs anything */
+  /* limits the runner applies before it loads or runs anything (BATCH:
+   * again before each kernel, so that each kernel gets them whole) */
   uint64_t memory_bytes; /* address-space growth (RLIMIT_AS) */
-  double cpu_seconds;    /* RLIMIT_CPU backstop for this request */
+  double cpu_seconds;    /* RLIMIT_CPU backstop for this request (BATCH: kernel) */
 } leir__runner_request;
 
 /* The record at the start of the shared memory. */

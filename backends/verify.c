@@ -161,6 +161,12 @@ enum { STAGE_NONE = 0, STAGE_STATIC, STAGE_PARALLEL, STAGE_COMPILE, STAGE_RUN };
  * on one reused set of output buffers. */
 #define ALL_SETS_BYTES ((uint64_t)64 << 20)
 
+/* Threads of every execution of a verification (reference, candidates,
+ * truth): results never depend on the thread count (only provably
+ * independent loops run in parallel), and on a busy machine a parallel
+ * region's threads mostly wait at its barriers for a descheduled partner. */
+#define VERIFY_THREADS 1u
+
 struct leir_verifier {
   leir_backend *b;
   leir_verify_options o;
@@ -379,6 +385,7 @@ static leir_status verifier_open(leir_verifier **out, leir_backend *b, const lei
     return LEIR_OK;
   }
   leir_kernel *k = v->k0;
+  k->threads = VERIFY_THREADS;
   if ((o.flags & LEIR_VERIFY_STRICT_PARALLEL) && k->nsequential) {
     leir_error e = {LEIR_ERR_INVALID, k->seq_message, "check.parallel-dependence", "",
                     k->seq_line, k->seq_col};
@@ -547,6 +554,7 @@ static leir_status compute_truth(leir_verifier *v) {
   leir_kernel *k = NULL;
   st = leir__kernel_build(v->b, p, NULL, &k);
   leir_program_free(p);
+  if (st == LEIR_OK) k->threads = VERIFY_THREADS;
   if (st == LEIR_OK) st = leir__kernels_prepare(v->b, &k, 1);
   if (st == LEIR_OK) st = k->prepared;
   void **bufs = NULL;
@@ -860,11 +868,23 @@ static void collect_notes(report *r, leir_kernel *const *ks, const char *extra) 
   }
 }
 
+/* A candidate's runs done ahead, with other candidates in one request to
+ * the backend (execute_batch): its outputs of every set, or its failure. */
+typedef struct prerun {
+  bool ran;
+  leir_status st;  /* LEIR_OK: outputs in cand */
+  leir_error err;  /* st != LEIR_OK: strings below */
+  char msg[1024], rule[64];
+  int32_t set;
+  void **cand;     /* nsets * nknown; outputs allocated */
+} prerun;
+
 /* Judges a candidate whose kernel was built (or failed to build with
- * status build_st, error e) and, when built, prepared. */
+ * status build_st, error e) and, when built, prepared; `pre` (may be NULL)
+ * holds its runs when they were done already. */
 static leir_status judge_built(leir_verifier *v, leir_kernel *k1, leir_status build_st,
                                const leir_error *build_err, uint32_t cls, double t0,
-                               leir_verify_report **out) {
+                               const prerun *pre, leir_verify_report **out) {
   report *r = report_new(v->b, v->o.seed, v->o.input_sets);
   if (!r) return leir__error_nomem();
   r->pub.candidate_class = cls;
@@ -923,6 +943,20 @@ static leir_status judge_built(leir_verifier *v, leir_kernel *k1, leir_status bu
   if (v->fail_stage == STAGE_RUN) {
     set_failure(r, v->fail_verdict, 0, &v->fail);
     r->pub.set = v->fail_set;
+    goto done;
+  }
+  if (pre && pre->ran) {
+    fatal = setup_outputs(r, v);
+    if (fatal != LEIR_OK) goto done;
+    if (pre->st != LEIR_OK) {
+      set_failure(r, verdict_of_status(pre->st), 1, &pre->err);
+      r->pub.set = pre->set;
+      goto done;
+    }
+    judge_state js = {0, 0, 0.0, false};
+    for (uint32_t s = 0; s < v->nsets; s++)
+      compare_set(r, v, s, &pre->cand[s * v->nknown], cls, &js);
+    finish_comparison(r, v, cls, &js);
     goto done;
   }
   const leir__analysis *a = v->k0->analysis;
@@ -1014,6 +1048,7 @@ static leir_status build_candidate(leir_verifier *v, const leir_program *cand, l
   *build_st = LEIR_OK;
   if (v->fail_stage == STAGE_STATIC) return LEIR_OK; /* the reference's failure decides */
   leir_status st = leir__kernel_build(v->b, cand, v->k0->program, k);
+  if (st == LEIR_OK) (*k)->threads = VERIFY_THREADS;
   if (st == LEIR_OK) return LEIR_OK;
   if (!is_program_status(st)) return st;
   *build_st = st;
@@ -1031,6 +1066,60 @@ static bool needs_prepare(const leir_verifier *v, const leir_kernel *k) {
   if (!k || v->fail_stage == STAGE_STATIC || v->fail_stage == STAGE_PARALLEL) return false;
   if ((v->o.flags & LEIR_VERIFY_STRICT_PARALLEL) && k->nsequential) return false;
   return v->fail_stage != STAGE_COMPILE;
+}
+
+/* Bytes of the reference's outputs of one input set. */
+static uint64_t output_set_bytes(const leir_verifier *v) {
+  const leir__analysis *a = v->k0->analysis;
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < v->nknown; i++)
+    if (a->buffers[i].role == LEIR__BUF_OUTPUT) bytes += leir__buffer_bytes(&a->buffers[i]);
+  return bytes;
+}
+
+/* Runs the candidates ks[0..m) in as few requests to the backend as it
+ * allows (execute_batch), each on every input set, into pres[j] (outputs
+ * allocated by the caller). A candidate that fails ends a request; the
+ * next request starts after it. A failure of the backend itself leaves
+ * the rest not run (judge_built then runs them one by one). */
+static void run_batch(leir_verifier *v, leir_kernel **ks, prerun **pres, size_t m) {
+  uint32_t nk = v->nknown, ns = v->nsets;
+  void *const **sets = malloc(ns * sizeof *sets + 1);
+  void **outs = malloc(m * ns * nk * sizeof *outs + 1);
+  if (!sets || !outs) {
+    free((void *)sets);
+    free(outs);
+    return;
+  }
+  for (uint32_t s = 0; s < ns; s++) sets[s] = &v->in[s * nk];
+  for (size_t j = 0; j < m; j++)
+    for (uint32_t x = 0; x < ns * nk; x++) outs[j * ns * nk + x] = pres[j]->cand[x];
+  size_t start = 0;
+  while (start < m) {
+    size_t done = 0;
+    leir__exec_result res = {-1};
+    leir_status st = v->b->ops->execute_batch(v->b, ks + start, m - start,
+                                              (void *const *const *)sets, ns,
+                                              outs + start * ns * nk, &res, &done);
+    if (st == LEIR_OK) {
+      for (size_t j = start; j < m; j++) pres[j]->ran = true;
+      break;
+    }
+    if (!is_program_status(st) || start + done >= m) break;
+    for (size_t j = start; j < start + done; j++) pres[j]->ran = true;
+    prerun *f = pres[start + done];
+    f->ran = true;
+    f->st = st;
+    f->err = *leir_error_last();
+    snprintf(f->msg, sizeof f->msg, "%s", f->err.message ? f->err.message : "");
+    snprintf(f->rule, sizeof f->rule, "%s", f->err.rule ? f->err.rule : "");
+    f->err.message = f->msg;
+    f->err.rule = f->rule;
+    f->set = res.set;
+    start += done + 1;
+  }
+  free((void *)sets);
+  free(outs);
 }
 
 leir_status leir_verifier_judge_batch(leir_verifier *v, const leir_program *const *cands,
@@ -1075,6 +1164,49 @@ leir_status leir_verifier_judge_batch(leir_verifier *v, const leir_program *cons
     if (st != LEIR_OK && first == LEIR_OK) first = st;
     if (st != LEIR_OK) nprep = 0;
   }
+  /* candidates that reach their runs: all of them in few requests when
+   * the backend can (one round trip and one copy of the inputs for many) */
+  prerun *pres = NULL;
+  uint64_t out_bytes = v->fail_stage == STAGE_NONE ? output_set_bytes(v) * v->nsets : 0;
+  if (nprep > 1 && v->b->ops->execute_batch && v->fail_stage == STAGE_NONE && !v->stream &&
+      out_bytes <= ALL_SETS_BYTES)
+    pres = calloc(n, sizeof *pres);
+  if (pres) {
+    uint32_t nslots = v->nsets * v->nknown;
+    leir_kernel **ks = calloc(n, sizeof *ks);
+    prerun **ps = calloc(n, sizeof *ps);
+    size_t m = 0;
+    uint64_t used = 0;
+    const leir__analysis *a = v->k0->analysis;
+    for (size_t i = 0; ks && ps && i <= n; i++) {
+      bool runs = false;
+      if (i < n && items[i].build_st == LEIR_OK && items[i].k &&
+          items[i].k->prepared == LEIR_OK && needs_prepare(v, items[i].k)) {
+        runs = true;
+        pres[i].cand = calloc(nslots + 1, sizeof *pres[i].cand);
+        for (uint32_t s = 0; pres[i].cand && s < v->nsets && runs; s++)
+          for (uint32_t b = 0; b < v->nknown && runs; b++)
+            if (a->buffers[b].role == LEIR__BUF_OUTPUT) {
+              size_t bytes = (size_t)leir__buffer_bytes(&a->buffers[b]);
+              runs = (pres[i].cand[s * v->nknown + b] = malloc(bytes ? bytes : 1)) != NULL;
+            }
+        runs = runs && pres[i].cand;
+      }
+      /* a request's outputs stay within ALL_SETS_BYTES */
+      if (m && (i == n || (runs && used + out_bytes > ALL_SETS_BYTES))) {
+        run_batch(v, ks, ps, m);
+        m = 0;
+        used = 0;
+      }
+      if (runs) {
+        ks[m] = items[i].k;
+        ps[m++] = &pres[i];
+        used += out_bytes;
+      }
+    }
+    free(ks);
+    free(ps);
+  }
   double shared = n ? (leir__now() - t0) / (double)n : 0.0;
   for (size_t i = 0; i < n; i++) {
     if (items[i].build_st == LEIR_ERR_INTERNAL) continue;
@@ -1082,9 +1214,13 @@ leir_status leir_verifier_judge_batch(leir_verifier *v, const leir_program *cons
     for (size_t j = 0; j < nprep; j++) prepared |= prep[j] == items[i].k;
     if (items[i].k && !prepared && needs_prepare(v, items[i].k)) continue; /* prepare failed */
     leir_status st = judge_built(v, items[i].k, items[i].build_st, &items[i].err,
-                                 classes ? classes[i] : 0, leir__now() - shared, &out[i]);
+                                 classes ? classes[i] : 0, leir__now() - shared,
+                                 pres ? &pres[i] : NULL, &out[i]);
     if (st != LEIR_OK && first == LEIR_OK) first = st;
   }
+  if (pres)
+    for (size_t i = 0; i < n; i++) free_slots(pres[i].cand, v->nsets * v->nknown);
+  free(pres);
   for (size_t i = 0; i < n; i++) leir__kernel_destroy(items[i].k);
   free(items);
   free(prep);

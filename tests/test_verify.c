@@ -567,6 +567,68 @@ END_TEST
 
 
 
+/* A batch on the cpu backend runs its candidates in few requests to the
+ * runner: a candidate that traps, times out or mismatches ends a request,
+ * and the candidates after it still get the report leir_verify gives. */
+START_TEST(test_batch_failures_match_verify) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.timeout_s = 0.5;
+  leir_backend *b = NULL;
+  if (leir_backend_open(&b, "cpu", &bo) == LEIR_ERR_NO_DEVICE) return;
+  ck_assert_ptr_nonnull(b);
+  const char *sum = "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,a};];";
+  const char *texts[] = {
+      sum,
+      /* an out-of-range indirect index: a trap in the runner */
+      "L^{8}_{a=0}[F^{i64,g}_{a}=A^{f64,g}_{0,a}*1000;];"
+      "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,F^{i64,g}_{a}};];",
+      "L^{8}_{a=0}B^{4}_{tx=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,a};];",
+      /* doubled: a mismatch */
+      "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,a}*2;];",
+      /* right, then far too long: a timeout */
+      "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,a};];"
+      "L^{4}_{tx=0}L^{30000}_{a=0}L^{30000}_{c=0}[G^{f64,g}_{tx}=G^{f64,g}_{tx}+1;];",
+      /* the trap again, on the last set of its request */
+      "L^{8}_{a=0}[F^{i64,g}_{a}=A^{f64,g}_{0,a}*1000;];"
+      "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,F^{i64,g}_{a}};];",
+      sum,
+  };
+  enum { N = sizeof texts / sizeof texts[0] };
+  leir_program *ref = test_parse(sum);
+  test_set_signature(ref, "A:f64:4x8 -> C:f64:4");
+  leir_program *cands[N];
+  uint32_t classes[N];
+  for (size_t i = 0; i < N; i++) {
+    cands[i] = test_parse(texts[i]);
+    classes[i] = LEIR_VERIFY_CLASS_ANY;
+  }
+  leir_verifier *ver = NULL;
+  ck_assert_int_eq(leir_verifier_new(&ver, b, ref, NULL), LEIR_OK);
+  leir_verify_report *batch[N];
+  ck_assert_int_eq(leir_verifier_judge_batch(ver, (const leir_program *const *)cands, classes, N,
+                                             batch),
+                   LEIR_OK);
+  const leir_verdict want[N] = {LEIR_VERDICT_EQUAL,    LEIR_VERDICT_RUNTIME_ERROR,
+                                LEIR_VERDICT_EQUAL,    LEIR_VERDICT_MISMATCH,
+                                LEIR_VERDICT_TIMEOUT,  LEIR_VERDICT_RUNTIME_ERROR,
+                                LEIR_VERDICT_EQUAL};
+  for (size_t i = 0; i < N; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "candidate %zu", i);
+    ck_assert_msg(batch[i]->verdict == want[i], "%s: %s (%s)", what,
+                  leir_verdict_name(batch[i]->verdict), batch[i]->message);
+    leir_verify_report *one = verify_class(b, ref, cands[i], classes[i]);
+    expect_same_report(one, batch[i], what);
+    leir_verify_report_free(one);
+    leir_verify_report_free(batch[i]);
+    leir_program_free(cands[i]);
+  }
+  leir_verifier_free(ver);
+  leir_program_free(ref);
+  leir_backend_free(b);
+}
+END_TEST
+
 /* Inputs of all sets above 64 MiB: one set of input buffers, refilled per
  * set (issue 11.7); the verdicts name the right set. */
 START_TEST(test_large_inputs_stream_set_by_set) {
@@ -711,6 +773,9 @@ static Suite *verify_suite(void) {
   tcase_add_loop_test(tc, test_verifier_matches_verify_on_the_corpus, 0, 2);
   tcase_add_test(tc, test_verifier_reports_reference_failures);
   tcase_add_test(tc, test_large_inputs_stream_set_by_set);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("batch");
+  tcase_add_test(tc, test_batch_failures_match_verify);
   suite_add_tcase(s, tc);
   tc = tcase_create("timing");
   tcase_add_loop_test(tc, test_compare_under_load, 0, 2);

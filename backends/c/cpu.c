@@ -393,7 +393,7 @@ static void describe(unsigned char *data, size_t off, const leir_kernel *k, size
     rb[i].bytes = leir__buffer_bytes(&a->buffers[i]);
     rb[i].known = i < k->nknown;
     if (rb[i].known) {
-      rb[i].offset = base + offsets[i];
+      rb[i].offset = base + (offsets ? offsets[i] : 0);
     } else {
       rb[i].elements = a->buffers[i].elements;
       rb[i].dtype = (int32_t)a->buffers[i].dtype;
@@ -456,7 +456,8 @@ static leir_status cpu_execute(leir_backend *b, leir_kernel *k, void *const *con
   q->op = LEIR__REQ_EXEC;
   q->nkernels = 1;
   q->kernels_off = 0;
-  q->threads = c->threads;
+  int threads = k->threads ? (int)k->threads : c->threads;
+  q->threads = threads;
   q->nsets = nsets;
   q->per_set = per_set;
   unsigned char *base = s.data + desc;
@@ -465,7 +466,7 @@ static leir_status cpu_execute(leir_backend *b, leir_kernel *k, void *const *con
       memcpy(base + set * per_set + offsets[i], sets[set][i],
              (size_t)leir__buffer_bytes(&k->analysis->buffers[i]));
   leir__sandbox_limits lim = {b->opts.timeout_s, b->opts.memory_limit_bytes,
-                              b->opts.timeout_s * (double)nsets * c->threads};
+                              b->opts.timeout_s * (double)nsets * threads};
   st = leir__sandbox_run(&c->runner, &s, &lim);
   if (st == LEIR_OK) {
     for (size_t set = 0; set < nsets; set++)
@@ -479,6 +480,126 @@ static leir_status cpu_execute(leir_backend *b, leir_kernel *k, void *const *con
   }
   leir__sandbox_unmap(&s);
   free(offsets);
+  return st;
+}
+
+/* Several kernels with the same known buffers in one request (the
+ * verifier's candidates): one round trip to the runner and one copy of the
+ * inputs for all of them. Layout: kernel table, descriptions, the inputs of
+ * every set (in_per_set apart), then the outputs of kernel j, set s at
+ * (j * nsets + s) * out_per_set. */
+static leir_status cpu_execute_batch(leir_backend *b, leir_kernel *const *ks, size_t n,
+                                     void *const *const *sets, size_t nsets, void *const *outs,
+                                     leir__exec_result *res, size_t *done) {
+  cpu *c = state(b);
+  *done = 0;
+  res->set = -1;
+  if (!n) return LEIR_OK;
+  const leir_kernel *k0 = ks[0];
+  uint32_t nk = k0->nknown;
+  for (size_t j = 1; j < n; j++) {
+    bool same = ks[j]->nknown == nk;
+    for (uint32_t i = 0; same && i < nk; i++)
+      same = leir__buffer_bytes(&ks[j]->analysis->buffers[i]) ==
+                 leir__buffer_bytes(&k0->analysis->buffers[i]) &&
+             ks[j]->analysis->buffers[i].role == k0->analysis->buffers[i].role;
+    if (!same)
+      return leir__error(LEIR_ERR_INTERNAL, "backend", NULL, 0, 0,
+                         "kernels of a batch must have the same known buffers");
+  }
+  uint64_t *in_off = calloc(nk + 1, sizeof *in_off), *out_off = calloc(nk + 1, sizeof *out_off);
+  if (!in_off || !out_off) {
+    free(in_off);
+    free(out_off);
+    return leir__error_nomem();
+  }
+  size_t in_per_set = 0, out_per_set = 0;
+  for (uint32_t i = 0; i < nk; i++) {
+    size_t bytes = ((size_t)leir__buffer_bytes(&k0->analysis->buffers[i]) + 63) / 64 * 64;
+    if (k0->analysis->buffers[i].role == LEIR__BUF_OUTPUT) {
+      out_off[i] = out_per_set;
+      out_per_set += bytes;
+    } else {
+      in_off[i] = in_per_set;
+      in_per_set += bytes;
+    }
+  }
+  if (!in_per_set) in_per_set = 64;
+  if (!out_per_set) out_per_set = 64;
+  size_t desc = align_up(n * sizeof(leir__runner_kernel), 64);
+  size_t *desc_off = calloc(n, sizeof *desc_off);
+  if (!desc_off) {
+    free(in_off);
+    free(out_off);
+    return leir__error_nomem();
+  }
+  for (size_t j = 0; j < n; j++) {
+    desc_off[j] = desc;
+    desc += align_up(describe_bytes(ks[j]), 64);
+  }
+  size_t in_base = desc, out_base = in_base + in_per_set * nsets;
+  leir__sandbox s;
+  leir_status st = leir__sandbox_map(&s, out_base + out_per_set * nsets * n);
+  if (st != LEIR_OK) {
+    free(desc_off);
+    free(in_off);
+    free(out_off);
+    return st;
+  }
+  leir__runner_kernel *rk = (leir__runner_kernel *)(void *)s.data;
+  for (size_t j = 0; j < n; j++) {
+    describe(s.data, desc_off[j], ks[j], 0, NULL, &rk[j]);
+    leir__runner_buffer *rb = (leir__runner_buffer *)(void *)(s.data + desc_off[j]);
+    for (uint32_t i = 0; i < nk; i++) {
+      const leir__buffer *buf = &ks[j]->analysis->buffers[i];
+      if (buf->role == LEIR__BUF_OUTPUT) {
+        rb[i].known = LEIR__RB_OUTPUT;
+        rb[i].offset = out_base + j * nsets * out_per_set + out_off[i];
+        rb[i].stride = out_per_set;
+        rb[i].elements = buf->elements;
+        rb[i].dtype = (int32_t)buf->dtype;
+      } else {
+        rb[i].offset = in_base + in_off[i];
+        rb[i].stride = in_per_set;
+      }
+    }
+  }
+  for (size_t set = 0; set < nsets; set++)
+    for (uint32_t i = 0; i < nk; i++)
+      if (k0->analysis->buffers[i].role != LEIR__BUF_OUTPUT)
+        memcpy(s.data + in_base + set * in_per_set + in_off[i], sets[set][i],
+               (size_t)leir__buffer_bytes(&k0->analysis->buffers[i]));
+  int threads = k0->threads ? (int)k0->threads : c->threads;
+  leir__runner_request *q = &s.shared->req;
+  q->op = LEIR__REQ_BATCH;
+  q->nkernels = (uint32_t)n;
+  q->kernels_off = 0;
+  q->threads = threads;
+  q->nsets = nsets;
+  /* the limits of one kernel: the runner applies them to each */
+  leir__sandbox_limits lim = {b->opts.timeout_s, b->opts.memory_limit_bytes,
+                              b->opts.timeout_s * (double)nsets * threads};
+  st = leir__sandbox_run(&c->runner, &s, &lim);
+  size_t ran = n;
+  if (st != LEIR_OK) {
+    int32_t unit = s.shared->unit;
+    ran = unit >= 0 ? (size_t)unit / nsets : 0;
+    if (ran >= n) ran = n - 1;
+    res->set = unit >= 0 ? (int32_t)((size_t)unit % nsets) : -1;
+    if (s.shared->trapped) st = trap_error(ks[ran], s.shared);
+    *done = ran;
+  }
+  for (size_t j = 0; j < ran; j++)
+    for (size_t set = 0; set < nsets; set++)
+      for (uint32_t i = 0; i < nk; i++)
+        if (k0->analysis->buffers[i].role == LEIR__BUF_OUTPUT)
+          memcpy(outs[(j * nsets + set) * nk + i],
+                 s.data + out_base + (j * nsets + set) * out_per_set + out_off[i],
+                 (size_t)leir__buffer_bytes(&k0->analysis->buffers[i]));
+  leir__sandbox_unmap(&s);
+  free(desc_off);
+  free(in_off);
+  free(out_off);
   return st;
 }
 
@@ -561,5 +682,5 @@ static leir_status cpu_time(leir_backend *b, leir_kernel *const *ks, size_t n,
 
 const leir__backend_ops leir__cpu_ops = {
     "cpu",       CPU_VERSION, cpu_open, cpu_close,  cpu_lower,
-    cpu_prepare, cpu_execute, cpu_time, cpu_release,
+    cpu_prepare, cpu_execute, cpu_time, cpu_release, cpu_execute_batch,
 };

@@ -269,6 +269,58 @@ static void exec_request(void) {
   release(&k);
 }
 
+/* BATCH: kernel j on every set, one kernel after the other; the first
+ * failure ends the request (its unit says where). Each kernel gets the
+ * request's limits afresh, as if it were a request of its own. */
+static void batch_request(void) {
+  const leir__runner_request *q = &S.shared->req;
+  leir__c_rt rt = {trap, q->threads, &S};
+  if (!q->nkernels || q->nkernels > 1u << 20 || !q->nsets || q->nsets > 1u << 16 ||
+      (uint64_t)q->nkernels * q->nsets > INT32_MAX) {
+    leir__sandbox_fail(&S, LEIR_ERR_INTERNAL, "malformed request to the kernel runner");
+    return;
+  }
+  for (uint32_t j = 0; j < q->nkernels; j++) {
+    S.shared->unit = (int32_t)(j * q->nsets);
+    if (j) request_limits(q);
+    kernel k;
+    memset(&k, 0, sizeof k);
+    if (!prepare(j, 0, &k)) {
+      release(&k);
+      return;
+    }
+    bool ok = true;
+    for (uint64_t set = 0; set < q->nsets && ok; set++)
+      for (uint32_t b = 0; b < k.nbuffers && ok; b++) {
+        const leir__runner_buffer *rb = &k.buffers[b];
+        if (rb->known == LEIR__RB_TEMP) continue;
+        void *p = rb->stride && set > UINT64_MAX / rb->stride
+                      ? NULL
+                      : at(rb->offset + set * rb->stride, rb->bytes);
+        if (p && rb->known == LEIR__RB_OUTPUT &&
+            rb->elements * (uint64_t)leir_dtype_size((leir_dtype)rb->dtype) <= rb->bytes)
+          leir__fill_sentinel(p, (leir_dtype)rb->dtype, rb->elements);
+        else if (p && rb->known == LEIR__RB_OUTPUT)
+          p = NULL;
+        ok = p != NULL;
+      }
+    for (uint64_t set = 0; set < q->nsets && ok; set++) {
+      for (uint32_t b = 0; b < k.nbuffers; b++)
+        if (k.buffers[b].known != LEIR__RB_TEMP)
+          k.bufs[b] = S.data + k.buffers[b].offset + set * k.buffers[b].stride; /* checked */
+      S.shared->unit = (int32_t)(j * q->nsets + set);
+      fill_temps(&k);
+      k.fn(k.bufs, &rt);
+      __atomic_add_fetch(&S.shared->progress, 1, __ATOMIC_SEQ_CST);
+    }
+    release(&k);
+    if (!ok) {
+      leir__sandbox_fail(&S, LEIR_ERR_INTERNAL, "malformed request to the kernel runner");
+      return;
+    }
+  }
+}
+
 typedef struct time_ctx {
   kernel *ks;
   leir__c_rt rt;
@@ -393,6 +445,8 @@ static int serve(void) {
         exec_request();
       else if (q->op == LEIR__REQ_TIME)
         time_request();
+      else if (q->op == LEIR__REQ_BATCH)
+        batch_request();
       else if (q->op != LEIR__REQ_PING)
         leir__sandbox_fail(&S, LEIR_ERR_INTERNAL, "unknown request %u to the kernel runner", q->op);
       lift_limits();
