@@ -150,8 +150,74 @@ static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
 
 /* ---- bounds from the declared input domains (lib/algebra.h) ------------- */
 
+static bool bounds_at(const leir_program *p, const leir_expr *e, double *lo, double *hi,
+                      leir_status *st, unsigned depth);
+
+/* the one equation that writes sym (anywhere), or NULL (none or several) */
+static const leir_equation *only_writer(const leir_nest *n, uint32_t sym, int *count) {
+  const leir_equation *w = NULL;
+  for (uint32_t k = 0; k < n->nitems && *count < 2; k++) {
+    if (n->items[k].nest) {
+      const leir_equation *x = only_writer(n->items[k].nest, sym, count);
+      if (x) w = x;
+    } else if (n->items[k].eq->lhs->sym == sym) {
+      ++*count;
+      w = n->items[k].eq;
+    }
+  }
+  return w;
+}
+
+static bool reads_sym(const leir_expr *e, uint32_t sym, unsigned depth) {
+  if (depth > 400) return true;
+  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (reads_sym(e->kids[i], sym, depth + 1)) return true;
+  return false;
+}
+
+/* The range of an intermediate: that of its one writer's right side when
+ * the writer does not read it (no accumulation, no scan), every element
+ * being one value of that right side. */
+static bool intermediate_range(const leir_program *p, uint32_t sym, double *lo, double *hi,
+                               leir_status *st, unsigned depth) {
+  if (depth > 4) return false;
+  const leir_equation *w = NULL;
+  int count = 0;
+  for (uint32_t i = 0; i < p->nnests && count < 2; i++) {
+    const leir_equation *x = only_writer(p->nests[i], sym, &count);
+    if (x) w = x;
+  }
+  if (count != 1 || !w || reads_sym(w->rhs, sym, 0)) return false;
+  return bounds_at(p, w->rhs, lo, hi, st, depth + 1);
+}
+
+/* declares the ranges of the intermediates read in e (of program p; the
+ * symbols in s) */
+static void declare_reads(leir__alg *a, leir_program *s, const leir_program *p,
+                          const leir_expr *e, leir_status *st, unsigned depth, unsigned level) {
+  if (level > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    bool input = false;
+    for (uint32_t i = 0; i < p->nsig && !input; i++)
+      input = p->sig[i].sym == e->sym && p->sig[i].role == LEIR_ROLE_INPUT;
+    double lo, hi;
+    if (!input && is_float(e->dtype) && intermediate_range(p, e->sym, &lo, &hi, st, depth)) {
+      uint32_t sym = leir__sym_find(s, leir__sym_name(p, e->sym), leir__sym_len(p, e->sym));
+      if (sym != LEIR__NOSYM) leir__alg_assume_range(a, sym, lo, hi);
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++) declare_reads(a, s, p, e->kids[i], st, depth, level + 1);
+}
+
 static bool bounds_of(const leir_program *p, const leir_expr *e, double *lo, double *hi,
                       leir_status *st) {
+  return bounds_at(p, e, lo, hi, st, 0);
+}
+
+static bool bounds_at(const leir_program *p, const leir_expr *e, double *lo, double *hi,
+                      leir_status *st, unsigned depth) {
   leir_program *s = leir__program_new(2048);
   leir__alg *a = s ? leir__alg_new(s, 64) : NULL;
   leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
@@ -168,6 +234,7 @@ static bool bounds_of(const leir_program *p, const leir_expr *e, double *lo, dou
       else if (d->domain == LEIR_DOMAIN_RANGE || d->domain == LEIR_DOMAIN_UNIFORM)
         leir__alg_assume_range(a, sym, d->dom_a, d->dom_b);
     }
+    declare_reads(a, s, p, e, st, depth, 0);
     ok = leir__alg_bounds(a, copy, lo, hi) && isfinite(*lo) && isfinite(*hi);
   }
   leir__alg_free(a);
