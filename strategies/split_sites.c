@@ -305,6 +305,7 @@ static uint32_t collect_ys(const leir__sctx *c, const site *s, yval *ys) {
     const leir_expr *last = strip(z->kids[z->n - 1]);
     for (uint32_t k = 0; last->kind == LEIR_EXPR_VAR && k < nest->nloops; k++) {
       if (nest->loops[k].sym != last->sym) continue;
+      if (nest->loops[k].extent < 2) break; /* y would be the constant B: no split */
       bool alone = true;
       for (uint32_t j = 0; j + 1 < z->n && alone; j++)
         alone = !leir__expr_uses_var(z->kids[j], last->sym);
@@ -425,8 +426,74 @@ static verdict check(proof *pf, leir__split_kind kind, const site *s, const yval
 
 /* ---- enumeration ------------------------------------------------------------ */
 
+/* ---- values that reach a comparison ---------------------------------------------
+ * A rounding in such a value can flip the comparison (argmax: A>=D with D
+ * the maximum of rounded values), which a reassociating candidate must not
+ * do: the tensors read in a comparison, and every tensor their writers
+ * read (a fixpoint over the program). */
+/* Is child i of e a place where an absolute error of the value is not
+ * bounded in the result (fragile): a comparison, a log or sqrt argument
+ * (log(0) = -inf where the value is tiny), an exp argument (the absolute
+ * error becomes a relative one of the result), a divisor, a power? */
+static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile) {
+  if (e->kind == LEIR_EXPR_COMPARE) return true;
+  if (!fragile) return false;
+  if (e->kind == LEIR_EXPR_CALL)
+    return e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT || e->op == LEIR_OP_EXP;
+  if (e->kind == LEIR_EXPR_BINARY)
+    return e->op == LEIR_OP_POW || ((e->op == LEIR_OP_DIV || e->op == LEIR_OP_FLOORDIV ||
+                                     e->op == LEIR_OP_MOD) && i == 1);
+  return false;
+}
+
+static void mark_reads(const leir_expr *e, uint8_t *set, uint32_t nsym, bool inside, bool *grew,
+                       bool fragile, unsigned depth) {
+  if (depth > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (inside && e->sym < nsym && !set[e->sym]) set[e->sym] = 1, *grew = true;
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    mark_reads(e->kids[i], set, nsym, inside || fragile_child(e, i, fragile), grew, fragile,
+               depth + 1);
+}
+
+/* Is the site under a fragile place of its own equation? */
+static bool under_fragile(const leir_equation *eq, const uint32_t *path, uint32_t depth,
+                          bool fragile) {
+  const leir_expr *n = eq->rhs;
+  for (uint32_t k = 1; k < depth; k++) {
+    if (fragile_child(n, path[k], fragile)) return true;
+    n = n->kids[path[k]];
+  }
+  return false;
+}
+
+/* The tensors whose values reach a comparison (fragile: also a log, sqrt,
+ * divisor or power), by symbol. */
+static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
+  uint32_t nsym = c->p->syms.count;
+  uint8_t *set = calloc(nsym ? nsym : 1, 1);
+  if (!set) return NULL;
+  bool grew = true;
+  for (uint32_t round = 0; grew && round <= nsym; round++) {
+    grew = false;
+    for (uint32_t i = 0; i < c->nnests; i++) {
+      const leir_nest *n = c->nests[i].nest;
+      for (uint32_t k = 0; k < n->nitems; k++) {
+        const leir_equation *eq = n->items[k].eq;
+        if (!eq) continue;
+        bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
+        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile, 0);
+      }
+    }
+  }
+  return set;
+}
+
 typedef struct walk {
   leir__split_kind kind;
+  const uint8_t *compared; /* by symbol */
   proof pf;
   uint32_t emitted; /* in the current nest */
   const leir__nref *nest;
@@ -465,6 +532,16 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
                                                     "exponents are not proven in range");
       }
       continue;
+    }
+    bool fragile = w->kind == LEIR__SPLIT_ADD;
+    if (v == V_CLOSE && (w->compared[s->eq->lhs->sym] ||
+                         under_fragile(s->eq, x->path, x->depth, fragile))) {
+      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_COMPARED,
+                   fragile ? "the value reaches a comparison, log, sqrt, divisor or power, where "
+                             "the split's absolute rounding error is not bounded"
+                           : "the value reaches a comparison, where a rounding can change the "
+                             "outcome");
+      return;
     }
     if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
       LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
@@ -551,8 +628,15 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
     c->status = LEIR_ERR_NOMEM;
     return;
   }
-  walk w = {.kind = kind, .pf = {.c = c, .fm = &fm, .st = LEIR_OK}};
+  uint8_t *compared = compared_set(c, kind == LEIR__SPLIT_ADD);
+  if (!compared) {
+    free(fm.state);
+    c->status = LEIR_ERR_NOMEM;
+    return;
+  }
+  walk w = {.kind = kind, .compared = compared, .pf = {.c = c, .fm = &fm, .st = LEIR_OK}};
   leir__each_equation(c, on_equation, &w);
+  free(compared);
   free(fm.state);
 }
 

@@ -10,7 +10,8 @@
  * with y an existing value:
  *   loop=k    Z shifted by one on its last subscript entry k (a loop
  *             variable): if_then_else(k-1<0,B,Z_{..,k-1}), B = 1 for the
- *             multiplicative split, 0 otherwise; Z is the split tensor read
+ *             multiplicative split, 0 otherwise (k of extent >= 2: else y
+ *             is the constant B); Z is the split tensor read
  *             (#38, #39) or the first tensor read in u (#37);
  *   tensor=Y  an output Y of an earlier top-level nest with the same loops
  *             (variables and extents), read with the subscript it is
@@ -25,6 +26,14 @@
  * reads at iteration k-1, so it is in bounds and defined). At most
  * LEIR__SPLIT_MAX_Y values of y per site and LEIR__SPLIT_MAX_NEST
  * candidates per nest.
+ *
+ * A candidate that is not exact is refused where the value (the site's
+ * own ancestors, or the equation's left-hand tensor through every later
+ * reader) reaches a comparison (split.compared: argmax's A>=D with D a
+ * rounded maximum); for #39, whose error is absolute (about an ulp of
+ * |x|+|y|, all of x when |y| >> |x|), also a log, sqrt or exp argument,
+ * a divisor or a power: log(R-D+D) with R = exp(-593) and D = -593 is
+ * log(0) = -inf.
  *
  * Numerical conditions (never a new inf or NaN where the original is
  * finite; docs/strategies.md):
