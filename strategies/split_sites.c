@@ -408,7 +408,10 @@ static verdict check_mul(proof *pf, const site *s, const yval *y, uint8_t dt) {
   if (!(lo > 0 || hi < 0)) return V_UNPROVEN;
   double m = fmin(fabs(lo), fabs(hi)), M = fmax(fabs(lo), fabs(hi));
   if (M > ldexp(1.0, bits)) return V_UNPROVEN;
-  if (m >= 1) return V_CLOSE;
+  /* m >= 1 up to the bounds' own widening (a relative 1e-12 per node):
+   * |x/y| <= |x|*(1+2^-20), an overflow only for x within 2^-20 of the
+   * largest value, like any rounding there */
+  if (m >= 1 - ldexp(1.0, -20)) return V_CLOSE;
   double xlo, xhi;
   if (!bounds_of(pf->c->p, s->x, &xlo, &xhi, &pf->st)) return V_UNPROVEN;
   return fmax(fabs(xlo), fabs(xhi)) <= m * (huge / 2) ? V_CLOSE : V_UNPROVEN;
