@@ -224,19 +224,20 @@ START_TEST(test_split_candidates_on_the_corpus) {
 #endif
   size_t per[3] = {0}, mutants = 0;
   const char *names[3] = {"exponential_split", "multiplicative_split", "additive_split"};
-  /* one reassociating candidate per (program, strategy) is verified, a
-   * different one each program (LEIR_TEST_SPLITS_ALL=1: every one) */
-  size_t verify = getenv("LEIR_TEST_SPLITS_ALL") ? SIZE_MAX : 1;
+  /* every exact candidate is verified, and one reassociating candidate of
+   * one of the three strategies per program, rotating (a different
+   * candidate each time; LEIR_TEST_SPLITS_ALL=1: every one) */
+  bool all = getenv("LEIR_TEST_SPLITS_ALL") != NULL;
   for (size_t i = 0; i < small.n; i += every)
     for (size_t s = 0; s < 3; s++)
-      per[s] += sweep_one(b, small.e[i].id, small.e[i].program, strategy_index(names[s]), verify,
-                          i * 7, &mutants);
+      per[s] += sweep_one(b, small.e[i].id, small.e[i].program, strategy_index(names[s]),
+                          all ? SIZE_MAX : i % 3 == s ? 1 : 0, i * 7, &mutants);
   if (getenv("SPLIT_STATS"))
     fprintf(stderr, "split candidates: exponential %zu, multiplicative %zu, additive %zu; verified %zu\n",
             per[0], per[1], per[2], mutants);
   ck_assert_uint_gt(per[0], 20 / every); /* the softmax family's exact forms */
   ck_assert_uint_gt(per[2], 100 / every);
-  ck_assert_uint_gt(mutants, 40 / every);
+  ck_assert_uint_gt(mutants, 30 / every);
   leir_backend_free(b);
   corpus_programs_free(&small);
 }
