@@ -73,8 +73,23 @@ typedef struct finite_memo {
 
 static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth);
 
+static bool has_leaf(const leir_expr *e, unsigned depth) {
+  if (depth > 400 || e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (has_leaf(e->kids[i], depth + 1)) return true;
+  return false;
+}
+
 static bool finite_expr(finite_memo *m, const leir_expr *e, unsigned depth) {
   if (depth > 200) return false;
+  leir_status st = LEIR_OK;
+  double lo, hi;
+  /* a constant (sqrt(2)): its bounds are its value */
+  if (e->kind != LEIR_EXPR_NUMBER && !has_leaf(e, 0)) return bounds_of(m->c->p, e, &lo, &hi, &st);
+  /* a division by a finite value proven away from 0 (C/sqrt(2)) */
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV)
+    return finite_expr(m, e->kids[0], depth + 1) && finite_expr(m, e->kids[1], depth + 1) &&
+           bounds_of(m->c->p, e->kids[1], &lo, &hi, &st) && (lo > 0 || hi < 0);
   switch ((leir_expr_kind)e->kind) {
   case LEIR_EXPR_NUMBER: return isfinite(e->u.num->value);
   case LEIR_EXPR_INF: return false;

@@ -38,8 +38,10 @@
  * Numerical conditions (never a new inf or NaN where the original is
  * finite; docs/strategies.md):
  *   #39  y finite: a signature input, or an intermediate whose every
- *        writer is built from finite reads, numbers, + - *, max, min, abs,
- *        erf and if_then_else branches (no inf, /, **, exp, log, sqrt).
+ *        writer is built from finite reads, numbers, constants, + - *,
+ *        divisions by values proven away from 0, max, min, abs, erf and
+ *        if_then_else branches (no inf, **, exp, log, sqrt of reads), or is
+ *        bounded over the reals with finite reads (1/(1+exp(-C))).
  *        Class reassociating (x-y+y rounds).
  *   #38  y sign-definite and bounded, |y| in [m, M] proven from declared
  *        input domains (leir__alg_bounds), M <= 2^p (p the dtype's
