@@ -447,6 +447,15 @@ static const char *math_verb(int s) {
              "the dtype's range, into the single logarithm";
     case LEIR__S_collect: return "collected around a common factor as";
     case LEIR__S_expand_collect: return "distributed as";
+    case LEIR__S_exponential_split:
+      return "split around an existing value y, where one factor is exactly exp(y-y) = 1 or the "
+             "exponents are proven within the dtype's range (no inf*0), into";
+    case LEIR__S_multiplicative_split:
+      return "divided and multiplied by an existing value y that is proven non-zero and bounded, "
+             "so that x/y cannot overflow, giving";
+    case LEIR__S_additive_split:
+      return "shifted by an existing value y that is proven finite, subtracting and adding it "
+             "back, giving";
     default: return NULL;
   }
 }

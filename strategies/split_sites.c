@@ -1,0 +1,756 @@
+/*
+ * The split strategies' sites, values y, numerical conditions and rewrites
+ * (split_sites.h). One walk serves enumeration and apply: apply finds the
+ * site again from its path and the y from `loop=` / `tensor=`, with the
+ * same search that enumerated it.
+ */
+#include "split_sites.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "algebra.h"
+#include "error.h"
+#include "streaming.h"
+
+static const leir_expr *strip(const leir_expr *e) {
+  while (e && e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
+
+static bool is_float(uint8_t dt) {
+  return dt == LEIR_F16 || dt == LEIR_BF16 || dt == LEIR_F32 || dt == LEIR_F64;
+}
+
+/* rank of float dtypes by range and precision: narrower first */
+static int narrowness(uint8_t dt) {
+  switch (dt) {
+  case LEIR_BF16: return 0;
+  case LEIR_F16: return 1;
+  case LEIR_F32: return 2;
+  default: return 3;
+  }
+}
+
+static uint8_t narrower(uint8_t a, uint8_t b) {
+  if (!is_float(b)) return a;
+  if (!is_float(a)) return b;
+  return narrowness(b) < narrowness(a) ? b : a;
+}
+
+/* the narrowest float dtype read in e (outside subscripts), or `dt` */
+static uint8_t narrowest(const leir_expr *e, uint8_t dt, unsigned depth) {
+  if (depth > 400) return dt;
+  if (e->kind == LEIR_EXPR_TENSOR) return narrower(dt, e->dtype);
+  for (uint32_t i = 0; i < e->n; i++) dt = narrowest(e->kids[i], dt, depth + 1);
+  return dt;
+}
+
+/* smallest normal, largest finite, mantissa bits */
+static void limits(uint8_t dt, double *tiny, double *huge, int *bits) {
+  switch (dt) {
+  case LEIR_F16: *tiny = 6.103515625e-05, *huge = 65504.0, *bits = 10; break;
+  case LEIR_BF16: *tiny = 1.1754943508222875e-38, *huge = 3.3895313892515355e38, *bits = 7; break;
+  case LEIR_F32: *tiny = FLT_MIN, *huge = FLT_MAX, *bits = 23; break;
+  default: *tiny = DBL_MIN, *huge = DBL_MAX, *bits = 52; break;
+  }
+}
+
+/* ---- finiteness: y is never inf or NaN (modulo + - * overflow, as for
+ * every reassociating rewrite) ---------------------------------------------- */
+
+static bool bounds_of(const leir_program *p, const leir_expr *e, double *lo, double *hi,
+                      leir_status *st);
+
+enum { T_UNKNOWN = 0, T_VISITING, T_YES, T_NO };
+
+typedef struct finite_memo {
+  const leir__sctx *c;
+  uint8_t *state; /* by symbol */
+  uint32_t nsym;
+} finite_memo;
+
+static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth);
+
+static bool has_leaf(const leir_expr *e, unsigned depth) {
+  if (depth > 400 || e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (has_leaf(e->kids[i], depth + 1)) return true;
+  return false;
+}
+
+static bool finite_expr(finite_memo *m, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return false;
+  leir_status st = LEIR_OK;
+  double lo, hi;
+  /* a constant (sqrt(2)): its bounds are its value */
+  if (e->kind != LEIR_EXPR_NUMBER && !has_leaf(e, 0)) return bounds_of(m->c->p, e, &lo, &hi, &st);
+  /* a division by a finite value proven away from 0 (C/sqrt(2)) */
+  if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV)
+    return finite_expr(m, e->kids[0], depth + 1) && finite_expr(m, e->kids[1], depth + 1) &&
+           bounds_of(m->c->p, e->kids[1], &lo, &hi, &st) && (lo > 0 || hi < 0);
+  switch ((leir_expr_kind)e->kind) {
+  case LEIR_EXPR_NUMBER: return isfinite(e->u.num->value);
+  case LEIR_EXPR_INF: return false;
+  case LEIR_EXPR_VAR: return true;
+  case LEIR_EXPR_TENSOR: return finite_sym(m, e->sym, depth + 1);
+  case LEIR_EXPR_PAREN:
+  case LEIR_EXPR_NEG: return finite_expr(m, e->kids[0], depth + 1);
+  case LEIR_EXPR_COMPARE:
+  case LEIR_EXPR_AND:
+  case LEIR_EXPR_OR: return true; /* 0 or 1 */
+  case LEIR_EXPR_BINARY:
+    if (e->op != LEIR_OP_ADD && e->op != LEIR_OP_SUB && e->op != LEIR_OP_MUL) return false;
+    return finite_expr(m, e->kids[0], depth + 1) && finite_expr(m, e->kids[1], depth + 1);
+  case LEIR_EXPR_CALL:
+    if (e->op == LEIR_OP_IF_THEN_ELSE)
+      return e->n == 3 && finite_expr(m, e->kids[1], depth + 1) &&
+             finite_expr(m, e->kids[2], depth + 1);
+    if (e->op != LEIR_OP_MAX && e->op != LEIR_OP_MIN && e->op != LEIR_OP_ABS &&
+        e->op != LEIR_OP_ERF)
+      return false;
+    for (uint32_t i = 0; i < e->n; i++)
+      if (!finite_expr(m, e->kids[i], depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
+static bool reads_finite(finite_memo *m, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return false;
+  if (e->kind == LEIR_EXPR_TENSOR) return finite_sym(m, e->sym, depth + 1);
+  for (uint32_t i = 0; i < e->n; i++)
+    if (!reads_finite(m, e->kids[i], depth + 1)) return false;
+  return true;
+}
+
+/* Every tensor read finite and the value bounded over the reals
+ * (leir__alg_bounds, reads unbounded unless declared): an intermediate inf
+ * of an exp that overflows can only reach a bounded result through a
+ * division (1/inf = 0) or a clamp, since +, -, * and / with an unbounded
+ * operand have unbounded real bounds; 1/(1+exp(-C)) is finite. */
+static bool finite_bounded(finite_memo *m, const leir_expr *e, unsigned depth) {
+  double lo, hi;
+  leir_status st = LEIR_OK;
+  if (!reads_finite(m, e, depth + 1)) return false;
+  return bounds_of(m->c->p, e, &lo, &hi, &st);
+}
+
+static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
+  if (sym >= m->nsym) return false;
+  if (m->state[sym] == T_YES || m->state[sym] == T_VISITING) return true; /* a cycle: induction */
+  if (m->state[sym] == T_NO) return false;
+  m->state[sym] = T_VISITING;
+  const leir__sctx *c = m->c;
+  bool ok = true, written = false;
+  for (uint32_t i = 0; i < c->nnests && ok; i++) {
+    const leir_nest *n = c->nests[i].nest;
+    for (uint32_t k = 0; k < n->nitems && ok; k++) {
+      const leir_equation *eq = n->items[k].eq;
+      if (!eq || eq->lhs->sym != sym) continue;
+      written = true;
+      if (is_float(eq->lhs->dtype)) ok = finite_expr(m, eq->rhs, depth + 1) || finite_bounded(m, eq->rhs, depth);
+    }
+  }
+  if (ok && !written) { /* a signature input: every domain is finite but a non-finite value */
+    ok = c->known && c->known[sym];
+    for (uint32_t i = 0; ok && i < c->p->nsig; i++)
+      if (c->p->sig[i].sym == sym && c->p->sig[i].domain == LEIR_DOMAIN_VALUE)
+        ok = isfinite(c->p->sig[i].dom_a);
+  }
+  m->state[sym] = ok ? T_YES : T_NO;
+  return ok;
+}
+
+/* ---- bounds from the declared input domains (lib/algebra.h) ------------- */
+
+static bool bounds_at(const leir_program *p, const leir_expr *e, double *lo, double *hi,
+                      leir_status *st, unsigned depth);
+
+/* the one equation that writes sym (anywhere), or NULL (none or several) */
+static const leir_equation *only_writer(const leir_nest *n, uint32_t sym, int *count) {
+  const leir_equation *w = NULL;
+  for (uint32_t k = 0; k < n->nitems && *count < 2; k++) {
+    if (n->items[k].nest) {
+      const leir_equation *x = only_writer(n->items[k].nest, sym, count);
+      if (x) w = x;
+    } else if (n->items[k].eq->lhs->sym == sym) {
+      ++*count;
+      w = n->items[k].eq;
+    }
+  }
+  return w;
+}
+
+static bool reads_sym(const leir_expr *e, uint32_t sym, unsigned depth) {
+  if (depth > 400) return true;
+  if (e->kind == LEIR_EXPR_TENSOR && e->sym == sym) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (reads_sym(e->kids[i], sym, depth + 1)) return true;
+  return false;
+}
+
+/* The range of an intermediate: that of its one writer's right side when
+ * the writer does not read it (no accumulation, no scan), every element
+ * being one value of that right side. */
+static bool intermediate_range(const leir_program *p, uint32_t sym, double *lo, double *hi,
+                               leir_status *st, unsigned depth) {
+  if (depth > 4) return false;
+  const leir_equation *w = NULL;
+  int count = 0;
+  for (uint32_t i = 0; i < p->nnests && count < 2; i++) {
+    const leir_equation *x = only_writer(p->nests[i], sym, &count);
+    if (x) w = x;
+  }
+  if (count != 1 || !w || reads_sym(w->rhs, sym, 0)) return false;
+  return bounds_at(p, w->rhs, lo, hi, st, depth + 1);
+}
+
+/* declares the ranges of the intermediates read in e (of program p; the
+ * symbols in s) */
+static void declare_reads(leir__alg *a, leir_program *s, const leir_program *p,
+                          const leir_expr *e, leir_status *st, unsigned depth, unsigned level) {
+  if (level > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    bool input = false;
+    for (uint32_t i = 0; i < p->nsig && !input; i++)
+      input = p->sig[i].sym == e->sym && p->sig[i].role == LEIR_ROLE_INPUT;
+    double lo, hi;
+    if (!input && is_float(e->dtype) && intermediate_range(p, e->sym, &lo, &hi, st, depth)) {
+      uint32_t sym = leir__sym_find(s, leir__sym_name(p, e->sym), leir__sym_len(p, e->sym));
+      if (sym != LEIR__NOSYM) leir__alg_assume_range(a, sym, lo, hi);
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++) declare_reads(a, s, p, e->kids[i], st, depth, level + 1);
+}
+
+static bool bounds_of(const leir_program *p, const leir_expr *e, double *lo, double *hi,
+                      leir_status *st) {
+  return bounds_at(p, e, lo, hi, st, 0);
+}
+
+static bool bounds_at(const leir_program *p, const leir_expr *e, double *lo, double *hi,
+                      leir_status *st, unsigned depth) {
+  leir_program *s = leir__program_new(2048);
+  leir__alg *a = s ? leir__alg_new(s, 64) : NULL;
+  leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
+  bool ok = false;
+  if (!copy) {
+    *st = LEIR_ERR_NOMEM;
+  } else {
+    for (uint32_t i = 0; i < p->nsig; i++) {
+      const leir__decl *d = &p->sig[i];
+      uint32_t sym = leir__sym_find(s, leir__sym_name(p, d->sym), leir__sym_len(p, d->sym));
+      if (sym == LEIR__NOSYM) continue;
+      if (d->domain == LEIR_DOMAIN_POSITIVE) leir__alg_assume_positive(a, sym);
+      else if (d->domain == LEIR_DOMAIN_VALUE) leir__alg_assume_range(a, sym, d->dom_a, d->dom_a);
+      else if (d->domain == LEIR_DOMAIN_RANGE || d->domain == LEIR_DOMAIN_UNIFORM)
+        leir__alg_assume_range(a, sym, d->dom_a, d->dom_b);
+    }
+    declare_reads(a, s, p, e, st, depth, 0);
+    ok = leir__alg_bounds(a, copy, lo, hi) && isfinite(*lo) && isfinite(*hi);
+  }
+  leir__alg_free(a);
+  leir_program_free(s);
+  return ok;
+}
+
+/* ---- sites and values y ---------------------------------------------------- */
+
+typedef struct yval {
+  bool shift;             /* loop=k, else tensor=Y */
+  uint32_t k;             /* shift: loop index in the nest */
+  const leir_expr *z;     /* shift: the read shifted */
+  const leir_expr *acc;   /* tensor: Y's left-hand access in its writer */
+} yval;
+
+typedef struct site {
+  const leir__nref *r;
+  uint32_t item;
+  const leir_equation *eq;
+  const leir_expr *x;     /* the tensor read (#38, #39) or the exp call (#37) */
+  const leir_expr *z;     /* the read a shifted y shifts, or NULL */
+  bool under_ite;
+} site;
+
+static bool nest_writes(const leir_nest *n, uint32_t sym) {
+  for (uint32_t k = 0; k < n->nitems; k++)
+    if (n->items[k].eq && n->items[k].eq->lhs->sym == sym) return true;
+  return false;
+}
+
+static bool same_loops(const leir_nest *a, const leir_nest *b) {
+  if (a->nloops != b->nloops) return false;
+  for (uint32_t i = 0; i < a->nloops; i++) {
+    bool found = false;
+    for (uint32_t j = 0; j < b->nloops && !found; j++)
+      found = a->loops[i].sym == b->loops[j].sym && a->loops[i].extent == b->loops[j].extent;
+    if (!found) return false;
+  }
+  return true;
+}
+
+/* the first tensor read in e outside subscripts */
+static const leir_expr *first_read(const leir_expr *e, unsigned depth) {
+  if (depth > 400) return NULL;
+  if (e->kind == LEIR_EXPR_TENSOR) return e;
+  for (uint32_t i = 0; i < e->n; i++) {
+    const leir_expr *r = first_read(e->kids[i], depth + 1);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+static uint32_t count_reads(const leir_expr *e, uint32_t sym, unsigned depth) {
+  if (depth > 400) return 2;
+  if (e->kind == LEIR_EXPR_TENSOR) return e->sym == sym;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < e->n; i++) n += count_reads(e->kids[i], sym, depth + 1);
+  return n;
+}
+
+/* the values y of a site, in order: the shift, then earlier outputs */
+static uint32_t collect_ys(const leir__sctx *c, const site *s, yval *ys) {
+  uint32_t n = 0;
+  const leir_nest *nest = s->r->nest;
+  const leir_expr *z = s->z;
+  if (z && is_float(z->dtype) && z->n >= 1 && !s->under_ite && !nest_writes(nest, z->sym)) {
+    const leir_expr *last = strip(z->kids[z->n - 1]);
+    for (uint32_t k = 0; last->kind == LEIR_EXPR_VAR && k < nest->nloops; k++) {
+      if (nest->loops[k].sym != last->sym) continue;
+      if (nest->loops[k].extent < 2) break; /* y would be the constant B: no split */
+      bool alone = true;
+      for (uint32_t j = 0; j + 1 < z->n && alone; j++)
+        alone = !leir__expr_uses_var(z->kids[j], last->sym);
+      if (alone) ys[n++] = (yval){.shift = true, .k = k, .z = z};
+      break;
+    }
+  }
+  for (uint32_t t = 0; t < s->r->path[0] && n < LEIR__SPLIT_MAX_Y; t++) {
+    const leir_nest *w = c->p->nests[t];
+    if (!same_loops(w, nest)) continue;
+    for (uint32_t k = 0; k < w->nitems && n < LEIR__SPLIT_MAX_Y; k++) {
+      const leir_equation *eq = w->items[k].eq;
+      if (!eq || !is_float(eq->lhs->dtype) || nest_writes(nest, eq->lhs->sym)) continue;
+      bool dup = false;
+      for (uint32_t j = 0; j < n && !dup; j++) dup = !ys[j].shift && ys[j].acc->sym == eq->lhs->sym;
+      if (!dup) ys[n++] = (yval){.shift = false, .acc = eq->lhs};
+    }
+  }
+  return n;
+}
+
+/* ---- the numerical conditions ---------------------------------------------- */
+
+typedef enum { V_EXACT, V_CLOSE, V_UNPROVEN } verdict;
+
+typedef struct proof {
+  const leir__sctx *c;
+  finite_memo *fm;
+  leir_status st;
+} proof;
+
+static bool y_finite(proof *pf, const yval *y) {
+  return finite_sym(pf->fm, y->shift ? y->z->sym : y->acc->sym, 0);
+}
+
+static bool y_bounds(proof *pf, const yval *y, double *lo, double *hi, double boundary) {
+  if (!bounds_of(pf->c->p, y->shift ? y->z : y->acc, lo, hi, &pf->st)) return false;
+  if (y->shift) {
+    if (boundary < *lo) *lo = boundary;
+    if (boundary > *hi) *hi = boundary;
+  }
+  return true;
+}
+
+static bool same_value(const leir__sctx *c, const yval *y, const leir_expr *e) {
+  return !y->shift && leir__expr_equal(c->p, strip(e), c->p, y->acc);
+}
+
+/* exp(u): its leftmost +/- term t1 and whether u has more terms */
+static const leir_expr *first_term(const leir_expr *u, bool *more) {
+  const leir_expr *n = strip(u);
+  *more = false;
+  while (n->kind == LEIR_EXPR_BINARY && (n->op == LEIR_OP_ADD || n->op == LEIR_OP_SUB)) {
+    *more = true;
+    n = strip(n->kids[0]);
+  }
+  return n;
+}
+
+static verdict check_exp(proof *pf, const site *s, const yval *y, bool div, uint8_t dt) {
+  const leir__sctx *c = pf->c;
+  const leir_expr *u = s->x->kids[0];
+  double tiny, huge, ylo, yhi;
+  int bits;
+  limits(dt, &tiny, &huge, &bits);
+  double L = fmin(log(huge), -log(tiny)) / 2 - 1;
+  const leir_expr *su = strip(u);
+  if (div) {
+    if (su->kind != LEIR_EXPR_BINARY || su->op != LEIR_OP_SUB) return V_UNPROVEN;
+    if (same_value(c, y, su->kids[1]) && y_finite(pf, y)) return V_EXACT;
+    double alo, ahi, blo, bhi;
+    if (!y_bounds(pf, y, &ylo, &yhi, 0) || !bounds_of(c->p, su->kids[0], &alo, &ahi, &pf->st) ||
+        !bounds_of(c->p, su->kids[1], &blo, &bhi, &pf->st))
+      return V_UNPROVEN;
+    return alo - yhi >= -L && ahi - ylo <= L && blo - yhi >= -L && bhi - ylo <= L ? V_CLOSE
+                                                                                  : V_UNPROVEN;
+  }
+  bool more;
+  const leir_expr *t1 = first_term(u, &more);
+  if (same_value(c, y, t1) && y_finite(pf, y)) return V_EXACT;
+  if (su->kind == LEIR_EXPR_BINARY && su->op == LEIR_OP_SUB && strip(su->kids[0]) == t1 &&
+      same_value(c, y, su->kids[1]) && y_finite(pf, y))
+    return V_EXACT;
+  if (!y_bounds(pf, y, &ylo, &yhi, 0)) return V_UNPROVEN;
+  if (!more) return ylo >= 0 && yhi <= bits * log(2.0) ? V_CLOSE : V_UNPROVEN;
+  double tlo, thi, ulo, uhi;
+  if (!bounds_of(c->p, t1, &tlo, &thi, &pf->st) || !bounds_of(c->p, u, &ulo, &uhi, &pf->st))
+    return V_UNPROVEN;
+  /* exponents t1-y and u-t1+y */
+  return tlo - yhi >= -L && thi - ylo <= L && ulo - thi + ylo >= -L && uhi - tlo + yhi <= L
+             ? V_CLOSE
+             : V_UNPROVEN;
+}
+
+static verdict check_mul(proof *pf, const site *s, const yval *y, uint8_t dt) {
+  double tiny, huge, lo, hi;
+  int bits;
+  limits(dt, &tiny, &huge, &bits);
+  if (!y_bounds(pf, y, &lo, &hi, 1)) return V_UNPROVEN;
+  if (!(lo > 0 || hi < 0)) return V_UNPROVEN;
+  double m = fmin(fabs(lo), fabs(hi)), M = fmax(fabs(lo), fabs(hi));
+  if (M > ldexp(1.0, bits)) return V_UNPROVEN;
+  /* m >= 1 up to the bounds' own widening (a relative 1e-12 per node):
+   * |x/y| <= |x|*(1+2^-20), an overflow only for x within 2^-20 of the
+   * largest value, like any rounding there */
+  if (m >= 1 - ldexp(1.0, -20)) return V_CLOSE;
+  double xlo, xhi;
+  if (!bounds_of(pf->c->p, s->x, &xlo, &xhi, &pf->st)) return V_UNPROVEN;
+  return fmax(fabs(xlo), fabs(xhi)) <= m * (huge / 2) ? V_CLOSE : V_UNPROVEN;
+}
+
+static verdict check(proof *pf, leir__split_kind kind, const site *s, const yval *y, bool div) {
+  uint8_t dt = narrowest(s->x, s->eq->lhs->dtype, 0);
+  dt = narrower(dt, y->shift ? y->z->dtype : y->acc->dtype);
+  switch (kind) {
+  case LEIR__SPLIT_ADD: return y_finite(pf, y) ? V_CLOSE : V_UNPROVEN;
+  case LEIR__SPLIT_MUL: return check_mul(pf, s, y, dt);
+  default: return check_exp(pf, s, y, div, dt);
+  }
+}
+
+/* ---- enumeration ------------------------------------------------------------ */
+
+/* ---- values that reach a comparison ---------------------------------------------
+ * A rounding in such a value can flip the comparison (argmax: A>=D with D
+ * the maximum of rounded values), which a reassociating candidate must not
+ * do: the tensors read in a comparison, and every tensor their writers
+ * read (a fixpoint over the program). */
+/* Is child i of e a place where an absolute error of the value is not
+ * bounded in the result (fragile): a comparison, a log or sqrt argument
+ * (log(0) = -inf where the value is tiny), an exp argument (the absolute
+ * error becomes a relative one of the result), a divisor, a power? */
+static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile) {
+  if (e->kind == LEIR_EXPR_COMPARE) return true;
+  if (!fragile) return false;
+  if (e->kind == LEIR_EXPR_CALL)
+    return e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT || e->op == LEIR_OP_EXP;
+  if (e->kind == LEIR_EXPR_BINARY)
+    return e->op == LEIR_OP_POW || ((e->op == LEIR_OP_DIV || e->op == LEIR_OP_FLOORDIV ||
+                                     e->op == LEIR_OP_MOD) && i == 1);
+  return false;
+}
+
+static void mark_reads(const leir_expr *e, uint8_t *set, uint32_t nsym, bool inside, bool *grew,
+                       bool fragile, unsigned depth) {
+  if (depth > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (inside && e->sym < nsym && !set[e->sym]) set[e->sym] = 1, *grew = true;
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    mark_reads(e->kids[i], set, nsym, inside || fragile_child(e, i, fragile), grew, fragile,
+               depth + 1);
+}
+
+/* Is the site under a fragile place of its own equation? */
+static bool under_fragile(const leir_equation *eq, const uint32_t *path, uint32_t depth,
+                          bool fragile) {
+  const leir_expr *n = eq->rhs;
+  for (uint32_t k = 1; k < depth; k++) {
+    if (fragile_child(n, path[k], fragile)) return true;
+    n = n->kids[path[k]];
+  }
+  return false;
+}
+
+/* The tensors whose values reach a comparison (fragile: also a log, sqrt,
+ * divisor or power), by symbol. */
+static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
+  uint32_t nsym = c->p->syms.count;
+  uint8_t *set = calloc(nsym ? nsym : 1, 1);
+  if (!set) return NULL;
+  bool grew = true;
+  for (uint32_t round = 0; grew && round <= nsym; round++) {
+    grew = false;
+    for (uint32_t i = 0; i < c->nnests; i++) {
+      const leir_nest *n = c->nests[i].nest;
+      for (uint32_t k = 0; k < n->nitems; k++) {
+        const leir_equation *eq = n->items[k].eq;
+        if (!eq) continue;
+        bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
+        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile, 0);
+      }
+    }
+  }
+  return set;
+}
+
+typedef struct walk {
+  leir__split_kind kind;
+  const uint8_t *compared; /* by symbol */
+  proof pf;
+  uint32_t emitted; /* in the current nest */
+  const leir__nref *nest;
+} walk;
+
+static bool under_ite(const leir_equation *eq, const leir__xsite *x) {
+  const leir_expr *n = eq->rhs;
+  for (uint32_t k = 1; k < x->depth; k++) {
+    if (n->kind == LEIR_EXPR_CALL && n->op == LEIR_OP_IF_THEN_ELSE) return true;
+    n = n->kids[x->path[k]];
+  }
+  return false;
+}
+
+static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, const yval *y) {
+  char path[LEIR__MAX_XPATH * 11];
+  leir__xpath_format(x, path, sizeof path);
+  for (int form = 0; form < (w->kind == LEIR__SPLIT_EXP ? 2 : 1) && leir__more(c); form++) {
+    verdict v = check(&w->pf, w->kind, s, y, form == 1);
+    if (w->pf.st != LEIR_OK) return;
+    const char *fs = w->kind != LEIR__SPLIT_EXP ? "" : form ? " form=div" : " form=mul";
+    char what[96];
+    if (y->shift)
+      snprintf(what, sizeof what, "loop=%.40s", leir__loop_name(c, s->r, y->k));
+    else
+      snprintf(what, sizeof what, "tensor=%.40s", leir__name(c, y->acc->sym));
+    if (v == V_UNPROVEN) {
+      if (c->mode == LEIR__MODE_EXPLAIN) {
+        snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
+                 s->item, path, fs);
+        leir__reject(c, c->site, LEIR__R_SPLIT_UNPROVEN,
+                     w->kind == LEIR__SPLIT_ADD   ? "y is not proven finite"
+                     : w->kind == LEIR__SPLIT_MUL ? "y is not proven non-zero and bounded so "
+                                                    "that x/y cannot overflow"
+                                                  : "no factor is proven exp(0) and the "
+                                                    "exponents are not proven in range");
+      }
+      continue;
+    }
+    bool fragile = w->kind == LEIR__SPLIT_ADD;
+    if (v == V_CLOSE && (w->compared[s->eq->lhs->sym] ||
+                         under_fragile(s->eq, x->path, x->depth, fragile))) {
+      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_COMPARED,
+                   fragile ? "the value reaches a comparison, log, sqrt, divisor or power, where "
+                             "the split's absolute rounding error is not bounded"
+                           : "the value reaches a comparison, where a rounding can change the "
+                             "outcome");
+      return;
+    }
+    if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
+      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
+                   "nest %s already has %u split candidates", s->r->label, LEIR__SPLIT_MAX_NEST);
+      return;
+    }
+    w->emitted++;
+    if (y->shift)
+      leir__emit(c, v == V_EXACT ? LEIR_EXACT : LEIR_REASSOCIATING, "nest=%s loop=%s eq=%u expr=%s%s",
+                 s->r->label, leir__loop_name(c, s->r, y->k), s->item, path, fs);
+    else
+      leir__emit(c, v == V_EXACT ? LEIR_EXACT : LEIR_REASSOCIATING,
+                 "nest=%s tensor=%s eq=%u expr=%s%s", s->r->label, leir__name(c, y->acc->sym),
+                 s->item, path, fs);
+  }
+}
+
+/* Is x a site? Fills s. */
+static bool site_of(const leir__xsite *x, leir__split_kind kind, site *s) {
+  const leir_equation *eq = x->eq.eq;
+  if (x->path[0] != 1 || x->in_subscript) return false;
+  const leir_expr *e = x->e;
+  s->r = x->eq.r;
+  s->item = x->eq.item;
+  s->eq = eq;
+  s->x = e;
+  s->under_ite = under_ite(eq, x);
+  if (kind == LEIR__SPLIT_EXP) {
+    if (e->kind != LEIR_EXPR_CALL || e->op != LEIR_OP_EXP || e->n != 1) return false;
+    s->z = first_read(e->kids[0], 0);
+    return true;
+  }
+  if (e->kind != LEIR_EXPR_TENSOR || !is_float(e->dtype) || e->sym == eq->lhs->sym) return false;
+  s->z = e;
+  return true;
+}
+
+static bool on_node(leir__sctx *c, const leir__xsite *x, void *ud) {
+  walk *w = ud;
+  site s;
+  if (!site_of(x, w->kind, &s)) return true;
+  if (w->kind != LEIR__SPLIT_EXP && count_reads(x->eq.eq->rhs, s.x->sym, 0) != 1) {
+    LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_REUSED,
+                 "%s is read more than once on the right-hand side", leir__name(c, s.x->sym));
+    return true;
+  }
+  yval ys[LEIR__SPLIT_MAX_Y];
+  uint32_t n = collect_ys(c, &s, ys);
+  if (n == 0)
+    LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_NO_Y,
+                 "no shiftable read and no earlier output over the same loops");
+  for (uint32_t i = 0; i < n && leir__more(c) && w->pf.st == LEIR_OK; i++) emit_y(c, w, &s, x, &ys[i]);
+  if (w->pf.st != LEIR_OK) {
+    c->status = w->pf.st;
+    return false;
+  }
+  return leir__more(c);
+}
+
+static bool on_equation(leir__sctx *c, const leir__eqsite *s, void *ud) {
+  walk *w = ud;
+  if (w->nest != s->r) {
+    w->nest = s->r;
+    w->emitted = 0;
+  }
+  if (s->r->depth != 1 || s->r->has_nested) {
+    LEIR__REJECT(c, leir__site_eq(c, s), LEIR__R_SPLIT_NEST,
+                 "the equation is not directly in a top-level nest without nested nests");
+    return true;
+  }
+  if (!is_float(s->eq->lhs->dtype)) {
+    LEIR__REJECT(c, leir__site_eq(c, s), LEIR__R_MATH_DTYPE, "%s is computed in an integer dtype",
+                 leir__name(c, s->eq->lhs->sym));
+    return true;
+  }
+  leir__each_subexpr(c, s, on_node, ud);
+  return leir__more(c);
+}
+
+void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
+  finite_memo fm = {.c = c, .nsym = c->p->syms.count};
+  fm.state = calloc(fm.nsym ? fm.nsym : 1, 1);
+  if (!fm.state) {
+    c->status = LEIR_ERR_NOMEM;
+    return;
+  }
+  uint8_t *compared = compared_set(c, kind == LEIR__SPLIT_ADD);
+  if (!compared) {
+    free(fm.state);
+    c->status = LEIR_ERR_NOMEM;
+    return;
+  }
+  walk w = {.kind = kind, .compared = compared, .pf = {.c = c, .fm = &fm, .st = LEIR_OK}};
+  leir__each_equation(c, on_equation, &w);
+  free(compared);
+  free(fm.state);
+}
+
+/* ---- apply -------------------------------------------------------------------- */
+
+static leir_expr *build_y(leir_program *out, const leir__sctx *c, const site *s, const yval *y,
+                          int64_t boundary) {
+  if (!y->shift) return leir__copy_expr(out, c->p, y->acc);
+  uint32_t ksym = s->r->nest->loops[y->k].sym;
+  leir_expr *prev = leir__copy_expr(out, c->p, y->z);
+  prev->kids[prev->n - 1] =
+      leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
+  leir_expr *cond = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
+  cond->kids[0] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
+  cond->kids[1] = leir__mk_int(out, 0);
+  cond->u.cmp_ops[0] = LEIR_OP_LT;
+  return leir__stream_ite(out, cond, leir__mk_int(out, boundary), prev);
+}
+
+/* a copy of u (of c->p) in out with the node t1 replaced by `with` */
+static leir_expr *replace_node(leir_program *out, const leir_program *p, const leir_expr *u,
+                               const leir_expr *t1, leir_expr *with, unsigned depth) {
+  if (u == t1) return with;
+  if (depth > 400 || u->kind == LEIR_EXPR_TENSOR) return leir__copy_expr(out, p, u);
+  leir_expr *e = leir__copy_expr(out, p, u);
+  for (uint32_t i = 0; i < u->n; i++) e->kids[i] = replace_node(out, p, u->kids[i], t1, with, depth + 1);
+  return e;
+}
+
+leir_status leir__split_apply(leir__sctx *c, const leir__pstep *ps, leir_program *out,
+                              leir__split_kind kind) {
+  const leir__nref *r = leir__ps_nest(c, ps);
+  leir__eqsite es;
+  if (!r || !leir__ps_eq(c, r, ps, &es)) return LEIR_ERR_INTERNAL;
+  leir_expr **orig = leir__ps_expr_slot((leir_nest *)r->nest, es.item, ps);
+  leir_nest *m = leir__nest_at(out, r->path, r->depth);
+  leir_expr **slot = m ? leir__ps_expr_slot(m, es.item, ps) : NULL;
+  if (!orig || !slot) return LEIR_ERR_INTERNAL;
+  /* the site again, as enumerate saw it */
+  leir__xsite x = {.eq = es, .e = *orig, .depth = 0};
+  const leir__tok *et = leir__ps_get(ps, LEIR__K_EXPR, NULL);
+  for (uint32_t i = 0; i < et->len && x.depth < LEIR__MAX_XPATH;) {
+    uint32_t j = i, v = 0;
+    while (j < et->len && et->s[j] != '.') v = v * 10 + (uint32_t)(et->s[j++] - '0');
+    x.path[x.depth++] = v;
+    i = j + 1;
+  }
+  site s;
+  if (!site_of(&x, kind, &s)) return LEIR_ERR_INTERNAL;
+  yval ys[LEIR__SPLIT_MAX_Y];
+  uint32_t n = collect_ys(c, &s, ys);
+  const leir__tok *lt = leir__ps_get(ps, LEIR__K_LOOP, NULL);
+  const leir__tok *tt = leir__ps_get(ps, LEIR__K_TENSOR, NULL);
+  const yval *y = NULL;
+  for (uint32_t i = 0; i < n && !y; i++) {
+    if (ys[i].shift && lt && leir__tok_eq(lt, leir__loop_name(c, r, ys[i].k))) y = &ys[i];
+    if (!ys[i].shift && tt && leir__tok_eq(tt, leir__name(c, ys[i].acc->sym))) y = &ys[i];
+  }
+  if (!y) return LEIR_ERR_INTERNAL;
+  const leir_expr *e = *orig;
+  leir_expr *res;
+  if (kind == LEIR__SPLIT_ADD) {
+    res = leir__mk_bin(out, LEIR_OP_ADD,
+                       leir__mk_bin(out, LEIR_OP_SUB, leir__copy_expr(out, c->p, e),
+                                    build_y(out, c, &s, y, 0)),
+                       build_y(out, c, &s, y, 0));
+  } else if (kind == LEIR__SPLIT_MUL) {
+    res = leir__mk_bin(out, LEIR_OP_MUL,
+                       leir__mk_bin(out, LEIR_OP_DIV, leir__copy_expr(out, c->p, e),
+                                    build_y(out, c, &s, y, 1)),
+                       build_y(out, c, &s, y, 1));
+  } else {
+    const leir__tok *ft = leir__ps_get(ps, LEIR__K_FORM, NULL);
+    const leir_expr *u = e->kids[0];
+    if (ft && leir__tok_eq(ft, "div")) {
+      const leir_expr *su = strip(u);
+      if (su->kind != LEIR_EXPR_BINARY || su->op != LEIR_OP_SUB) return LEIR_ERR_INTERNAL;
+      leir_expr *num = leir__stream_call1(
+          out, LEIR_OP_EXP,
+          leir__mk_bin(out, LEIR_OP_SUB, leir__copy_expr(out, c->p, su->kids[0]),
+                       build_y(out, c, &s, y, 0)));
+      leir_expr *den = leir__stream_call1(
+          out, LEIR_OP_EXP,
+          leir__mk_bin(out, LEIR_OP_SUB, leir__copy_expr(out, c->p, su->kids[1]),
+                       build_y(out, c, &s, y, 0)));
+      res = leir__mk_bin(out, LEIR_OP_DIV, num, den);
+    } else {
+      bool more;
+      const leir_expr *t1 = first_term(u, &more);
+      leir_expr *f1 = leir__stream_call1(
+          out, LEIR_OP_EXP,
+          leir__mk_bin(out, LEIR_OP_SUB, leir__copy_expr(out, c->p, t1), build_y(out, c, &s, y, 0)));
+      leir_expr *rest = replace_node(out, c->p, u, t1, build_y(out, c, &s, y, 0), 0);
+      res = leir__mk_bin(out, LEIR_OP_MUL, f1, leir__stream_call1(out, LEIR_OP_EXP, rest));
+    }
+  }
+  *slot = res;
+  return LEIR_OK;
+}

@@ -1,0 +1,451 @@
+/*
+ * The split strategies #37-#39 (exponential_split, multiplicative_split,
+ * additive_split; strategies/split_sites.h):
+ *   - every candidate on every sources-small program prints, parses back
+ *     (text and JSON), applies, passes leir check, grounds to itself and
+ *     verifies EQUAL (exact) or CLOSE on all input sets; a wrong split (the
+ *     sign of y flipped, x*y*y for x/y*y) verifies MISMATCH;
+ *   - the numerical conditions: y proven finite (additive), non-zero and
+ *     bounded from declared domains (multiplicative), an exact exp(y-y)
+ *     factor or exponents proven in range (exponential); refusals with
+ *     their rules (masked -inf rows, exp(-C) with y = C, reads of exp).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corpus.h"
+#include "ir.h"
+#include "testutil.h"
+
+static leir_program *prog(const char *text) {
+  leir_program *p = NULL;
+  ck_assert_msg(leir_program_parse(&p, text, strlen(text), NULL) == LEIR_OK, "%s: %s", text,
+                leir_error_last()->message);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  return p;
+}
+
+static void set_uniform(leir_program *p, const char *name, double lo, double hi) {
+  for (size_t i = 0; i < p->nsig; i++) {
+    if (strcmp(leir__sym_name(p, p->sig[i].sym), name) != 0) continue;
+    leir_domain d = LEIR_DOMAIN_INIT;
+    d.kind = LEIR_DOMAIN_UNIFORM;
+    d.low = lo;
+    d.high = hi;
+    ck_assert_int_eq(leir_program_domain_set(p, i, &d), LEIR_OK);
+    return;
+  }
+  ck_abort_msg("no input %s", name);
+}
+
+/* the candidate texts of strategy st on p, one per line ("" when none) */
+static char *cands(const leir_program *p, size_t st) {
+  leir_candidates *c = NULL;
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  o.strategy = (int32_t)st;
+  ck_assert_int_eq(leir_candidates_list(&c, p, &o), LEIR_OK);
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__sb_putc(&b, '\0');
+  b.len = 0;
+  for (size_t i = 0; i < leir_candidates_count(c); i++)
+    leir__sb_printf(&b, "%s %s\n", leir_step_text(leir_candidates_step(c, i)),
+                    leir_exactness_name(leir_candidates_exactness(c, i)));
+  leir_candidates_free(c);
+  return leir__sb_finish(&b, NULL);
+}
+
+/* does explain of st on p report rule at a site containing `site`? */
+static bool rejects(const leir_program *p, size_t st, const char *site, const char *rule) {
+  leir_explanation *e = NULL;
+  ck_assert_int_eq(leir_strategy_explain(&e, p, st), LEIR_OK);
+  bool found = false;
+  for (size_t i = 0; i < leir_explanation_count(e) && !found; i++) {
+    const leir_reason *r = leir_explanation_get(e, i);
+    found = !r->applies && strstr(r->site, site) && strcmp(r->rule, rule) == 0;
+  }
+  leir_explanation_free(e);
+  return found;
+}
+
+static leir_verdict judge(leir_verifier *v, const leir_program *q, uint32_t cls) {
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verifier_judge(v, q, cls, &r), LEIR_OK);
+  leir_verdict verdict = r->verdict;
+  leir_verify_report_free(r);
+  return verdict;
+}
+
+static size_t strategy_index(const char *name) {
+  size_t i;
+  ck_assert_int_eq(leir_strategy_find(name, &i), LEIR_OK);
+  return i;
+}
+
+/* the node a split step rewrote, in q: nest=N eq=K expr=1.x.y */
+static leir_expr **site_slot(leir_program *q, const char *step) {
+  const char *n = strstr(step, "nest="), *k = strstr(step, " eq="), *x = strstr(step, " expr=");
+  ck_assert(n && k && x);
+  unsigned nest = (unsigned)atoi(n + 5), eq = (unsigned)atoi(k + 4);
+  ck_assert_uint_lt(nest, q->nnests);
+  leir_nest *m = q->nests[nest];
+  ck_assert(eq < m->nitems && m->items[eq].eq);
+  leir_expr **slot = &m->items[eq].eq->rhs;
+  const char *s = x + 6 + 1; /* after "1" */
+  while (*s == '.') {
+    unsigned i = (unsigned)strtoul(s + 1, (char **)&s, 10);
+    ck_assert_uint_lt(i, (*slot)->n);
+    slot = &(*slot)->kids[i];
+  }
+  return slot;
+}
+
+/* A wrong split: x-y for x-y+y and x/y for x/y*y (y not added or
+ * multiplied back), exp(t1+y)*.. for exp(t1-y)*.. and exp(a+y)/.. for
+ * exp(a-y)/.. (the sign of y in the first exponent). */
+static void mutate(leir_program *q, const char *step) {
+  leir_expr **slot = site_slot(q, step), *n = *slot;
+  ck_assert_int_eq(n->kind, LEIR_EXPR_BINARY);
+  leir_expr *k = n->kids[0];
+  if (k->kind == LEIR_EXPR_CALL) { /* exp(t1-y) or exp(a-y) */
+    k = k->kids[0];
+    ck_assert(k->kind == LEIR_EXPR_BINARY && k->op == LEIR_OP_SUB);
+    k->op = LEIR_OP_ADD;
+  } else {
+    ck_assert(k->kind == LEIR_EXPR_BINARY && (k->op == LEIR_OP_SUB || k->op == LEIR_OP_DIV));
+    *slot = k;
+  }
+}
+
+/* Top-level nest `top` of p as a program of its own (signature inferred:
+ * what it reads is drawn at random), so that a wrong split shows even
+ * where the rest of the program would hide it. */
+static leir_program *alone(const leir_program *p, uint32_t top) {
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__print_nest(&b, p, p->nests[top], NULL);
+  ck_assert(!b.failed);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_program_parse(&q, b.data, b.len, NULL), LEIR_OK);
+  leir__sb_release(&b);
+  ck_assert_int_eq(leir_program_infer_signature(q), LEIR_OK);
+  return q;
+}
+
+/* Every candidate: print, parse (text, JSON), apply, check, ground, verify;
+ * its wrong split: MISMATCH against the right one, both as nests of their
+ * own. Returns the number of candidates. */
+static size_t sweep_one(leir_backend *b, const char *id, const leir_program *src, size_t st,
+                        size_t verify, size_t offset, size_t *mutants) {
+  leir_candidates *cs = NULL;
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  o.strategy = (int32_t)st;
+  ck_assert_int_eq(leir_candidates_list(&cs, src, &o), LEIR_OK);
+  size_t n = leir_candidates_count(cs);
+  ck_assert_uint_le(n, 64 * src->nnests); /* LEIR__SPLIT_MAX_NEST per nest */
+  leir_verifier *v = NULL;
+  /* verified: every exact candidate and `verify` others, spread over the
+   * list (all of them with verify = SIZE_MAX) */
+  size_t stride = verify == 0 ? SIZE_MAX : n / verify + (n % verify != 0);
+  for (size_t k = 0; k < n; k++) {
+    const leir_step *s = leir_candidates_step(cs, k);
+    const char *text = leir_step_text(s);
+    /* text and JSON parse back to the same canonical step */
+    leir_step *back = NULL;
+    ck_assert_int_eq(leir_step_parse(&back, text, strlen(text)), LEIR_OK);
+    ck_assert_str_eq(leir_step_text(back), text);
+    leir_step_free(back);
+    char *json = NULL;
+    ck_assert_int_eq(leir_step_to_json(s, &json, NULL), LEIR_OK);
+    ck_assert_int_eq(leir_step_parse(&back, json, strlen(json)), LEIR_OK);
+    ck_assert_str_eq(leir_step_text(back), text);
+    leir_free(json);
+    /* applies to the same program as the list's */
+    leir_program *q = NULL;
+    leir_exactness cls;
+    ck_assert_msg(leir_step_apply(&q, src, back, &cls) == LEIR_OK, "%s: %s: %s", id, text,
+                  leir_error_last()->message);
+    leir_step_free(back);
+    ck_assert_int_eq(cls, leir_candidates_exactness(cs, k));
+    ck_assert_msg(leir_program_check(q, NULL, NULL) == LEIR_OK, "%s: %s fails check: %s", id,
+                  text, leir_error_last()->message);
+    /* grounds to itself */
+    leir_candidates *g = NULL;
+    ck_assert_int_eq(leir_ground(&g, src, q, &o), LEIR_OK);
+    bool found = false;
+    for (size_t j = 0; j < leir_candidates_count(g) && !found; j++)
+      found = strcmp(leir_step_text(leir_candidates_step(g, j)), text) == 0;
+    ck_assert_msg(found, "%s: %s does not ground to itself", id, text);
+    leir_candidates_free(g);
+    if (cls != LEIR_EXACT && (stride == SIZE_MAX || (k + offset) % stride != 0)) {
+      leir_program_free(q);
+      continue;
+    }
+    /* verifies as its class promises */
+    if (!v) ck_assert_int_eq(leir_verifier_new(&v, b, src, NULL), LEIR_OK);
+    uint32_t vc = cls == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT : LEIR_VERIFY_CLASS_ANY;
+    leir_verdict verdict = judge(v, q, vc);
+    ck_assert_msg(verdict == LEIR_VERDICT_EQUAL || (cls != LEIR_EXACT && verdict == LEIR_VERDICT_CLOSE),
+                  "%s: %s (%s) verifies %s", id, text, leir_exactness_name(cls),
+                  leir_verdict_name(verdict));
+    /* the wrong split, judged on the rewritten nest alone */
+    unsigned top = (unsigned)atoi(strstr(text, "nest=") + 5);
+    leir_program *pre = alone(q, top); /* the right split: the same reads as the wrong one */
+    leir_program *bad = NULL;
+    ck_assert_int_eq(leir_program_clone(&bad, q), LEIR_OK);
+    mutate(bad, text);
+    leir_program *bad_pre = alone(bad, top);
+    leir_verifier *pv = NULL;
+    ck_assert_int_eq(leir_verifier_new(&pv, b, pre, NULL), LEIR_OK);
+    verdict = judge(pv, bad_pre, LEIR_VERIFY_CLASS_ANY);
+    ck_assert_msg(verdict == LEIR_VERDICT_MISMATCH, "%s: %s mutated verifies %s", id, text,
+                  leir_verdict_name(verdict));
+    (*mutants)++;
+    leir_verifier_free(pv);
+    leir_program_free(bad_pre);
+    leir_program_free(bad);
+    leir_program_free(pre);
+    leir_program_free(q);
+  }
+  leir_verifier_free(v);
+  leir_candidates_free(cs);
+  return n;
+}
+
+START_TEST(test_split_candidates_on_the_corpus) {
+  corpus_programs small;
+  corpus_programs_load(&small);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+#if defined(__SANITIZE_ADDRESS__)
+  const size_t every = 4; /* the interpreter under ASan: every fourth program */
+#else
+  const size_t every = 1;
+#endif
+  size_t per[3] = {0}, mutants = 0;
+  const char *names[3] = {"exponential_split", "multiplicative_split", "additive_split"};
+  /* every exact candidate is verified, and one reassociating candidate of
+   * one of the three strategies per program, rotating (a different
+   * candidate each time; LEIR_TEST_SPLITS_ALL=1: every one) */
+  bool all = getenv("LEIR_TEST_SPLITS_ALL") != NULL;
+  for (size_t i = 0; i < small.n; i += every)
+    for (size_t s = 0; s < 3; s++)
+      per[s] += sweep_one(b, small.e[i].id, small.e[i].program, strategy_index(names[s]),
+                          all ? SIZE_MAX : i % 3 == s ? 1 : 0, i * 7, &mutants);
+  if (getenv("SPLIT_STATS"))
+    fprintf(stderr, "split candidates: exponential %zu, multiplicative %zu, additive %zu; verified %zu\n",
+            per[0], per[1], per[2], mutants);
+  ck_assert_uint_gt(per[0], 20 / every); /* the softmax family's exact forms */
+  ck_assert_uint_gt(per[2], 100 / every);
+  ck_assert_uint_gt(mutants, 30 / every);
+  leir_backend_free(b);
+  corpus_programs_free(&small);
+}
+END_TEST
+
+#define T2(n) n "^{f64,g}_{a,c}"
+#define SOFTMAX                                                                          \
+  "L^{4}_{a=0}L^{8}_{c=0}[M^{f64,g}_{a}=max(M^{f64,g}_{a},A^{f64,g}_{a,c});];"               \
+  "L^{4}_{a=0}L^{8}_{c=0}[S^{f64,g}_{a}=S^{f64,g}_{a}+exp(A^{f64,g}_{a,c}-M^{f64,g}_{a});];" \
+  "L^{4}_{a=0}L^{8}_{c=0}[D^{f64,g}_{a,c}=exp(A^{f64,g}_{a,c}-M^{f64,g}_{a})/S^{f64,g}_{a};];"
+
+START_TEST(test_exponential_split_exact_forms_and_guards) {
+  size_t ex = strategy_index("exponential_split");
+  leir_program *p = prog(SOFTMAX);
+  char *got = cands(p, ex);
+  /* y = M: exp(A-M)*exp(M-M) and exp(A-M)/exp(M-M), bitwise exact */
+  ck_assert_str_eq(got, "exponential_split nest=1 tensor=M eq=0 expr=1.1 form=mul exact\n"
+                        "exponential_split nest=1 tensor=M eq=0 expr=1.1 form=div exact\n"
+                        "exponential_split nest=2 tensor=M eq=0 expr=1.0 form=mul exact\n"
+                        "exponential_split nest=2 tensor=M eq=0 expr=1.0 form=div exact\n");
+  free(got);
+  /* the shift of A is unbounded: exp(A-A')*exp(A'-M) can be inf*0 */
+  ck_assert(rejects(p, ex, "loop=c eq=0 expr=1.1 form=mul", "split.unproven"));
+  leir_step *s = NULL;
+  const char *st = "exponential_split nest=1 tensor=M eq=0 expr=1.1 form=mul";
+  ck_assert_int_eq(leir_step_parse(&s, st, strlen(st)), LEIR_OK);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_step_apply(&q, p, s, NULL), LEIR_OK);
+  char *text = NULL;
+  ck_assert_int_eq(leir_program_print(q, 0, &text, NULL), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(text, "S^{f64,g}_{a}=S^{f64,g}_{a}+exp(A^{f64,g}_{a,c}-M^{f64,g}_{a})*"
+                                     "exp(M^{f64,g}_{a}-M^{f64,g}_{a});"));
+  leir_free(text);
+  /* the CoT names the split and its safety, not another strategy's text */
+  char *cot = NULL;
+  ck_assert_int_eq(leir_step_cot(&cot, NULL, p, s), LEIR_OK);
+  ck_assert_msg(strstr(cot, "Exponential split rewrites") && strstr(cot, "exp(y-y) = 1") &&
+                    strstr(cot, "the part exp(A^{f64,g}_{a,c}-M^{f64,g}_{a})"),
+                "%s", cot);
+  leir_free(cot);
+  leir_step_free(s);
+  leir_program_free(q);
+  leir_program_free(p);
+
+  /* masked rows: M can be -inf (every element of a row masked), M-M is NaN */
+  p = prog("L^{4}_{a=0}L^{8}_{c=0}[X^{f64,g}_{a,c}=if_then_else(K^{bool,g}_{a,c},A^{f64,g}_{a,c},-inf);];"
+           "L^{4}_{a=0}L^{8}_{c=0}[M^{f64,g}_{a}=max(M^{f64,g}_{a},X^{f64,g}_{a,c});];"
+           "L^{4}_{a=0}L^{8}_{c=0}[S^{f64,g}_{a}=S^{f64,g}_{a}+exp(X^{f64,g}_{a,c}-M^{f64,g}_{a});];");
+  got = cands(p, ex);
+  ck_assert_str_eq(got, "");
+  free(got);
+  ck_assert(rejects(p, ex, "tensor=M eq=0 expr=1.1 form=div", "split.unproven"));
+  leir_program_free(p);
+
+  /* the sigmoid with y = C: exp(-C-C)*exp(C) is inf*0 for C = -400 */
+  p = prog("L^{4}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a}*2;];"
+           "L^{4}_{a=0}[D^{f64,g}_{a}=1/(1+exp(-C^{f64,g}_{a}));];");
+  got = cands(p, ex);
+  ck_assert_str_eq(got, "");
+  free(got);
+  ck_assert(rejects(p, ex, "tensor=C eq=0 expr=1.1.0.1 form=mul", "split.unproven"));
+  leir_program_free(p);
+
+  /* a shift proven in [0, 52 ln 2] from the declared domain: reassociating */
+  p = prog("L^{4}_{a=0}L^{8}_{c=0}[D^{f64,g}_{a,c}=exp(A^{f64,g}_{a,c});];");
+  got = cands(p, ex);
+  ck_assert_str_eq(got, "");
+  free(got);
+  set_uniform(p, "A", 0, 30);
+  got = cands(p, ex);
+  ck_assert_str_eq(got, "exponential_split nest=0 loop=c eq=0 expr=1 form=mul reassociating\n");
+  free(got);
+  set_uniform(p, "A", -1, 30); /* y < 0: exp(u-y) may overflow where exp(u) does not */
+  got = cands(p, ex);
+  ck_assert_str_eq(got, "");
+  free(got);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_multiplicative_split_needs_a_bounded_nonzero_y) {
+  size_t mu = strategy_index("multiplicative_split");
+  const char *text = "L^{4}_{a=0}L^{8}_{c=0}[D^{f64,g}_{a,c}=A^{f64,g}_{a,c}+1;];"
+                     "L^{4}_{a=0}L^{8}_{c=0}[E^{f64,g}_{a,c}=C^{f64,g}_{a,c}*D^{f64,g}_{a,c};];";
+  leir_program *p = prog(text);
+  char *got = cands(p, mu);
+  ck_assert_str_eq(got, ""); /* A, C normal: any y can be 0 */
+  free(got);
+  ck_assert(rejects(p, mu, "nest=1 tensor=D eq=0 expr=1.0", "split.unproven"));
+  ck_assert(rejects(p, mu, "nest=1 loop=c eq=0 expr=1.0", "split.unproven"));
+  /* A in [0.5, 2]: D in [1.5, 3] (the range of its writer), |D| >= 1, so
+   * C/D and D/D cannot overflow; the shifts of A and D are in [0.5, 2] and
+   * [1, 3] (1 at c = 0), and A/A' is bounded by A's range */
+  set_uniform(p, "A", 0.5, 2);
+  got = cands(p, mu);
+  ck_assert_str_eq(got, "multiplicative_split nest=0 loop=c eq=0 expr=1.0 reassociating\n"
+                        "multiplicative_split nest=1 tensor=D eq=0 expr=1.0 reassociating\n"
+                        "multiplicative_split nest=1 loop=c eq=0 expr=1.1 reassociating\n"
+                        "multiplicative_split nest=1 tensor=D eq=0 expr=1.1 reassociating\n");
+  free(got);
+  /* they verify on the verifier's inputs drawn from the domains */
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  size_t mutants = 0;
+  ck_assert_uint_eq(sweep_one(b, "domain", p, mu, SIZE_MAX, 0, &mutants), 4);
+  ck_assert_uint_eq(mutants, 4);
+  leir_backend_free(b);
+  /* a y whose range holds 0 is refused */
+  set_uniform(p, "A", -2, 0.5);
+  got = cands(p, mu);
+  ck_assert_str_eq(got, "");
+  free(got);
+  leir_program_free(p);
+  /* |y| < 1 needs |x| bounded: A in [0.25, 0.5], D = A*A in [1/16, 1/4] */
+  p = prog("L^{4}_{a=0}[D^{f64,g}_{a}=A^{f64,g}_{a}*A^{f64,g}_{a};];"
+           "L^{4}_{a=0}[E^{f64,g}_{a}=C^{f64,g}_{a}+D^{f64,g}_{a};];");
+  set_uniform(p, "A", 0.25, 0.5);
+  got = cands(p, mu);
+  /* x = D is bounded (D/D'*D', D/D*D); x = C is not */
+  ck_assert_str_eq(got, "multiplicative_split nest=1 loop=a eq=0 expr=1.1 reassociating\n"
+                        "multiplicative_split nest=1 tensor=D eq=0 expr=1.1 reassociating\n");
+  free(got);
+  ck_assert(rejects(p, mu, "nest=1 tensor=D eq=0 expr=1.0", "split.unproven"));
+  set_uniform(p, "C", -3, 3); /* now C/D is at most 48 */
+  got = cands(p, mu);
+  ck_assert_str_eq(got, "multiplicative_split nest=1 tensor=D eq=0 expr=1.0 reassociating\n"
+                        "multiplicative_split nest=1 loop=a eq=0 expr=1.1 reassociating\n"
+                        "multiplicative_split nest=1 tensor=D eq=0 expr=1.1 reassociating\n");
+  free(got);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_additive_split_needs_a_finite_y) {
+  size_t ad = strategy_index("additive_split");
+  /* E reads exp: it can be inf; D is finite; the sigmoid F is bounded;
+   * splits inside exp are refused */
+  leir_program *p = prog("L^{4}_{a=0}[D^{f64,g}_{a}=A^{f64,g}_{a}*A^{f64,g}_{a}-1;];"
+                         "L^{4}_{a=0}[E^{f64,g}_{a}=exp(A^{f64,g}_{a});];"
+                         "L^{4}_{a=0}[F^{f64,g}_{a}=1/(1+exp(-A^{f64,g}_{a}));];"
+                         "L^{4}_{a=0}[G^{f64,g}_{a}=C^{f64,g}_{a}*2;];");
+  char *got = cands(p, ad);
+  ck_assert_str_eq(got, "additive_split nest=3 loop=a eq=0 expr=1.0 reassociating\n"
+                        "additive_split nest=3 tensor=D eq=0 expr=1.0 reassociating\n"
+                        "additive_split nest=3 tensor=F eq=0 expr=1.0 reassociating\n");
+  free(got);
+  ck_assert(rejects(p, ad, "nest=3 tensor=E eq=0 expr=1.0", "split.unproven"));
+  /* an absolute error in an exp argument or a divisor is not bounded in
+   * the result (A-D+D for a tiny A and a large D loses A) */
+  ck_assert(rejects(p, ad, "nest=1 eq=0 expr=1.0", "split.compared"));
+  ck_assert(rejects(p, ad, "nest=2 eq=0 expr=1.1.0.1.0.0", "split.compared"));
+  ck_assert(rejects(p, ad, "nest=0 eq=0 expr=1.0.0", "split.reused"));
+  /* the wrong sign is caught; the right split verifies CLOSE */
+  leir_step *s = NULL;
+  const char *st = "additive_split nest=3 tensor=D eq=0 expr=1.0";
+  ck_assert_int_eq(leir_step_parse(&s, st, strlen(st)), LEIR_OK);
+  char *cot = NULL;
+  ck_assert_int_eq(leir_step_cot(&cot, NULL, p, s), LEIR_OK);
+  ck_assert_msg(strstr(cot, "Additive split rewrites") && strstr(cot, "proven finite") &&
+                    strstr(cot, "C^{f64,g}_{a}-D^{f64,g}_{a}+D^{f64,g}_{a}"),
+                "%s", cot);
+  leir_free(cot);
+  leir_step_free(s);
+  leir_program_free(p);
+  /* the CoT of each split has its own definition */
+  const leir_strategy_info *m = leir_strategy_info_at(strategy_index("multiplicative_split"));
+  const leir_strategy_info *e = leir_strategy_info_at(strategy_index("exponential_split"));
+  ck_assert_str_ne(m->definition, e->definition);
+  ck_assert_ptr_nonnull(strstr(m->definition, "(x/y)*y"));
+}
+END_TEST
+
+START_TEST(test_split_steps_reject_what_was_not_emitted) {
+  leir_program *p = prog(SOFTMAX);
+  const char *bad[] = {
+      "exponential_split nest=1 tensor=S eq=0 expr=1.1 form=mul", /* S is written there */
+      "exponential_split nest=1 tensor=M eq=0 expr=1.0 form=mul", /* not an exp */
+      "exponential_split nest=0 tensor=M eq=0 expr=1.1 form=mul", /* no earlier M */
+      "additive_split nest=2 tensor=D eq=0 expr=1.1",             /* D is written there */
+      "additive_split nest=1 tensor=M eq=0 expr=1.0",             /* S itself: the target */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    leir_step *s = NULL;
+    ck_assert_int_eq(leir_step_parse(&s, bad[i], strlen(bad[i])), LEIR_OK);
+    leir_program *q = NULL;
+    ck_assert_msg(leir_step_apply(&q, p, s, NULL) == LEIR_ERR_NOT_APPLICABLE, "%s", bad[i]);
+    leir_step_free(s);
+  }
+  /* exponential steps need a form */
+  leir_step *s = NULL;
+  const char *noform = "exponential_split nest=1 tensor=M eq=0 expr=1.1";
+  ck_assert_int_ne(leir_step_parse(&s, noform, strlen(noform)), LEIR_OK);
+  leir_program_free(p);
+}
+END_TEST
+
+static Suite *splits_suite(void) {
+  Suite *s = suite_create("math_splits");
+  TCase *tc = tcase_create("math_splits");
+  tcase_add_test(tc, test_exponential_split_exact_forms_and_guards);
+  tcase_add_test(tc, test_multiplicative_split_needs_a_bounded_nonzero_y);
+  tcase_add_test(tc, test_additive_split_needs_a_finite_y);
+  tcase_add_test(tc, test_split_steps_reject_what_was_not_emitted);
+  suite_add_tcase(s, tc);
+  TCase *corpus = tcase_create("corpus");
+  tcase_add_test(corpus, test_split_candidates_on_the_corpus);
+  suite_add_tcase(s, corpus);
+  return s;
+}
+
+int main(void) { return test_run_suite(splits_suite()); }
