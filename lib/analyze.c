@@ -555,17 +555,18 @@ static void define(ctx *c, uint32_t eqi) {
         substitutable = lhs->kids[j]->sym != ix->sym;
     }
     a->value_def[b] = !c->value_seen[b] && substitutable ? eqi : LEIR__NONE;
-    /* the affine value form: plain variables on the left (as above), an
-     * affine right side through the tables it reads (stored flattened, so
-     * that reading a chain of copied tables never recurses along it) */
-    bool plain = true;
-    for (uint32_t k = 0; k < lhs->n && plain; k++) {
-      const leir_expr *ix = lhs->kids[k];
-      plain = ix->kind == LEIR_EXPR_VAR && a->expr_loop[ix->id] != LEIR__NONE;
-      for (uint32_t j = 0; j < k && plain; j++) plain = lhs->kids[j]->sym != ix->sym;
+    /* the affine value form: affine subscripts on the left (plain
+     * variables, or the d*4+tx a split leaves; the reader expresses the
+     * value through them, table_affine), an affine right side through the
+     * tables it reads (stored flattened, so that reading a chain of copied
+     * tables never recurses along it) */
+    bool affine_lhs = true;
+    for (uint32_t k = 0; k < lhs->n && affine_lhs; k++) {
+      leir__affine ix;
+      affine_lhs = leir__affine_of(a, lhs->kids[k], &ix);
     }
     a->value_form_def[b] = LEIR__NONE;
-    if (!c->value_seen[b] && plain && r.known &&
+    if (!c->value_seen[b] && affine_lhs && r.known &&
         leir__affine_subst_of(a, info->eq->rhs, &a->value_form[b]))
       a->value_form_def[b] = eqi;
     a->values[b] = c->value_seen[b] ? leir__range_union(a->values[b], r) : r;

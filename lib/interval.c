@@ -195,16 +195,37 @@ static NOINLINE bool table_affine(const leir__analysis *a, const leir_expr *e, l
   const leir__eqinfo *def = &a->eqs[a->value_form_def[b]];
   const leir_expr *lhs = def->eq->lhs;
   if (lhs->n != e->n) return false;
-  /* g, out, term: off the stack (tables nest as deep as trees go) */
-  leir__affine *w = malloc(3 * sizeof *w), *g = w, *out = w + 1, *term = w + 2;
+  /* Write the table's value g (affine in its writing loops) as
+   * sum_k alpha_k * L_k + c over its left-hand subscripts L_k, peeling one
+   * subscript at a time by its first term; then the element at index i_k is
+   * sum_k alpha_k * i_k + c wherever it was written, and the read's value is
+   * that form of its own subscripts. Plain loop variables are the case
+   * precompute_indices builds; split or fused writers (D_{d*4+tx}) the case
+   * a later loop_split or loop_fusion leaves. */
+  leir__affine *w = malloc(4 * sizeof *w), *g = w, *out = w + 1, *term = w + 2, *sub = w + 3;
   bool ok = w != NULL;
   if (ok) *g = a->value_form[b];
-  if (ok) aff_const(out, g->c);
-  for (uint32_t t = 0; ok && t < g->nterms; t++) {
-    uint32_t k = 0;
-    while (k < lhs->n && slot_of(a, lhs->kids[k]) != g->slot[t]) k++;
-    ok = k < lhs->n && leir__affine_subst_of(a, e->kids[k], term) &&
-         aff_scale(term, g->coef[t]) && aff_add(out, out, term, 1);
+  if (ok) aff_const(out, 0);
+  for (uint32_t k = 0; ok && k < lhs->n; k++) {
+    ok = leir__affine_of(a, lhs->kids[k], sub);
+    if (!ok || sub->nterms == 0) continue;
+    uint32_t t = 0;
+    while (t < g->nterms && g->slot[t] != sub->slot[0]) t++;
+    if (t == g->nterms) continue; /* alpha_k = 0 */
+    if (sub->coef[0] == 0 || (sub->coef[0] == -1 && g->coef[t] == INT64_MIN) ||
+        g->coef[t] % sub->coef[0] != 0) {
+      ok = false;
+      break;
+    }
+    int64_t alpha = g->coef[t] / sub->coef[0];
+    ok = aff_scale(sub, alpha) && aff_add(g, g, sub, -1) &&
+         leir__affine_subst_of(a, e->kids[k], term) && aff_scale(term, alpha) &&
+         aff_add(out, out, term, 1);
+  }
+  ok = ok && g->nterms == 0;
+  if (ok) {
+    aff_const(term, g->c);
+    ok = aff_add(out, out, term, 1);
   }
   if (ok) *f = *out;
   free(w);

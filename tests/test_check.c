@@ -245,6 +245,22 @@ START_TEST(test_bounds_indirect_indices) {
            "B^{2}_{tx=0}L^{28}_{c=0}[D^{f64,g}_{tx,c}=if_then_else(1<=c<26,"
            "A^{f64,g}_{tx,E^{i64,s}_{c}},0);];");
   INVALID(text, "A:f64:2x24 -> D:f64:2x28", "check.bounds", 0, "ranges over [-1, 23]");
+  /* ... also when a loop_split has spread the table's writer over two loops
+   * (D_{d*4+tx} = (d*4+tx)-1: the value is still the index minus one; a walk
+   * of precompute_indices then loop_split found this), and only where the
+   * value is a function of the written index (F_{d+tx} = d is not) */
+  VALID("L^{7}_{d=0}B^{4}_{tx=0}[F^{i64,g}_{d*4+tx}=(d*4+tx)-2;];B^{2}_{tx=0}L^{28}_{c=0}"
+        "[D^{f64,g}_{tx,c}=if_then_else(2<=c<26,A^{f64,g}_{tx,F^{i64,g}_{c}},0);];",
+        "A:f64:2x24 -> D:f64:2x28");
+  VALID("L^{3}_{d=0}B^{4}_{tx=0}[F^{i64,g}_{d*4+tx}=(d*4+tx)-1;];B^{12}_{tx=0}L^{12}_{a=0}"
+        "[C^{f64,g}_{tx,a}=if_then_else(a-1<0,0,A^{f64,g}_{tx,F^{i64,g}_{a}});];",
+        "A:f64:12x12 -> C:f64:12x12");
+  INVALID("L^{7}_{d=0}B^{4}_{tx=0}[F^{i64,g}_{d*4+tx}=(d*4+tx)-3;];B^{2}_{tx=0}L^{28}_{c=0}"
+          "[D^{f64,g}_{tx,c}=if_then_else(2<=c<26,A^{f64,g}_{tx,F^{i64,g}_{c}},0);];",
+          "A:f64:2x24 -> D:f64:2x28", "check.bounds", 0, "");
+  INVALID("L^{4}_{d=0}B^{25}_{tx=0}[F^{i64,g}_{d+tx}=d;];B^{2}_{tx=0}L^{28}_{c=0}"
+          "[D^{f64,g}_{tx,c}=if_then_else(2<=c<26,A^{f64,g}_{tx,F^{i64,g}_{c}-2},0);];",
+          "A:f64:2x24 -> D:f64:2x28", "check.bounds", 0, "");
   /* an intermediate cannot take its shape from unknown index values */
   INVALID("B^{4}_{tx=0}[D^{f64,g}_{C^{i64,g}_{tx}}=1;];B^{1}_{tx=0}[G^{f64,g}=D^{f64,g}_{0};];",
           "C:i64:4 -> G:f64:", "check.shape", 0,
