@@ -241,8 +241,10 @@ static void emit_call(leir__cx *x, const leir_expr *e, leir__ctype ct) {
   bool f32 = ct == LEIR__CT_F32, i64 = ct == LEIR__CT_I64;
   const char *fn = NULL;
   switch ((leir_op)e->op) {
-    case LEIR_OP_EXP: fn = f32 ? "expf" : "exp"; break;
-    case LEIR_OP_LOG: fn = f32 ? "logf" : "log"; break;
+    /* f32 exp/log: libleir's own (leir_math.h, via the prelude), the
+     * interpreter's functions, vectorizable; f64 and integers: libm */
+    case LEIR_OP_EXP: fn = f32 ? "leir_exp_f32" : "exp"; break;
+    case LEIR_OP_LOG: fn = f32 ? "leir_log_f32" : "log"; break;
     case LEIR_OP_SQRT: fn = f32 ? "sqrtf" : "sqrt"; break;
     case LEIR_OP_ERF: fn = f32 ? "erff" : "erf"; break;
     case LEIR_OP_ABS: fn = f32 ? "fabsf" : i64 ? "leir_abs_i64" : "fabs"; break;

@@ -39,6 +39,18 @@ LEIR_RT float leir_f32_from_bits(uint32_t u) {
   return f;
 }
 
+LEIR_RT uint64_t leir_f64_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+LEIR_RT double leir_f64_from_bits(uint64_t u) {
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
 /* ---- half precision ------------------------------------------------------ */
 
 /* IEEE binary16 -> float (exact). */
@@ -177,11 +189,26 @@ LEIR_RT int64_t leir_pow_i64(int64_t a, int64_t b) {
  * written out because C leaves max(-0, +0) unspecified and compilers
  * differ: libm's fmax returns its first operand there, while vectorized
  * code (vrangepd, maxNum) returns +0. These return the first operand on
- * ties, everywhere. */
-LEIR_RT float leir_fmax_f32(float a, float b) { return (a >= b || b != b) ? a : b; }
-LEIR_RT float leir_fmin_f32(float a, float b) { return (a <= b || b != b) ? a : b; }
-LEIR_RT double leir_fmax_f64(double a, double b) { return (a >= b || b != b) ? a : b; }
-LEIR_RT double leir_fmin_f64(double a, double b) { return (a <= b || b != b) ? a : b; }
+ * ties, everywhere. They are written as a selection on bits with a mask
+ * from non-short-circuit comparisons (no ?:, no ||), so that a loop of
+ * them vectorizes without loop if-conversion (off for GCC in the C
+ * backend). */
+LEIR_RT float leir_fmax_f32(float a, float b) {
+  uint32_t m = 0u - (uint32_t)((a >= b) | (b != b));
+  return leir_f32_from_bits((leir_f32_bits(a) & m) | (leir_f32_bits(b) & ~m));
+}
+LEIR_RT float leir_fmin_f32(float a, float b) {
+  uint32_t m = 0u - (uint32_t)((a <= b) | (b != b));
+  return leir_f32_from_bits((leir_f32_bits(a) & m) | (leir_f32_bits(b) & ~m));
+}
+LEIR_RT double leir_fmax_f64(double a, double b) {
+  uint64_t m = (uint64_t)0 - (uint64_t)((a >= b) | (b != b));
+  return leir_f64_from_bits((leir_f64_bits(a) & m) | (leir_f64_bits(b) & ~m));
+}
+LEIR_RT double leir_fmin_f64(double a, double b) {
+  uint64_t m = (uint64_t)0 - (uint64_t)((a <= b) | (b != b));
+  return leir_f64_from_bits((leir_f64_bits(a) & m) | (leir_f64_bits(b) & ~m));
+}
 
 /* a // b = floor(a / b); a % b has the sign of b (Python). */
 LEIR_RT float leir_floordiv_f32(float a, float b) { return floorf(a / b); }
@@ -204,5 +231,9 @@ LEIR_RT double leir_floormod_f64(double a, double b) {
   }
   return r;
 }
+
+/* ---- elementwise math (exp, log of f32) --------------------------------- */
+
+#include "leir_math.h"
 
 #endif /* LEIR_PRELUDE_H */

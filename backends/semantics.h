@@ -14,8 +14,10 @@
  *  - float -> integer conversion truncates toward zero, saturates, NaN -> 0.
  *  - max/min fold left to right with leir_fmax/leir_fmin (prelude.h): a NaN
  *    operand yields the other one, ties (-0 vs +0) yield the first.
- *  - exp, log, sqrt, erf, pow: the C library's float (expf...) or double
- *    functions; `**` is pow/powf for floats.
+ *  - exp, log in float: libleir's leir_exp_f32/leir_log_f32 (leir_math.h,
+ *    via prelude.h: portable, faithfully rounded, vectorizable); sqrt,
+ *    erf, pow and double exp/log: the C library's functions; `**` is
+ *    pow/powf for floats.
  *  - Conditions (the first argument of if_then_else): each comparison chain
  *    is evaluated in int64 when every operand is integer-valued
  *    (leir__expr_is_integer), otherwise in double; a bare value is true when

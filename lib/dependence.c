@@ -20,8 +20,12 @@
  *        reduction across L and fails;
  *     b. every read, in the body, of a buffer written in the body uses a
  *        subscript identical to one of that buffer's writes in the body
- *        (same text and the same loops): an iteration reads only what it
- *        owns.
+ *        (same text and the same loops), or lies in the block the
+ *        iteration owns (a dimension c*L + outer + inner + konst with the
+ *        writes' c and outer part, the konst + inner windows of the read
+ *        and the writes spanning less than |c| together: a row written by
+ *        one inner nest and read by the next): an iteration reads only
+ *        what it owns.
  *  2. One loop L, nothing held fixed (GPU axes, hoisted out of every other
  *     loop): for every write W and every access R of the same buffer in
  *     L's scope, some subscript dimension has the same affine form in W
@@ -94,10 +98,10 @@ typedef struct own {
   int64_t inner_lo, inner_hi;
 } own;
 
-static bool own_of(const leir__analysis *a, const leir__eqinfo *info, uint32_t s, uint32_t dim,
-                   own *o) {
+/* The same form for any access `lhs` of equation `info` (a read too). */
+static bool own_of_access(const leir__analysis *a, const leir__eqinfo *info, uint32_t s,
+                          const leir_expr *lhs, uint32_t dim, own *o) {
   leir__affine f;
-  const leir_expr *lhs = info->eq->lhs;
   if (dim >= lhs->n || !leir__affine_of(a, lhs->kids[dim], &f)) return false;
   memset(o, 0, sizeof *o);
   o->dim = dim;
@@ -123,6 +127,11 @@ static bool own_of(const leir__analysis *a, const leir__eqinfo *info, uint32_t s
   int64_t width;
   if (__builtin_sub_overflow(o->inner_hi, o->inner_lo, &width)) return false;
   return width < (o->c < 0 ? -o->c : o->c);
+}
+
+static bool own_of(const leir__analysis *a, const leir__eqinfo *info, uint32_t s, uint32_t dim,
+                   own *o) {
+  return own_of_access(a, info, s, info->eq->lhs, dim, o);
 }
 
 static bool same_owner(const own *x, const own *y) {
@@ -169,6 +178,51 @@ static bool written_in_body(const walk *w, uint32_t b) {
   return false;
 }
 
+/* Rule 2, second form: read e of buffer b lies in the block the current
+ * iteration owns: in some dimension, the read and every write of b in the
+ * body have the form c*L + outer + inner + konst with the same c and outer
+ * part, and the windows konst + [inner_lo, inner_hi] of all of them
+ * together span less than |c| (so iterations' windows are disjoint). Then the elements one
+ * iteration reads are only ones it writes (or nobody writes), even when
+ * the read sits in another loop nest of the body than the write (a row
+ * computed in one inner loop and read by the next one). */
+static bool read_in_own_block(const reads *r, const leir_expr *e, uint32_t b) {
+  const leir__analysis *a = r->w->a;
+  const leir__loop *l = r->w->loop;
+  uint32_t s = slot_in(r->info, l);
+  if (s == LEIR__NONE) return false;
+  for (uint32_t dim = 0; dim < e->n; dim++) {
+    own mine;
+    if (!own_of_access(a, r->info, s, e, dim, &mine)) continue;
+    /* the window [konst + inner_lo, konst + inner_hi] of every access,
+     * relative to c*L + outer */
+    int64_t lo, hi;
+    bool ok = !__builtin_add_overflow(mine.konst, mine.inner_lo, &lo) &&
+              !__builtin_add_overflow(mine.konst, mine.inner_hi, &hi);
+    for (uint32_t i = 0; i < r->w->n && ok; i++) {
+      const leir__eqinfo *wi = &a->eqs[r->w->eqs[i]];
+      if (wi->lhs_buffer != b) continue;
+      own theirs;
+      uint32_t so = slot_in(wi, l);
+      int64_t tlo, thi;
+      ok = so != LEIR__NONE && own_of(a, wi, so, dim, &theirs) && theirs.c == mine.c &&
+           theirs.nouter == mine.nouter &&
+           !__builtin_add_overflow(theirs.konst, theirs.inner_lo, &tlo) &&
+           !__builtin_add_overflow(theirs.konst, theirs.inner_hi, &thi);
+      for (uint32_t t = 0; ok && t < mine.nouter; t++)
+        ok = theirs.outer_loop[t] == mine.outer_loop[t] &&
+             theirs.outer_coef[t] == mine.outer_coef[t];
+      if (ok) {
+        if (tlo < lo) lo = tlo;
+        if (thi > hi) hi = thi;
+      }
+    }
+    int64_t width, c = mine.c < 0 ? -mine.c : mine.c;
+    if (ok && !__builtin_sub_overflow(hi, lo, &width) && width < c) return true;
+  }
+  return false;
+}
+
 static bool read_ok(const reads *r, const leir_expr *e) {
   const leir__analysis *a = r->w->a;
   if (e->kind == LEIR_EXPR_TENSOR) {
@@ -179,6 +233,7 @@ static bool read_ok(const reads *r, const leir_expr *e) {
         const leir__eqinfo *wi = &a->eqs[r->w->eqs[i]];
         if (wi->lhs_buffer == b && same_access(a, e, r->info, wi->eq->lhs, wi)) matched = true;
       }
+      if (!matched) matched = read_in_own_block(r, e, b);
       if (!matched) {
         const char *name = leir__sym_name(a->p, e->sym);
         snprintf(r->why, r->cap, "%s is read at an element another iteration may write", name);

@@ -12,7 +12,9 @@
  *     a left-hand side is a reduction across L and fails this test;
  *  2. every read, in the body, of a buffer written in the body uses a
  *     subscript identical to one of that buffer's writes in the body (same
- *     text and the same loops), so an iteration reads only what it owns.
+ *     text and the same loops), or one that stays in the block the
+ *     iteration writes (same c and outer part, all windows within |c|),
+ *     so an iteration reads only what it owns.
  * Extent-1 loops are trivially independent. Implicit initializations run
  * before their nest and do not matter here.
  *

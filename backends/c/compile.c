@@ -119,6 +119,9 @@ static const char *const fixed[] = {"-std=c11",
                                     "-shared",
                                     "-ffp-contract=off",
                                     "-fno-fast-math",
+                                    /* values unchanged (errno is never read);
+                                     * lets sqrt/sqrtf vectorize */
+                                    "-fno-math-errno",
                                     "-fno-builtin-exp",
                                     "-fno-builtin-expf",
                                     "-fno-builtin-log",

@@ -169,8 +169,8 @@ static int64_t read_i64(interp *it, const leir_expr *t) {
 #define FT float
 #define EVAL eval_f32
 #define READ read_f32
-#define F_EXP expf
-#define F_LOG logf
+#define F_EXP leir_exp_f32
+#define F_LOG leir_log_f32
 #define F_SQRT sqrtf
 #define F_ABS fabsf
 #define F_ERF erff
