@@ -4,8 +4,8 @@
  * side by side at the end of each search).
  *
  *   bench/search [--workloads N] [--samples N] [--shape default|small]
- *                [--rounds N] [--compare-time S] [--threads N] [--db FILE]
- *                [--algorithms greedy,beam,...] [--max-evals N]
+ *                [--rounds N] [--max-rounds N] [--compare-time S] [--threads N]
+ *                [--db FILE] [--time S] [--algorithms greedy,beam,...] [--max-evals N]
  *
  * Workloads are taken evenly across the catalogue (LEIR_WORKLOADS_DIR);
  * those whose naive program does more than --max-evals equation evaluations
@@ -20,7 +20,18 @@
  * width 16) from the naive N^3 f32 matmul within --samples measured
  * samples; then the best program it found, timed in 7 rounds alternating
  * with OpenBLAS sgemm in a process of its own (bench/sgemm, same thread
- * count): median and IQR GFLOP/s of both, side by side, and the load. */
+ * count): median and IQR GFLOP/s of both, side by side, and the load.
+ *
+ * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
+ * machine: every algorithm shares one measurement database (--db; default a
+ * fresh file bench-search.db in the working directory), so a (program,
+ * parent) pair one algorithm measured is reused by the next with the same
+ * decision; the backend runs kernels and verification on --threads 1 (the
+ * default: parallel kernels on a shared machine mostly measure OpenMP
+ * threads waiting for a core); and each comparison is at least --rounds 5
+ * and at most --max-rounds 50 paired rounds or --compare-time 2 s (the
+ * library's default, 10 to 400 rounds or 20 s, is for a quiet machine).
+ * --time S caps one search's wall time (default: none). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,14 +214,17 @@ static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds
 }
 
 int main(int argc, char **argv) {
-  unsigned nwork = 20, samples = 0, rounds = 10, threads = 0;
-  double compare_time = 20, max_evals = (double)(1ull << 28), max_time = 0;
+  /* 0: the default of the mode (the workloads run or --matmul) */
+  unsigned nwork = 20, samples = 0, rounds = 0, max_rounds = 50, threads = 0;
+  double compare_time = 0, max_evals = (double)(1ull << 28), search_time = 0;
   const char *shape = "default", *db_path = NULL, *algs = NULL, *traj = NULL;
   int matmul_n = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--workloads")) nwork = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--samples")) samples = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--rounds")) rounds = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-rounds")) max_rounds = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--time")) search_time = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--compare-time")) compare_time = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--max-evals")) max_evals = atof(argv[i + 1]);
@@ -219,7 +233,6 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--algorithms")) algs = argv[i + 1];
     else if (!strcmp(argv[i], "--matmul")) matmul_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
-    else if (!strcmp(argv[i], "--time")) max_time = atof(argv[i + 1]);
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -227,17 +240,23 @@ int main(int argc, char **argv) {
   }
   if (!samples) samples = matmul_n > 0 ? 200 : 100;
   if (matmul_n > 0) {
+    if (!rounds) rounds = 10;
+    if (!compare_time) compare_time = 20;
     leir_db *mdb = NULL;
     if (db_path && leir_db_open(&mdb, db_path) != LEIR_OK) {
       fprintf(stderr, "db: %s\n", leir_error_last()->message);
       return 1;
     }
-    int rc = run_matmul(matmul_n, samples, threads, rounds, compare_time, max_time,
+    int rc = run_matmul(matmul_n, samples, threads, rounds, compare_time, search_time,
                         algs ? algs : "greedy", traj, mdb);
     leir_db_free(mdb);
     return rc;
   }
   if (!algs) algs = "greedy,beam,bfs,dfs,mcts,chain";
+  if (!rounds) rounds = 5;
+  if (!compare_time) compare_time = 2;
+  if (!threads) threads = 1;
+  if (!db_path) db_path = "bench-search.db";
   leir_catalog *cat = NULL;
   if (leir_catalog_open(&cat, NULL) != LEIR_OK) {
     fprintf(stderr, "catalogue: %s (set LEIR_WORKLOADS_DIR)\n", leir_error_last()->message);
@@ -251,7 +270,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   leir_db *db = NULL;
-  if (db_path && leir_db_open(&db, db_path) != LEIR_OK) {
+  if (*db_path && leir_db_open(&db, db_path) != LEIR_OK) {
     fprintf(stderr, "db: %s\n", leir_error_last()->message);
     return 1;
   }
@@ -264,8 +283,17 @@ int main(int argc, char **argv) {
   size_t count = leir_catalog_count(cat);
   double sum[6] = {0}, logsum[6] = {0}, peak[6] = {0}, secs[6] = {0};
   unsigned done[6] = {0}, accepted_runs[6] = {0};
-  printf("# search benchmark: %u workloads (shape %s), %u samples each, cost policy, cpu backend, "
-         "compare >= %u rounds / %g s\n", nwork, shape, samples, rounds, compare_time);
+  unsigned long measured[6] = {0}, evaluated[6] = {0};
+  double load0[3] = {0}, t_start = now_s();
+  FILE *lf = fopen("/proc/loadavg", "r");
+  if (lf) {
+    if (fscanf(lf, "%lf %lf %lf", &load0[0], &load0[1], &load0[2]) != 3) load0[0] = -1;
+    fclose(lf);
+  }
+  printf("# search benchmark: %u workloads (shape %s), %u samples each, cost policy, cpu backend "
+         "(%u threads), compare %u-%u rounds / %g s, db %s, load %.2f %.2f %.2f\n", nwork, shape,
+         samples, threads, rounds, max_rounds, compare_time, *db_path ? db_path : "(none)",
+         load0[0], load0[1], load0[2]);
   printf("%-52s", "workload");
   for (size_t a = 0; a < nalg; a++) printf(" %9s", leir_search_algorithm_name(alist[a]));
   printf("\n");
@@ -290,11 +318,13 @@ int main(int argc, char **argv) {
     for (size_t a = 0; a < nalg; a++) {
       leir_compare_options co = LEIR_COMPARE_OPTIONS_INIT;
       co.min_rounds = rounds;
+      co.max_rounds = max_rounds > rounds ? max_rounds : rounds;
       co.max_seconds = compare_time;
       leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
       o.algorithm = alist[a];
       o.policy = LEIR_POLICY_COST;
       o.max_samples = samples;
+      o.max_seconds = search_time;
       o.compare = &co;
       o.db = db;
       leir_search_result *r = NULL;
@@ -317,18 +347,30 @@ int main(int argc, char **argv) {
       logsum[a] += log(sp);
       if (sp > peak[a]) peak[a] = sp;
       if (s.accepted) accepted_runs[a]++;
+      measured[a] += s.measured;
+      evaluated[a] += s.samples;
       done[a]++;
       leir_search_result_free(r);
     }
     printf("\n");
     leir_program_free(p);
   }
-  printf("\n%-12s %10s %10s %10s %12s %10s\n", "algorithm", "mean", "geomean", "peak",
-         "improved", "seconds");
+  printf("\n%-12s %10s %10s %10s %12s %10s %10s %10s\n", "algorithm", "mean", "geomean", "peak",
+         "improved", "samples", "measured", "seconds");
   for (size_t a = 0; a < nalg; a++)
-    printf("%-12s %9.2fx %9.2fx %9.2fx %6u/%-5u %10.0f\n", leir_search_algorithm_name(alist[a]),
-           done[a] ? sum[a] / done[a] : 0, done[a] ? exp(logsum[a] / done[a]) : 0, peak[a],
-           accepted_runs[a], done[a], secs[a]);
+    printf("%-12s %9.2fx %9.2fx %9.2fx %6u/%-5u %10lu %10lu %10.0f\n",
+           leir_search_algorithm_name(alist[a]), done[a] ? sum[a] / done[a] : 0,
+           done[a] ? exp(logsum[a] / done[a]) : 0, peak[a], accepted_runs[a], done[a],
+           evaluated[a], measured[a], secs[a]);
+  double load1[3] = {0};
+  lf = fopen("/proc/loadavg", "r");
+  if (lf) {
+    if (fscanf(lf, "%lf %lf %lf", &load1[0], &load1[1], &load1[2]) != 3) load1[0] = -1;
+    fclose(lf);
+  }
+  printf("# samples: proposals evaluated; measured: of those, measured now (the rest came from "
+         "the database)\n# wall %.0f s, load at the end %.2f %.2f %.2f\n", now_s() - t_start,
+         load1[0], load1[1], load1[2]);
   leir_db_free(db);
   leir_backend_free(b);
   leir_catalog_free(cat);

@@ -14,10 +14,13 @@ bytes, as bench/softmax counts them) and the tuning wall time.
 
 Needs apache-tvm (tested with 0.27.0.post1 from PyPI, where MetaSchedule is
 tvm.s_tir.meta_schedule), numpy, psutil and cloudpickle (the builder and runner
-worker pools). With apache-tvm-ffi 0.1.15.post2 (what pip resolves today)
-every IRModule serialization (tvm.ir.save_json, which MetaSchedule's database
-and workers use) segfaults in tvm::ffi::ToJSONGraph; apache-tvm-ffi
-0.1.14.post0 works:
+worker pools), and apache-tvm-ffi 0.1.14.post0. The apache-tvm wheel does not
+ship libtvm_ffi.so: it uses the apache-tvm-ffi package's, through a C++
+interface that is only stable within the tvm-ffi version it was built
+against (0.1.14.post0, the wheel's `apache-tvm-ffi>=0.1.14.post0` floor).
+pip resolves that floor to the newest release, 0.1.15.post2, with which every
+IRModule serialization (tvm.ir.save_json, which MetaSchedule's database and
+workers use) segfaults in tvm::ffi::ToJSONGraph. .ci/run pins the version:
 
     python3 -m venv venv && venv/bin/pip install apache-tvm==0.27.0.post1 \
         apache-tvm-ffi==0.1.14.post0 numpy psutil cloudpickle xgboost
@@ -104,9 +107,14 @@ def main():
                              num_trials_per_iter=min(64, args.trials), cost_model=cost_model,
                              num_tuning_cores=args.threads, database="memory")
             tune_s = time.time() - t0
+            # trials that built and ran (a build or run timeout leaves no time)
+            recs = db.get_all_tuning_records()
+            valid = sum(1 for rec in recs
+                        if rec.run_secs and all(float(getattr(x, "value", x)) < 1e9 for x in rec.run_secs))
+            trials = "%d (%d valid)" % (len(recs), valid)
             sch = ms.tir_integration.compile_tir(db, mod, target)
             if sch is None:
-                print("| %s | %.1f | %d | (no valid schedule) | | |" % (name, tune_s, args.trials))
+                print("| %s | %.1f | %s | (no valid schedule) | | |" % (name, tune_s, trials))
                 continue
             lib = tvm.compile(sch.mod, target=target)
         dev = tvm.cpu()
@@ -115,8 +123,8 @@ def main():
         ev = rt.time_evaluator("main", dev, number=1, repeat=3, min_repeat_ms=50)
         res = ev(*arrs).results
         med = statistics.median(res)
-        print("| %s | %.1f | %d | %.3f | %s | %s |" % (
-            name, tune_s, args.trials, med * 1e3,
+        print("| %s | %.1f | %s | %.3f | %s | %s |" % (
+            name, tune_s, trials, med * 1e3,
             "%.1f" % (flops / med * 1e-9) if flops else "",
             "%.1f" % (nbytes / med * 1e-9) if nbytes else ""))
         sys.stdout.flush()

@@ -65,6 +65,7 @@ from .run import (
     time,
     verify,
 )
+from .search import ALGORITHMS, POLICIES, Database, Query, Record, SearchResult, optimize
 from .strategy import (
     Candidate,
     Explanation,
@@ -154,4 +155,11 @@ __all__ = [
     "seeded_inputs",
     "lower",
     "NUMPY_DTYPES",
+    "optimize",
+    "Database",
+    "SearchResult",
+    "Record",
+    "Query",
+    "ALGORITHMS",
+    "POLICIES",
 ]
