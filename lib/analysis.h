@@ -147,11 +147,21 @@ typedef struct leir__fact {
 
 /* What is known at a point of an equation: loop ranges (by position in the
  * equation's loop list) and facts learnt from enclosing guards. */
+/* lo <= x <= hi for a non-affine integer sub-expression x (tx//4 of a
+ * guard tx//4-1<0), matched by structure where the same text is read. */
+#define LEIR__MAX_ATOMS 8
+typedef struct leir__atom {
+  const leir_expr *x;
+  int64_t lo, hi;
+} leir__atom;
+
 typedef struct leir__env {
   uint32_t nvars;
   uint32_t nfacts;
+  uint32_t natoms;
   leir__range vars[LEIR__MAX_LOOPS];
   leir__fact facts[LEIR__MAX_FACTS];
+  leir__atom atoms[LEIR__MAX_ATOMS];
 } leir__env;
 
 /* Full loop ranges of an equation, no facts. */
@@ -162,8 +172,10 @@ void leir__env_init(leir__env *env, const leir__eqinfo *info);
 static inline void leir__env_copy(leir__env *dst, const leir__env *src) {
   dst->nvars = src->nvars;
   dst->nfacts = src->nfacts;
+  dst->natoms = src->natoms;
   for (uint32_t k = 0; k < src->nvars; k++) dst->vars[k] = src->vars[k];
   for (uint32_t k = 0; k < src->nfacts; k++) dst->facts[k] = src->facts[k];
+  for (uint32_t k = 0; k < src->natoms; k++) dst->atoms[k] = src->atoms[k];
 }
 
 /* Range of an integer expression in env. Loop variables resolve through

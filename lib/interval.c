@@ -38,6 +38,7 @@ leir__range leir__range_union(leir__range a, leir__range b) {
 void leir__env_init(leir__env *env, const leir__eqinfo *info) {
   env->nvars = info->nloops;
   env->nfacts = 0;
+  env->natoms = 0;
   for (uint32_t k = 0; k < info->nloops; k++) {
     env->vars[k].lo = 0;
     env->vars[k].hi = info->loops[k]->extent - 1;
@@ -395,7 +396,26 @@ static NOINLINE leir__range guarded_range(const leir__analysis *a, const leir_ex
   return r;
 }
 
+static leir__range index_range_raw(const leir__analysis *a, const leir_expr *e,
+                                   const leir__env *env);
+
+/* The range, intersected with what guards taught about this very
+ * sub-expression when it is not affine (an atom). */
 leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const leir__env *env) {
+  leir__range r = index_range_raw(a, e, env);
+  if (!r.known || !env->natoms || e->kind == LEIR_EXPR_NUMBER || e->kind == LEIR_EXPR_VAR)
+    return r;
+  for (uint32_t k = 0; k < env->natoms; k++) {
+    if (!leir__expr_equal(a->p, env->atoms[k].x, a->p, e)) continue;
+    r.lo = max2(r.lo, env->atoms[k].lo);
+    r.hi = min2(r.hi, env->atoms[k].hi);
+    if (r.lo > r.hi) r.hi = r.lo; /* the branch cannot run; keep a point */
+  }
+  return r;
+}
+
+static leir__range index_range_raw(const leir__analysis *a, const leir_expr *e,
+                                   const leir__env *env) {
   leir__affine f;
   if (e->kind != LEIR_EXPR_NUMBER && e->kind != LEIR_EXPR_VAR && leir__affine_of(a, e, &f))
     return affine_range(&f, env);
@@ -521,12 +541,61 @@ static bool solve(int64_t coef, leir_op op, int64_t k, int64_t *lo, int64_t *hi)
   return ok ? *lo <= *hi : true;
 }
 
+/* `x op k` with x not affine and k a constant: x + c or x - c or x with x
+ * an integer sub-expression the interval analysis cannot see through
+ * (floor division, modulo, a table read) becomes an atom fact on x, which
+ * leir__index_range applies where the same x is read (a guard
+ * if_then_else(tx//4-1<0,0,G_{tx//4-1}) that compute_inline leaves). */
+static bool constrain_atom(const leir__analysis *a, const leir_expr *x, leir_op op,
+                           const leir__affine *k_form, leir__env *env) {
+  if (k_form->nterms || op == LEIR_OP_NE) return true;
+  int64_t k = k_form->c, shift = 0;
+  while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
+  if (x->kind == LEIR_EXPR_BINARY && (x->op == LEIR_OP_ADD || x->op == LEIR_OP_SUB)) {
+    leir__affine c;
+    if (leir__affine_of(a, x->kids[1], &c) && c.nterms == 0) {
+      shift = x->op == LEIR_OP_ADD ? c.c : -c.c; /* x = y + shift */
+      if (c.c == INT64_MIN) return true;
+      x = x->kids[0];
+    } else if (x->op == LEIR_OP_ADD && leir__affine_of(a, x->kids[0], &c) && c.nterms == 0) {
+      shift = c.c;
+      x = x->kids[1];
+    }
+    while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
+  }
+  if (x->kind == LEIR_EXPR_NUMBER || x->kind == LEIR_EXPR_VAR) return true;
+  int64_t bound;
+  if (__builtin_sub_overflow(k, shift, &bound)) return true; /* y op k - shift */
+  leir__range cur = index_range_raw(a, x, env);
+  int64_t lo = cur.known ? cur.lo : INT64_MIN, hi = cur.known ? cur.hi : INT64_MAX;
+  for (uint32_t i = 0; i < env->natoms; i++)
+    if (leir__expr_equal(a->p, env->atoms[i].x, a->p, x)) {
+      lo = max2(lo, env->atoms[i].lo);
+      hi = min2(hi, env->atoms[i].hi);
+    }
+  if (!solve(1, op, bound, &lo, &hi)) return false;
+  for (uint32_t i = 0; i < env->natoms; i++)
+    if (leir__expr_equal(a->p, env->atoms[i].x, a->p, x)) {
+      env->atoms[i].lo = lo;
+      env->atoms[i].hi = hi;
+      return true;
+    }
+  if (env->natoms < LEIR__MAX_ATOMS) {
+    leir__atom *at = &env->atoms[env->natoms++];
+    at->x = x;
+    at->lo = lo;
+    at->hi = hi;
+  }
+  return true;
+}
+
 /* Applies `l op r` (a single comparison) to env; false if unsatisfiable. */
 static bool constrain(const leir__analysis *a, const leir_expr *l, leir_op op,
                       const leir_expr *r, leir__env *env) {
   leir__affine L, R, F;
-  if (!leir__affine_of(a, l, &L) || !leir__affine_of(a, r, &R) || !aff_add(&F, &L, &R, -1))
-    return true;
+  bool la = leir__affine_of(a, l, &L), ra = leir__affine_of(a, r, &R);
+  if (la != ra) return constrain_atom(a, la ? r : l, la ? flip(op) : op, la ? &L : &R, env);
+  if (!la || !aff_add(&F, &L, &R, -1)) return true;
   /* F = l - r; the constraint is F op 0 */
   leir__range fr = affine_range(&F, env);
   if (F.nterms == 0 || (fr.known && fr.lo == fr.hi && F.nterms)) {

@@ -5,7 +5,8 @@
  *
  * Occurrences: operation nodes (unary minus, binary operator, call) of the
  * right side of equations directly in top-level nests that compute in a
- * floating-point dtype, not the whole right side, not inside a subscript;
+ * floating-point dtype, not the whole right side, not inside a subscript,
+ * reading at least one tensor (index arithmetic is precompute_indices's);
  * two are the same sub-expression when their trees are equal (same
  * tensors, subscripts, loop variables, constants). The first site of a
  * sub-expression is its first occurrence (program order) that is not
@@ -108,6 +109,10 @@ static int collect_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   if (v->depth == 0 || v->depth + 1 > LEIR__MAX_XPATH) return LEIR__VISIT_NEXT;
   if (e->kind != LEIR_EXPR_NEG && e->kind != LEIR_EXPR_BINARY && e->kind != LEIR_EXPR_CALL)
     return LEIR__VISIT_NEXT;
+  /* index arithmetic (loop variables and constants only, `a-1` of a guard)
+   * is precompute_indices's: a float copy of it would hide the guard from
+   * the bounds check that narrows the read it protects */
+  if (!leir__expr_has_tensor(e)) return LEIR__VISIT_NEXT;
   occ o;
   memset(&o, 0, sizeof o);
   o.t = cl->t;

@@ -172,7 +172,14 @@ START_TEST(test_random_walks_verify_against_the_start) {
     char trail[8192] = "";
     for (int t = 0; t < 16; t++) {
       leir_candidates *c = NULL;
-      ck_assert_int_eq(leir_candidates_list(&c, p, NULL), LEIR_OK);
+      if (leir_candidates_list(&c, p, NULL) != LEIR_OK) {
+        char *text = NULL;
+        size_t len = 0;
+        const char *why = leir_error_last()->message;
+        ck_assert_int_eq(leir_program_print(p, 0, &text, &len), LEIR_OK);
+        ck_abort_msg("%s after step %d of the walk from %s:%s\n  program: %s", why, t, e->id,
+                     trail, text);
+      }
       size_t per[LEIR_STRATEGY_COUNT] = {0}, first[LEIR_STRATEGY_COUNT] = {0}, kinds = 0;
       for (size_t k = 0; k < leir_candidates_count(c); k++) {
         size_t s = leir_step_strategy(leir_candidates_step(c, k));
