@@ -403,7 +403,8 @@ static leir__range index_range_raw(const leir__analysis *a, const leir_expr *e,
  * sub-expression when it is not affine (an atom). */
 leir__range leir__index_range(const leir__analysis *a, const leir_expr *e, const leir__env *env) {
   leir__range r = index_range_raw(a, e, env);
-  if (!r.known || !env->natoms || e->kind == LEIR_EXPR_NUMBER || e->kind == LEIR_EXPR_VAR)
+  if (!r.known || !env->natoms || e->kind != LEIR_EXPR_BINARY ||
+      (e->op != LEIR_OP_FLOORDIV && e->op != LEIR_OP_MOD))
     return r;
   for (uint32_t k = 0; k < env->natoms; k++) {
     if (!leir__expr_equal(a->p, env->atoms[k].x, a->p, e)) continue;
@@ -543,7 +544,7 @@ static bool solve(int64_t coef, leir_op op, int64_t k, int64_t *lo, int64_t *hi)
 
 /* `x op k` with x not affine and k a constant: x + c or x - c or x with x
  * an integer sub-expression the interval analysis cannot see through
- * (floor division, modulo, a table read) becomes an atom fact on x, which
+ * (floor division, modulo) becomes an atom fact on x, which
  * leir__index_range applies where the same x is read (a guard
  * if_then_else(tx//4-1<0,0,G_{tx//4-1}) that compute_inline leaves). */
 static bool constrain_atom(const leir__analysis *a, const leir_expr *x, leir_op op,
@@ -563,11 +564,14 @@ static bool constrain_atom(const leir__analysis *a, const leir_expr *x, leir_op 
     }
     while (x->kind == LEIR_EXPR_PAREN) x = x->kids[0];
   }
-  if (x->kind == LEIR_EXPR_NUMBER || x->kind == LEIR_EXPR_VAR) return true;
+  /* only floor division and modulo: cheap to match, and computing the
+   * range of anything larger here (a nested if_then_else) would narrow
+   * guards inside guards, exponentially */
+  if (x->kind != LEIR_EXPR_BINARY || (x->op != LEIR_OP_FLOORDIV && x->op != LEIR_OP_MOD))
+    return true;
   int64_t bound;
   if (__builtin_sub_overflow(k, shift, &bound)) return true; /* y op k - shift */
-  leir__range cur = index_range_raw(a, x, env);
-  int64_t lo = cur.known ? cur.lo : INT64_MIN, hi = cur.known ? cur.hi : INT64_MAX;
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
   for (uint32_t i = 0; i < env->natoms; i++)
     if (leir__expr_equal(a->p, env->atoms[i].x, a->p, x)) {
       lo = max2(lo, env->atoms[i].lo);
