@@ -457,13 +457,24 @@ leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags,
   if (!strstr(cc->identity, "clang") &&
       (strstr(cc->identity, "gcc") || strstr(cc->identity, "GCC") ||
        strstr(cc->identity, "Free Software Foundation"))) {
-    static const char extra[] = "-fno-tree-loop-if-convert";
-    if (!push(cc, extra, strlen(extra), &cap)) goto nomem;
-    size_t len = strlen(cc->flags_text);
-    char *t = realloc(cc->flags_text, len + sizeof extra + 1);
-    if (!t) goto nomem;
-    memcpy(t + len, extra, sizeof extra);
-    cc->flags_text = t;
+    /* and no partial redundancy elimination: GCC 12 does not honour
+     * restrict on the kernel's local buffer pointers, so PRE reloads a
+     * value stored earlier in the row iteration in the latch of the last
+     * pass, which the vectorizer then refuses ("latch block not empty";
+     * softmax's and layernorm's final pass, bench/softmax) */
+    static const char *const extras[] = {"-fno-tree-loop-if-convert", "-fno-tree-pre"};
+    for (size_t x = 0; x < sizeof extras / sizeof extras[0]; x++) {
+      const char *extra = extras[x];
+      size_t elen = strlen(extra);
+      if (!push(cc, extra, elen, &cap)) goto nomem;
+      size_t len = strlen(cc->flags_text);
+      char *t = realloc(cc->flags_text, len + elen + 2);
+      if (!t) goto nomem;
+      memcpy(t + len, extra, elen);
+      t[len + elen] = ' ';
+      t[len + elen + 1] = '\0';
+      cc->flags_text = t;
+    }
   }
   return LEIR_OK;
 nomem:
