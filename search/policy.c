@@ -52,6 +52,17 @@ static int cmp_ranked(const void *a, const void *b) {
   return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
 }
 
+static int cmp_hash_index(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
+
+static int cmp_index(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
+
 static uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -134,8 +145,17 @@ static leir_status order_node(search_node *n, const struct search_ctx *ctx,
       x->score = (double)i;
     leir_program_free(p);
   }
+  /* candidates that give one program up to renaming (loop_binding on tx,
+   * ty or bx) are one proposal: keep the first in candidate order, so a
+   * batch never hands out a twin the search then rejects as seen */
+  qsort(r, m, sizeof *r, cmp_hash_index);
+  size_t kept = 0;
+  for (size_t i = 0; i < m; i++)
+    if (kept == 0 || r[kept - 1].hash != r[i].hash) r[kept++] = r[i];
+  m = kept;
   size_t nsingle = m;
   if (policy == LEIR_POLICY_COST) qsort(r, m, sizeof *r, cmp_ranked); /* most promising first */
+  else qsort(r, m, sizeof *r, cmp_index); /* the policy's own order, as enumerated */
   if (policy == LEIR_POLICY_COST && isfinite(here)) {
     /* macro-steps over plateaus: a first step the model sees no gain in,
      * followed by the step that gains most after it */

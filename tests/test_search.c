@@ -361,6 +361,32 @@ static double score_of(const leir_program *p) {
   return (a > b ? a : b) + (double)c.evaluations * 1e-9;
 }
 
+/* Candidates that are one program up to renaming (loop_binding of a on tx,
+ * ty or bx) are one proposal of a built-in policy: no twin reaches the
+ * search to be rejected as seen (a 512^3 trajectory had three). */
+START_TEST(test_builtin_policies_propose_no_alpha_twins) {
+  leir_search_policy policies[] = {LEIR_POLICY_EXHAUSTIVE, LEIR_POLICY_COST, LEIR_POLICY_RANDOM};
+  for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
+    fake f = {0};
+    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+    o.policy = policies[k];
+    o.max_samples = 200;
+    o.max_depth = 1;
+    o.branching = 200; /* every candidate of the root */
+    o.seed = 3;
+    leir_search_result *r = run_fake(LEIR_SEARCH_BFS, &f, &o, LEIR_OK);
+    size_t n = leir_search_result_record_count(r), bindings = 0;
+    for (size_t i = 0; i < n; i++) {
+      const leir_search_record *x = leir_search_result_record(r, i);
+      ck_assert_msg(x->reject != LEIR_REJECT_SEEN, "policy %zu proposed a twin: %s", k, x->step);
+      bindings += strstr(x->step, "loop_binding") != NULL;
+    }
+    ck_assert_uint_gt(bindings, 0); /* the matmul's root has binding candidates */
+    leir_search_result_free(r);
+  }
+}
+END_TEST
+
 START_TEST(test_cost_policy_proposes_in_cost_order) {
   fake f = {0};
   leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
@@ -946,6 +972,7 @@ static Suite *search_suite(void) {
   suite_add_tcase(s, t);
   t = tcase_create("policies");
   tcase_add_test(t, test_random_policy_is_seeded);
+  tcase_add_test(t, test_builtin_policies_propose_no_alpha_twins);
   tcase_add_test(t, test_cost_policy_proposes_in_cost_order);
   tcase_add_test(t, test_cost_policy_macro_step_over_plateau);
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
