@@ -30,6 +30,7 @@
 
 #include "jsonl.h" /* tests/support */
 #include "leir/leir.h"
+#include "corpus_signature.h"
 
 #if defined(LEIR_VERIFY_CLASS_REASSOCIATING)
 #define HAVE_CLASSES 1
@@ -44,25 +45,6 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void set_signature(leir_program *p, const jsonl_value *sig) {
-  leir_tensor_decl d[64];
-  int64_t shapes[64][LEIR_MAX_RANK];
-  size_t nd = 0;
-  for (int role = 0; role < 2; role++) {
-    const jsonl_value *list = jsonl_get(sig, role ? "outputs" : "inputs");
-    for (size_t k = 0; k < jsonl_len(list) && nd < 64; k++, nd++) {
-      const jsonl_value *e = jsonl_at(list, k);
-      d[nd].name = jsonl_str(jsonl_get(e, "name"));
-      leir_dtype_from_name(jsonl_str(jsonl_get(e, "dtype")), &d[nd].dtype);
-      d[nd].role = role ? LEIR_ROLE_OUTPUT : LEIR_ROLE_INPUT;
-      const jsonl_value *sh = jsonl_get(e, "shape");
-      d[nd].rank = (uint32_t)jsonl_len(sh);
-      for (size_t r = 0; r < jsonl_len(sh); r++) shapes[nd][r] = jsonl_int(jsonl_at(sh, r), 1);
-      d[nd].shape = shapes[nd];
-    }
-  }
-  leir_program_set_signature(p, d, nd);
-}
 
 /* A source program of the corpus with its signature; NULL if it does not
  * parse. */
@@ -70,7 +52,7 @@ static leir_program *source_program(const jsonl_value *v) {
   const char *text = jsonl_str(jsonl_get(v, "leir"));
   leir_program *p = NULL;
   if (!text || leir_program_parse(&p, text, strlen(text), NULL) != LEIR_OK) return NULL;
-  set_signature(p, jsonl_get(v, "signature"));
+  bench_set_signature(p, jsonl_get(v, "signature"));
   return p;
 }
 
