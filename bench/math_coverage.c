@@ -254,6 +254,7 @@ int main(int argc, char **argv) {
     if (leir_ground(&hits, before, after, &o) == LEIR_OK && leir_candidates_count(hits)) {
       ts->other++;
       printf("OTHER #%lu %s %s: %s\n", lineno, st, id, leir_step_text(leir_candidates_step(hits, 0)));
+      if (list) print_change(before, after);
     } else {
       ts->notours++;
       printf("MISS #%lu %s %s\n", lineno, st, id);

@@ -3,11 +3,26 @@
  * equation as a product of factors (leir__alg_factor: rational content,
  * common monomial, linear factors of rational roots). Sites and steps:
  * math_sites.h. A candidate must come out factored (a product, a power of a
- * sum, or over a constant) and differ from the region beyond operand order;
+ * sum, or over a constant) and differ from the region beyond operand order.
+ *
+ * A region that adds fractions (a sum one of whose terms divides by a
+ * non-constant) is a rational function: its factored form, as sympy's
+ * `factor` and `sqf` write it, is one fraction, the factored numerator over
+ * the factored denominator (F*((A-C)/s)+G -> (A*F-C*F+G*s)/s: the
+ * numerator has no factor, so it stays a sum; 1-G/M -> -(G-M)/M). That
+ * multiplies the other terms through by the denominators, so it is offered
+ * only where that adds no overflow beyond a polynomial rewrite's
+ * (leir__math_safe_denominators, as for cancellation and together):
  * `1/(1+exp(-x))` stays as it is (exp(-x) is an atom: it is never
- * multiplied through by exp(x)).
+ * multiplied through by exp(x)), and A/(1+exp(C))+E is never written
+ * (A+E+E*exp(C))/(1+exp(C)), inf/inf = NaN for C > 709.
  */
 #include "math_sites.h"
+
+static const leir_expr *strip(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
 
 static bool factored(const leir_expr *e) {
   while (e->kind == LEIR_EXPR_PAREN || e->kind == LEIR_EXPR_NEG) e = e->kids[0];
@@ -19,13 +34,41 @@ static bool factored(const leir_expr *e) {
   return false;
 }
 
-static bool accept(const leir_program *p, const leir_expr *before, const leir_expr *after) {
-  (void)p;
-  (void)before;
-  return factored(after);
+/* a + or - in e (outside calls and subscripts: the region) with a
+ * division by a non-constant below it: bringing e over one denominator
+ * multiplies the other terms through */
+static bool adds_fractions(const leir_expr *e, bool under_sum, unsigned depth) {
+  if (depth > 400) return true;
+  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return false;
+  if (e->kind == LEIR_EXPR_BINARY) {
+    if (e->op == LEIR_OP_DIV && under_sum && strip(e->kids[1])->kind != LEIR_EXPR_NUMBER)
+      return true;
+    if (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB) under_sum = true;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (adds_fractions(e->kids[i], under_sum, depth + 1)) return true;
+  return false;
 }
 
-static const leir__math_spec spec = {.rewrite = leir__alg_factor, .accept = accept};
+/* one fraction whose denominator is not a number */
+static bool one_fraction(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN || e->kind == LEIR_EXPR_NEG) e = e->kids[0];
+  return e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_DIV &&
+         strip(e->kids[1])->kind != LEIR_EXPR_NUMBER;
+}
+
+static bool accept(const leir_program *p, const leir_expr *before, const leir_expr *after) {
+  (void)p;
+  /* adds_fractions(before) was checked safe by factor_safe */
+  return factored(after) || (adds_fractions(before, false, 0) && one_fraction(after));
+}
+
+static leir_expr *factor_safe(leir__alg *a, const leir_expr *e, bool dens_safe) {
+  if (!dens_safe && adds_fractions(e, false, 0)) return NULL; /* declined: no change */
+  return leir__alg_factor(a, e);
+}
+
+static const leir__math_spec spec = {.rewrite_dens = factor_safe, .accept = accept};
 
 static void enumerate(leir__sctx *c) { leir__math_enumerate(c, &spec); }
 
