@@ -1583,6 +1583,21 @@ static void widen(double *lo, double *hi) {
   if (isfinite(*hi)) *hi += fabs(*hi) * 1e-12;
 }
 
+/* (u-v)/(u+v) (or (v-u)/(u+v), the terms of the sum in either order) with
+ * u, v >= 0 proven: |u-v| <= u+v, and rounding is monotone, so the
+ * computed quotient lies in [-1, 1] wherever it is defined (tanh written
+ * with exponentials, (exp(x)-exp(-x))/(exp(x)+exp(-x))) */
+static bool unit_ratio(leir__alg *a, const leir_expr *e, unsigned depth) {
+  const leir_expr *n = strip(e->kids[0]), *d = strip(e->kids[1]);
+  if (n->kind != LEIR_EXPR_BINARY || n->op != LEIR_OP_SUB || d->kind != LEIR_EXPR_BINARY ||
+      d->op != LEIR_OP_ADD)
+    return false;
+  uint64_t n0 = leir__ac_hash(a->p, n->kids[0]), n1 = leir__ac_hash(a->p, n->kids[1]);
+  uint64_t d0 = leir__ac_hash(a->p, d->kids[0]), d1 = leir__ac_hash(a->p, d->kids[1]);
+  if (!((n0 == d0 && n1 == d1) || (n0 == d1 && n1 == d0))) return false;
+  return nonneg_expr(a, d->kids[0], depth + 1) && nonneg_expr(a, d->kids[1], depth + 1);
+}
+
 static void bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi, unsigned depth) {
   e = strip(e);
   *lo = -INFINITY;
@@ -1639,6 +1654,10 @@ static void bounds_rec(leir__alg *a, const leir_expr *e, double *lo, double *hi,
       *lo = n % 2 == 0 && x0 < 0 && x1 > 0 ? 0 : fmin(p0, p1);
       *hi = fmax(p0, p1);
       break;
+    }
+    if (e->op == LEIR_OP_DIV && unit_ratio(a, e, depth)) {
+      *lo = -1, *hi = 1;
+      return;
     }
     bounds_rec(a, e->kids[0], &x0, &x1, depth + 1);
     bounds_rec(a, e->kids[1], &y0, &y1, depth + 1);

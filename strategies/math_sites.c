@@ -35,6 +35,13 @@ static uint32_t divs(const leir_expr *e, unsigned depth) {
 
 uint32_t leir__math_divisions(const leir_expr *e) { return divs(e, 0); }
 
+static const leir_expr *strip_paren(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e;
+}
+
+static bool reads_sym(const leir_expr *e, uint32_t sym, unsigned depth);
+
 typedef struct tame_walk {
   const leir_program *p;
   uint32_t seen[32]; /* intermediates being followed (an accumulation reads itself) */
@@ -52,6 +59,153 @@ static bool bounded(const leir_program *p, const leir_expr *e) {
   leir_expr *copy = a ? leir__copy_expr(s, p, e) : NULL;
   double lo = 0, hi = 0;
   bool ok = copy && leir__alg_bounds(a, copy, &lo, &hi) && isfinite(lo) && isfinite(hi);
+  leir__alg_free(a);
+  leir_program_free(s);
+  return ok;
+}
+
+/* The equations of p that write sym: how many, and the first with the
+ * loops around it (outermost first) and its top-level nest. */
+typedef struct def_at {
+  const leir_equation *eq;
+  const leir__loop *loops[32];
+  uint32_t nloops, count, top;
+} def_at;
+
+static void find_def(const leir_nest *n, uint32_t sym, def_at *d, const leir__loop **stack,
+                     uint32_t ns, uint32_t top, unsigned depth) {
+  if (depth > 64) {
+    d->count += 2; /* too deep to tell: not a single definition */
+    return;
+  }
+  for (uint32_t k = 0; k < n->nloops; k++)
+    if (ns < 32) stack[ns++] = &n->loops[k];
+    else d->count += 2;
+  for (uint32_t k = 0; k < n->nitems; k++) {
+    if (n->items[k].nest) {
+      find_def(n->items[k].nest, sym, d, stack, ns, top, depth + 1);
+    } else if (n->items[k].eq && n->items[k].eq->lhs->sym == sym && d->count++ == 0) {
+      d->eq = n->items[k].eq;
+      d->nloops = ns;
+      d->top = top;
+      for (uint32_t i = 0; i < ns; i++) d->loops[i] = stack[i];
+    }
+  }
+}
+
+static def_at def_of(const leir_program *p, uint32_t sym) {
+  def_at d = {.count = 0};
+  const leir__loop *stack[32];
+  for (uint32_t i = 0; i < p->nnests; i++) find_def(p->nests[i], sym, &d, stack, 0, i, 0);
+  return d;
+}
+
+/* every tensor read in e is an input or written by one equation, in a
+ * top-level nest before `before` */
+static bool reads_settled(const leir_program *p, const leir_expr *e, uint32_t before,
+                          unsigned depth) {
+  if (depth > 200) return false;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    def_at d = def_of(p, e->sym);
+    if (d.count > 1 || (d.count == 1 && d.top >= before)) return false;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (!reads_settled(p, e->kids[i], before, depth + 1)) return false;
+  return true;
+}
+
+static bool contains_node(const leir_expr *e, const leir_expr *node, unsigned depth) {
+  if (e == node) return true;
+  if (depth > 200 || e->kind == LEIR_EXPR_TENSOR) return false;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (contains_node(e->kids[i], node, depth + 1)) return true;
+  return false;
+}
+
+static void find_host(const leir_nest *n, const leir_expr *node, def_at *d,
+                      const leir__loop **stack, uint32_t ns, uint32_t top, unsigned depth) {
+  if (depth > 64 || d->count) return;
+  for (uint32_t k = 0; k < n->nloops; k++)
+    if (ns < 32) stack[ns++] = &n->loops[k];
+  for (uint32_t k = 0; k < n->nitems && !d->count; k++) {
+    if (n->items[k].nest) {
+      find_host(n->items[k].nest, node, d, stack, ns, top, depth + 1);
+    } else if (n->items[k].eq && contains_node(n->items[k].eq->rhs, node, 0)) {
+      d->count = 1;
+      d->eq = n->items[k].eq;
+      d->nloops = ns;
+      d->top = top;
+      for (uint32_t i = 0; i < ns; i++) d->loops[i] = stack[i];
+    }
+  }
+}
+
+/* X_s in the equation `host` is, at every iteration, the right-hand side of
+ * X's one definition at the same index point: X is written by one plain
+ * (non-accumulating) equation under the same loops as the host's, whose
+ * left-hand subscripts are the loop variables, each once (every point
+ * writes its own element), and X is read at the same subscripts. The
+ * definition's top-level nest (at least) is stored in *top. */
+static const leir_expr *same_point_def(const leir_program *p, const def_at *host,
+                                       const leir_expr *x, uint32_t *top) {
+  def_at d = def_of(p, x->sym);
+  if (d.count != 1 || d.nloops != host->nloops || d.eq->lhs->n != d.nloops ||
+      x->n != d.nloops || reads_sym(d.eq->rhs, x->sym, 0))
+    return NULL;
+  for (uint32_t i = 0; i < d.nloops; i++) {
+    const leir_expr *v = strip_paren(d.eq->lhs->kids[i]);
+    if (d.loops[i]->kind != host->loops[i]->kind || d.loops[i]->sym != host->loops[i]->sym ||
+        d.loops[i]->extent != host->loops[i]->extent || v->kind != LEIR_EXPR_VAR ||
+        !leir__expr_equal(p, x->kids[i], p, d.eq->lhs->kids[i]))
+      return NULL;
+    for (uint32_t j = 0; j < i; j++)
+      if (strip_paren(d.eq->lhs->kids[j])->sym == v->sym) return NULL;
+  }
+  bool every_loop = true; /* each loop variable is one of the subscripts */
+  for (uint32_t k = 0; k < d.nloops && every_loop; k++) {
+    bool found = false;
+    for (uint32_t i = 0; i < d.nloops; i++)
+      found |= strip_paren(d.eq->lhs->kids[i])->sym == d.loops[k]->sym;
+    every_loop = found;
+  }
+  if (!every_loop) return NULL;
+  if (d.top < *top) *top = d.top;
+  return d.eq->rhs;
+}
+
+/* e = X/Y (of p) where X, Y, either one a read of an intermediate that
+ * same_point_def resolves to its definition at the same index point, from
+ * values written once before them: the quotient of the resolved sides has
+ * proven bounds (E = N/O with N = exp(D)-exp(-D), O = exp(D)+exp(-D),
+ * Mish's tanh, and N/(exp(D)+exp(-D)) with O inlined: in [-1, 1]) */
+static bool bounded_ratio_of_defs(const leir_program *p, const leir_expr *e) {
+  const leir_expr *div = strip_paren(e);
+  if (div->kind != LEIR_EXPR_BINARY || div->op != LEIR_OP_DIV) return false;
+  def_at host = {.count = 0};
+  const leir__loop *stack[32];
+  for (uint32_t i = 0; i < p->nnests && !host.count; i++)
+    find_host(p->nests[i], e, &host, stack, 0, i, 0);
+  if (!host.count) return false;
+  uint32_t first = host.top;
+  const leir_expr *side[2];
+  bool resolved = false;
+  for (int k = 0; k < 2; k++) {
+    const leir_expr *x = strip_paren(div->kids[k]);
+    side[k] = x;
+    if (x->kind == LEIR_EXPR_TENSOR) {
+      const leir_expr *r = same_point_def(p, &host, x, &first);
+      if (r) side[k] = r, resolved = true;
+    }
+  }
+  if (!resolved || !reads_settled(p, side[0], first, 0) || !reads_settled(p, side[1], first, 0))
+    return false;
+  leir_program *s = leir__program_new(4096);
+  leir__alg *a = s ? leir__alg_new(s, DEFAULT_TERMS) : NULL;
+  leir_expr *n = a ? leir__copy_expr(s, p, side[0]) : NULL;
+  leir_expr *d = n ? leir__copy_expr(s, p, side[1]) : NULL;
+  leir_expr *q = d ? leir__new_binary(s, LEIR_OP_DIV, n, d) : NULL;
+  double lo = 0, hi = 0;
+  bool ok = q && leir__alg_bounds(a, q, &lo, &hi) && isfinite(lo) && isfinite(hi);
   leir__alg_free(a);
   leir_program_free(s);
   return ok;
@@ -112,7 +266,8 @@ static bool tame(tame_walk *w, const leir_expr *e, unsigned depth) {
   default: return false;
   }
   for (uint32_t i = 0; i < e->n; i++)
-    if (!tame(w, e->kids[i], depth + 1)) return bounded(w->p, e); /* 1/(1+exp(-x)) */
+    if (!tame(w, e->kids[i], depth + 1)) /* 1/(1+exp(-x)); Mish's N/O */
+      return bounded(w->p, e) || bounded_ratio_of_defs(w->p, e);
   return true;
 }
 
