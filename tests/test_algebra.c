@@ -1040,6 +1040,48 @@ static leir_verdict judge(leir_verifier *v, const leir_program *q, uint32_t cls)
   return verdict;
 }
 
+/* Candidate k of cs (of src) verifies EQUAL or CLOSE against src on all
+ * input sets (*v: src's verifier, made on first use); the same output with
+ * a term dropped or a sign flipped in the rewritten equation verifies
+ * MISMATCH, judged on the rewritten nest alone with random inputs. */
+static void check_candidate(leir_backend *b, leir_verifier **v, const leir_program *src,
+                            leir_candidates *cs, size_t k, const char *id, size_t *mutants) {
+  if (!*v) ck_assert_int_eq(leir_verifier_new(v, b, src, NULL), LEIR_OK);
+  const char *text = leir_step_text(leir_candidates_step(cs, k));
+  /* reassociating: the per-element tolerance, as test_strategy_verify
+   * judges them (for f64 sources the reassociation bound has no wider
+   * truth, T = O, and rejects a rounding of 1 ulp of an operand at a
+   * cancellation: SELU's 1.67*exp(A)-1.67 near A = 0) */
+  uint32_t cls = leir_candidates_exactness(cs, k) == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT
+                                                                : LEIR_VERIFY_CLASS_ANY;
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_candidates_apply(&q, cs, k), LEIR_OK);
+  leir_verdict verdict = judge(*v, q, cls);
+  ck_assert_msg(verdict == LEIR_VERDICT_EQUAL || verdict == LEIR_VERDICT_CLOSE, "%s: %s verifies %s",
+                id, text, leir_verdict_name(verdict));
+  uint32_t top;
+  ck_assert_ptr_nonnull(changed_eq(src, q, &top));
+  leir_program *pre = alone(src, top);
+  leir_verifier *pv = NULL;
+  ck_assert_int_eq(leir_verifier_new(&pv, b, pre, NULL), LEIR_OK);
+  for (int m = MUT_DROP_TERM; m <= MUT_FLIP_SIGN; m++) {
+    leir_program *bad = NULL;
+    ck_assert_int_eq(leir_program_clone(&bad, q), LEIR_OK);
+    if (mutate(src, bad, (mutation)m)) {
+      leir_program *bad_pre = alone(bad, top);
+      verdict = judge(pv, bad_pre, cls);
+      ck_assert_msg(verdict == LEIR_VERDICT_MISMATCH, "%s: %s mutated (%s) verifies %s", id, text,
+                    m == MUT_DROP_TERM ? "term dropped" : "sign flipped", leir_verdict_name(verdict));
+      leir_program_free(bad_pre);
+      (*mutants)++;
+    }
+    leir_program_free(bad);
+  }
+  leir_verifier_free(pv);
+  leir_program_free(pre);
+  leir_program_free(q);
+}
+
 /* Every candidate of the math strategies (23-34) on every sources-small
  * program verifies on all input sets (normal, normal x 10, uniform; bool
  * masks where a program has them); the same outputs with a term dropped
@@ -1070,44 +1112,9 @@ START_TEST(test_math_candidates_verify_and_mutants_do_not) {
       o.strategy = st;
       ck_assert_int_eq(leir_candidates_list(&cs, src, &o), LEIR_OK);
       for (size_t k = 0; k < leir_candidates_count(cs); k++) {
-        if (!v) ck_assert_int_eq(leir_verifier_new(&v, b, src, NULL), LEIR_OK);
-        const char *text = leir_step_text(leir_candidates_step(cs, k));
-        /* reassociating: the per-element tolerance, as test_strategy_verify
-         * judges them (for f64 sources the reassociation bound has no wider
-         * truth, T = O, and rejects a rounding of 1 ulp of an operand at a
-         * cancellation: SELU's 1.67*exp(A)-1.67 near A = 0) */
-        uint32_t cls = leir_candidates_exactness(cs, k) == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT
-                                                                      : LEIR_VERIFY_CLASS_ANY;
-        leir_program *q = NULL;
-        ck_assert_int_eq(leir_candidates_apply(&q, cs, k), LEIR_OK);
-        leir_verdict verdict = judge(v, q, cls);
-        ck_assert_msg(verdict == LEIR_VERDICT_EQUAL || verdict == LEIR_VERDICT_CLOSE,
-                      "%s: %s verifies %s", small.e[i].id, text, leir_verdict_name(verdict));
+        check_candidate(b, &v, src, cs, k, small.e[i].id, &mutants);
         total++;
         per[st]++;
-        /* mutants, judged on the rewritten nest alone */
-        uint32_t top;
-        ck_assert_ptr_nonnull(changed_eq(src, q, &top));
-        leir_program *pre = alone(src, top);
-        leir_verifier *pv = NULL;
-        ck_assert_int_eq(leir_verifier_new(&pv, b, pre, NULL), LEIR_OK);
-        for (int m = MUT_DROP_TERM; m <= MUT_FLIP_SIGN; m++) {
-          leir_program *bad = NULL;
-          ck_assert_int_eq(leir_program_clone(&bad, q), LEIR_OK);
-          if (mutate(src, bad, (mutation)m)) {
-            leir_program *bad_pre = alone(bad, top);
-            verdict = judge(pv, bad_pre, cls);
-            ck_assert_msg(verdict == LEIR_VERDICT_MISMATCH, "%s: %s mutated (%s) verifies %s",
-                          small.e[i].id, text, m == MUT_DROP_TERM ? "term dropped" : "sign flipped",
-                          leir_verdict_name(verdict));
-            leir_program_free(bad_pre);
-            mutants++;
-          }
-          leir_program_free(bad);
-        }
-        leir_verifier_free(pv);
-        leir_program_free(pre);
-        leir_program_free(q);
       }
       leir_candidates_free(cs);
     }
@@ -1124,6 +1131,62 @@ START_TEST(test_math_candidates_verify_and_mutants_do_not) {
   ck_assert_uint_gt(mutants, total);
   leir_backend_free(b);
   corpus_programs_free(&small);
+}
+END_TEST
+
+/* The reference's own outputs of factorization, cancellation and together
+ * on the programs it rewrote (tests/data/strategy/math-steps.tsv, lines of
+ * steps-small.jsonl): a BatchNorm's affine over one denominator (also
+ * after a Mish written with exp, whose tanh quotient lies in [-1, 1]) and
+ * 1-G/max(...) ground to a candidate of the same strategy, and every
+ * candidate of that strategy on the program verifies, its mutants do not;
+ * the forms multiplied through by exp(x) (a sigmoid, a Swish sum) ground to
+ * none. */
+START_TEST(test_reference_math_outputs_on_their_programs) {
+  char *text = test_read_file(test_data_path("strategy/math-steps.tsv"), NULL);
+  ck_assert_ptr_nonnull(text);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  size_t rows = 0, grounded = 0, total = 0, mutants = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (line[0] == '#') continue;
+    char *f[5];
+    char *fs = NULL;
+    int nf = 0;
+    for (char *t = strtok_r(line, "\t", &fs); t && nf < 5; t = strtok_r(NULL, "\t", &fs)) f[nf++] = t;
+    ck_assert_int_eq(nf, 5);
+    size_t st;
+    ck_assert_int_eq(leir_strategy_find(f[1], &st), LEIR_OK);
+    leir_program *before = prog(f[3]), *after = prog(f[4]);
+    ck_assert_int_eq(leir_program_infer_signature(before), LEIR_OK);
+    ck_assert_int_eq(leir_program_infer_signature(after), LEIR_OK);
+    leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+    o.strategy = (int32_t)st;
+    leir_candidates *hits = NULL;
+    ck_assert_int_eq(leir_ground(&hits, before, after, &o), LEIR_OK);
+    bool want = strcmp(f[2], "yes") == 0;
+    ck_assert_msg((leir_candidates_count(hits) > 0) == want, "%s %s: grounds to %zu steps, want %s",
+                  f[0], f[1], leir_candidates_count(hits), f[2]);
+    grounded += leir_candidates_count(hits) > 0;
+    leir_candidates_free(hits);
+    leir_candidates *cs = NULL;
+    ck_assert_int_eq(leir_candidates_list(&cs, before, &o), LEIR_OK);
+    leir_verifier *v = NULL;
+    for (size_t k = 0; k < leir_candidates_count(cs); k++, total++)
+      check_candidate(b, &v, before, cs, k, f[0], &mutants);
+    leir_verifier_free(v);
+    leir_candidates_free(cs);
+    leir_program_free(before);
+    leir_program_free(after);
+    rows++;
+  }
+  ck_assert_uint_eq(rows, 6);
+  ck_assert_uint_eq(grounded, 4);
+  ck_assert_uint_ge(total, 4);
+  ck_assert_uint_gt(mutants, total);
+  leir_backend_free(b);
+  free(text);
 }
 END_TEST
 
@@ -1153,6 +1216,7 @@ static Suite *algebra_suite(void) {
   tcase_add_test(tc, test_math_candidates_verify_and_mutants_do_not);
   tcase_add_test(tc, test_math_steps_ground_modulo_ac_and_only_so);
   tcase_add_test(tc, test_math_cot_quotes_the_changed_part);
+  tcase_add_test(tc, test_reference_math_outputs_on_their_programs);
   suite_add_tcase(s, tc);
   return s;
 }
