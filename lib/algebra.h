@@ -163,8 +163,9 @@ bool leir__alg_nonneg(leir__alg *a, const leir_expr *e);
 bool leir__alg_nonzero(leir__alg *a, const leir_expr *e);
 /* An enclosure [lo, hi] of e's values (over the reals, where e is defined)
  * from numbers, declared ranges (leir__alg_assume_range) and monotone
- * rules for + - * / integer powers, exp, log, sqrt, abs, max, min; false
- * when e is not proven bounded. lo or hi may be NULL. */
+ * rules for + - * / integer powers, exp, log, sqrt, abs, max, min, and
+ * (u-v)/(u+v) in [-1, 1] for u, v >= 0 proven; false when e is not proven
+ * bounded. lo or hi may be NULL. */
 bool leir__alg_bounds(leir__alg *a, const leir_expr *e, double *lo, double *hi);
 
 /* ---- AC-canonical hash ------------------------------------------------ */

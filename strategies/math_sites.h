@@ -55,7 +55,9 @@ uint32_t leir__math_divisions(const leir_expr *e);
  * denominator is built from numbers, + - * / integer powers and the calls
  * sqrt, abs, max, min, erf (whose value is at most polynomial in their
  * arguments), parts with proven finite bounds (leir__alg_bounds: a sigmoid
- * 1/(1+exp(-x)) lies in [0, 1]), inputs, and intermediates whose
+ * 1/(1+exp(-x)) lies in [0, 1]; a quotient of intermediates defined at
+ * the same index point whose definitions' quotient is bounded: Mish's
+ * (exp(D)-exp(-D))/(exp(D)+exp(-D)) in [-1, 1]), inputs, and intermediates whose
  * definitions in p are built the same way (followed to their equations). exp, log and the
  * rest are refused, also behind an intermediate: 1/(1+exp(C))+E over one
  * denominator is (1+E+E*exp(C))/(1+exp(C)) = inf/inf = NaN for C > 709
