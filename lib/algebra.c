@@ -1415,8 +1415,50 @@ static leir_expr *combine_product(leir__alg *a, const leir_expr *e, bool *change
     if (is_call(fs[i], LEIR_OP_EXP)) nexp++;
     if (is_call(fs[i], LEIR_OP_SQRT) && nonneg_expr(a, fs[i]->kids[0], 0)) nsqrt++;
   }
+  /* equal bases (modulo AC) multiply into one integer power: x*(x*y) ->
+   * x**2*y, x**2*x -> x**3 (positive exponents only, numbers are never
+   * bases: 2*2 stays a product). Exact over the reals for every x. */
+  const leir_expr *base[64];
+  int64_t pw[64];
+  uint64_t bh[64];
+  bool used[64];
   for (uint32_t i = 0; i < n; i++) {
     const leir_expr *f = fs[i];
+    int64_t k;
+    used[i] = false;
+    base[i] = f;
+    pw[i] = 1;
+    if ((nexp > 1 && is_call(f, LEIR_OP_EXP)) ||
+        (nsqrt > 1 && is_call(f, LEIR_OP_SQRT) && nonneg_expr(a, f->kids[0], 0)) ||
+        f->kind == LEIR_EXPR_NUMBER) {
+      pw[i] = 0; /* combined otherwise, or a number */
+      continue;
+    }
+    if (f->kind == LEIR_EXPR_BINARY && f->op == LEIR_OP_POW && int_exponent(f->kids[1], &k) &&
+        k >= 1 && strip(f->kids[0])->kind != LEIR_EXPR_NUMBER) {
+      base[i] = strip(f->kids[0]);
+      pw[i] = k;
+    }
+    bh[i] = leir__ac_hash(a->p, base[i]);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const leir_expr *f = fs[i];
+    if (used[i]) continue;
+    if (pw[i] > 0) {
+      int64_t total = pw[i];
+      uint32_t same = 0;
+      for (uint32_t j = i + 1; j < n; j++)
+        if (!used[j] && pw[j] > 0 && bh[j] == bh[i]) total += pw[j], same++;
+      if (same && total <= MAX_POW) {
+        for (uint32_t j = i + 1; j < n; j++)
+          if (!used[j] && pw[j] > 0 && bh[j] == bh[i]) used[j] = true;
+        *changed = true;
+        leir_expr *c = mk_bin(a, LEIR_OP_POW, powsimp_rec(a, base[i], changed, depth + 1),
+                              mk_int(a, total));
+        rest = rest ? mk_bin(a, LEIR_OP_MUL, rest, c) : c;
+        continue;
+      }
+    }
     if (nexp > 1 && is_call(f, LEIR_OP_EXP)) {
       leir_expr *arg = a->flat ? copy(a, f->kids[0]) : powsimp_rec(a, f->kids[0], changed, depth + 1);
       exp_arg = exp_arg ? mk_bin(a, LEIR_OP_ADD, exp_arg, arg) : arg;
@@ -1484,6 +1526,18 @@ static leir_expr *expand_powsimp_rec(leir__alg *a, const leir_expr *e, bool *cha
                                      unsigned depth) {
   if (depth > MAX_DEPTH) fail(a, LEIR__ALG_LIMIT);
   const leir_expr *s = strip(e);
+  int64_t k;
+  if (s->kind == LEIR_EXPR_BINARY && s->op == LEIR_OP_POW && int_exponent(s->kids[1], &k) &&
+      k >= 2 && k <= 8 && strip(s->kids[0])->kind != LEIR_EXPR_NUMBER) {
+    /* x**k -> x*x*...*x (the inverse of powsimp's x*x -> x**2), multiplied
+     * left to right: x*x*x overflows only where x**3 does (|x| > 1 for
+     * either), and a product x**k*y regrouped as x*(x*y) by a reader is
+     * AC-equal; exact over the reals */
+    *changed = true;
+    leir_expr *b = expand_powsimp_rec(a, s->kids[0], changed, depth + 1), *r = copy(a, b);
+    for (int64_t i = 1; i < k; i++) r = mk_bin(a, LEIR_OP_MUL, r, copy(a, b));
+    return r;
+  }
   if (is_call(s, LEIR_OP_EXP)) {
     const leir_expr *u = strip(s->kids[0]);
     if (u->kind == LEIR_EXPR_BINARY && (u->op == LEIR_OP_ADD || u->op == LEIR_OP_SUB)) {

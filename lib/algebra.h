@@ -129,12 +129,16 @@ leir_expr *leir__alg_collect(leir__alg *a, const leir_expr *e, const leir_expr *
 /* ---- exp / log / sqrt rules ------------------------------------------ */
 
 /* exp(u)*exp(v) -> exp(u+v), sqrt(u)*sqrt(v) -> sqrt(u*v) (u, v >= 0
- * proven), in every product of e. Identity (exp over the reals; in floating
- * point the combined form overflows no earlier than the product). */
+ * proven), and equal bases (modulo AC, numbers excepted) into one positive
+ * integer power (x*(x*y) -> x**2*y), in every product of e. Identity (exp
+ * over the reals; in floating point the combined form overflows no earlier
+ * than the product). */
 leir_expr *leir__alg_powsimp(leir__alg *a, const leir_expr *e);
 /* exp(u+v) -> exp(u)*exp(v): refused (UNPROVEN) unless every part is
  * bounded above by a non-positive form (exp(-x), x >= 0 proven), so that
- * no factor can overflow where exp(u+v) does not. */
+ * no factor can overflow where exp(u+v) does not. Also x**k -> x*x*...*x
+ * for an integer 2 <= k <= 8 and x no number (left to right: no partial
+ * product overflows where x**k does not). */
 leir_expr *leir__alg_expand_powsimp(leir__alg *a, const leir_expr *e);
 /* log(u*v) -> log(u)+log(v), log(u/v) -> log(u)-log(v), log(u**n) ->
  * n*log(u), each only for u, v proven positive. */

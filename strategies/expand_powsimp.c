@@ -2,8 +2,11 @@
  * expand_powsimp (30, math): split an exponential of a sum into a product
  * (leir__alg_expand_powsimp: exp(u+v) -> exp(u)*exp(v)), only where both
  * parts are proven >= 0 or both <= 0, so that no factor overflows where
- * exp(u+v) does not (exp(A-D) is refused: A = D = 800). Sites (calls may be
- * region roots) and steps: math_sites.h.
+ * exp(u+v) does not (exp(A-D) is refused: A = D = 800); and an integer
+ * power x**k, 2 <= k <= 8, into the product x*x*...*x (the inverse of
+ * powsimp's x*x -> x**2; multiplied left to right, the partial products
+ * overflow only where x**k does). Sites (calls may be region roots) and
+ * steps: math_sites.h.
  */
 #include "math_sites.h"
 

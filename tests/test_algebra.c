@@ -460,7 +460,14 @@ START_TEST(test_powsimp_combines_exp_and_sqrt) {
   expect_rewrite(leir__alg_powsimp, "exp(A)*exp(D)", "exp(A+D)");
   expect_rewrite(leir__alg_powsimp, "E*exp(A)*exp(-D)", "E*exp(A+-D)");
   expect_rewrite(leir__alg_powsimp, "exp(A)/exp(D)", "exp(A-D)");
-  expect_rewrite(leir__alg_powsimp, "sqrt(exp(A))*sqrt(A*A)", "sqrt(exp(A)*(A*A))");
+  expect_rewrite(leir__alg_powsimp, "sqrt(exp(A))*sqrt(A*A)", "sqrt(exp(A)*A**2)");
+  /* equal bases into one integer power (the reference's Mish: G*(G*Q)) */
+  expect_rewrite(leir__alg_powsimp, "G*(G*Q)", "G**2*Q");
+  expect_rewrite(leir__alg_powsimp, "(A+D)**2*Q*(D+A)", "(A+D)**3*Q");
+  /* a number is no base, and -A is not A */
+  expect_refused(leir__alg_powsimp, "2*2*A", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_powsimp, "A*(-A)", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_powsimp, "A*D", LEIR__ALG_NOCHANGE);
   /* sqrt(A)*sqrt(D) = sqrt(A*D) needs A, D >= 0 */
   expect_refused(leir__alg_powsimp, "sqrt(A)*sqrt(D)", LEIR__ALG_NOCHANGE);
   expect_refused(leir__alg_powsimp, "exp(A)+exp(D)", LEIR__ALG_NOCHANGE);
@@ -475,6 +482,11 @@ START_TEST(test_expand_powsimp_never_adds_overflow) {
    * original is 1: refused (the softmax case) */
   expect_refused(leir__alg_expand_powsimp, "exp(A-D)", LEIR__ALG_UNPROVEN);
   expect_refused(leir__alg_expand_powsimp, "A*2+exp(D)", LEIR__ALG_NOCHANGE);
+  /* x**k -> x*x*...: the inverse of powsimp's x*x -> x**2 (2 <= k <= 8) */
+  expect_rewrite(leir__alg_expand_powsimp, "G**2*Q", "G*G*Q");
+  expect_rewrite(leir__alg_expand_powsimp, "(A-D)**3", "(A-D)*(A-D)*(A-D)");
+  expect_refused(leir__alg_expand_powsimp, "2**3*A", LEIR__ALG_NOCHANGE);
+  expect_refused(leir__alg_expand_powsimp, "A**-2+A**9", LEIR__ALG_NOCHANGE);
   leir_program *p = parse_rhs("exp(A-D)");
   leir__alg *a = leir__alg_new(p, 0);
   ck_assert_ptr_null(leir__alg_expand_powsimp(a, rhs_of(p)));
