@@ -4,7 +4,11 @@
  * distributed, like terms collected). Sites and steps: math_sites.h. A
  * candidate must have something to distribute (a product or integer power
  * with a sum operand, or a sum divided by a number) and must not add
- * divisions by non-constants.
+ * divisions by non-constants. The expansion brings a region that adds
+ * fractions over one denominator (C*(1+K/M) -> (C*K+C*M)/M), so such a
+ * region qualifies only with safe denominators
+ * (leir__math_safe_denominators): with M = exp(G)+exp(-G), C*M overflows
+ * for G near 709 where C*(1+K/M) is 2*C.
  */
 #include "math_sites.h"
 
@@ -39,7 +43,12 @@ static bool accept(const leir_program *p, const leir_expr *before, const leir_ex
   return distributable(before, 0) && leir__math_divisions(after) <= leir__math_divisions(before);
 }
 
-static const leir__math_spec spec = {.rewrite = leir__alg_expand, .accept = accept};
+static leir_expr *expand_safe(leir__alg *a, const leir_expr *e, bool dens_safe) {
+  if (!dens_safe && leir__math_adds_fractions(e)) return NULL; /* declined: no change */
+  return leir__alg_expand(a, e);
+}
+
+static const leir__math_spec spec = {.rewrite_dens = expand_safe, .accept = accept};
 
 static void enumerate(leir__sctx *c) { leir__math_enumerate(c, &spec); }
 

@@ -34,22 +34,6 @@ static bool factored(const leir_expr *e) {
   return false;
 }
 
-/* a + or - in e (outside calls and subscripts: the region) with a
- * division by a non-constant below it: bringing e over one denominator
- * multiplies the other terms through */
-static bool adds_fractions(const leir_expr *e, bool under_sum, unsigned depth) {
-  if (depth > 400) return true;
-  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return false;
-  if (e->kind == LEIR_EXPR_BINARY) {
-    if (e->op == LEIR_OP_DIV && under_sum && strip(e->kids[1])->kind != LEIR_EXPR_NUMBER)
-      return true;
-    if (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB) under_sum = true;
-  }
-  for (uint32_t i = 0; i < e->n; i++)
-    if (adds_fractions(e->kids[i], under_sum, depth + 1)) return true;
-  return false;
-}
-
 /* one fraction whose denominator is not a number */
 static bool one_fraction(const leir_expr *e) {
   while (e->kind == LEIR_EXPR_PAREN || e->kind == LEIR_EXPR_NEG) e = e->kids[0];
@@ -59,12 +43,12 @@ static bool one_fraction(const leir_expr *e) {
 
 static bool accept(const leir_program *p, const leir_expr *before, const leir_expr *after) {
   (void)p;
-  /* adds_fractions(before) was checked safe by factor_safe */
-  return factored(after) || (adds_fractions(before, false, 0) && one_fraction(after));
+  /* leir__math_adds_fractions(before) was checked safe by factor_safe */
+  return factored(after) || (leir__math_adds_fractions(before) && one_fraction(after));
 }
 
 static leir_expr *factor_safe(leir__alg *a, const leir_expr *e, bool dens_safe) {
-  if (!dens_safe && adds_fractions(e, false, 0)) return NULL; /* declined: no change */
+  if (!dens_safe && leir__math_adds_fractions(e)) return NULL; /* declined: no change */
   return leir__alg_factor(a, e);
 }
 

@@ -35,6 +35,24 @@ static uint32_t divs(const leir_expr *e, unsigned depth) {
 
 uint32_t leir__math_divisions(const leir_expr *e) { return divs(e, 0); }
 
+static bool adds_fractions(const leir_expr *e, bool under_sum, unsigned depth) {
+  if (depth > 400) return true;
+  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_CALL) return false;
+  if (e->kind == LEIR_EXPR_BINARY) {
+    if (e->op == LEIR_OP_DIV && under_sum) {
+      const leir_expr *d = e->kids[1];
+      while (d->kind == LEIR_EXPR_PAREN) d = d->kids[0];
+      if (d->kind != LEIR_EXPR_NUMBER) return true;
+    }
+    if (e->op == LEIR_OP_ADD || e->op == LEIR_OP_SUB) under_sum = true;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (adds_fractions(e->kids[i], under_sum, depth + 1)) return true;
+  return false;
+}
+
+bool leir__math_adds_fractions(const leir_expr *e) { return adds_fractions(e, false, 0); }
+
 static const leir_expr *strip_paren(const leir_expr *e) {
   while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
   return e;

@@ -49,6 +49,10 @@ leir_status leir__math_apply(leir__sctx *c, const leir__pstep *ps, leir_program 
 uint32_t leir__math_size(const leir_expr *e);
 /* Number of divisions by a non-constant in e. */
 uint32_t leir__math_divisions(const leir_expr *e);
+/* Whether region e adds fractions: a + or - (outside calls and subscripts)
+ * with a division by a non-constant below it, so that bringing e over one
+ * denominator multiplies the other terms through (F*((A-C)/s)+G, C*(1+K/M)). */
+bool leir__math_adds_fractions(const leir_expr *e);
 /* Whether multiplying the rest of region e (of program p) through by its
  * denominators (together, cancellation's one-fraction form) adds no
  * overflow beyond that of a polynomial rewrite: every non-constant
