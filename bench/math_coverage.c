@@ -22,7 +22,8 @@
  *            of factors, number spelling, factors 1, the argument order
  *            of max/min and t+t for 2*t (exact in floating point): sympy
  *            reprinted the equation;
- *   other    after is a candidate of another libleir strategy (named);
+ *   other    after is a candidate of another libleir strategy (named; with
+ *            --list, the changed equation too);
  *   not-ours the rewrite is none of libleir's candidates (listed with the
  *            changed equation under --list).
  * Columns: "steps" = verified - noop (a no-op changes the text only: it is
