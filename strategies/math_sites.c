@@ -162,12 +162,13 @@ static void find_host(const leir_nest *n, const leir_expr *node, def_at *d,
  * X's one definition at the same index point: X is written by one plain
  * (non-accumulating) equation under the same loops as the host's, whose
  * left-hand subscripts are the loop variables, each once (every point
- * writes its own element), and X is read at the same subscripts. The
- * definition's top-level nest (at least) is stored in *top. */
+ * writes its own element), in a top-level nest before the host's, and X
+ * is read at the same subscripts. The definition's top-level nest (at
+ * least) is stored in *top. */
 static const leir_expr *same_point_def(const leir_program *p, const def_at *host,
                                        const leir_expr *x, uint32_t *top) {
   def_at d = def_of(p, x->sym);
-  if (d.count != 1 || d.nloops != host->nloops || d.eq->lhs->n != d.nloops ||
+  if (d.count != 1 || d.top >= host->top || d.nloops != host->nloops || d.eq->lhs->n != d.nloops ||
       x->n != d.nloops || reads_sym(d.eq->rhs, x->sym, 0))
     return NULL;
   for (uint32_t i = 0; i < d.nloops; i++) {
