@@ -911,6 +911,13 @@ START_TEST(test_reference_spellings_of_math_steps_ground) {
   const char *one = BN_AFTER("(" BN("F") "*(" BNA "-" BN("C") ")+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)");
   ck_assert_ptr_nonnull(strstr(grounds(one, BN_BEFORE), "apart nest=0 eq=0 expr=1\n"));
   ck_assert_ptr_nonnull(strstr(grounds(one, BN_BEFORE), "expand_cancellation nest=0 eq=0 expr=1\n"));
+  /* sympy's factor/sqf of the same sum (a rational function): factorization */
+  ck_assert_ptr_nonnull(strstr(grounds(BN_BEFORE, BN_AFTER("(" BNA "*" BN("F") "-" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)")), "factorization nest=0 eq=0 expr=1\n"));
+  ck_assert_ptr_null(strstr(grounds(BN_BEFORE, BN_AFTER("(" BNA "*" BN("F") "+" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)")), "factorization"));
+  /* powsimp's equal bases, commuted; a wrong power is no step */
+  const char *sq = "B^{18}_{tx=0}L^{1}_{a=0}[I^{f64,g}_{tx,a}=G^{f64,g}_{tx,a}*(G^{f64,g}_{tx,a}*Q^{f64,g}_{tx,a});];";
+  ck_assert_ptr_nonnull(strstr(grounds(sq, "B^{18}_{tx=0}L^{1}_{a=0}[I^{f64,g}_{tx,a}=Q^{f64,g}_{tx,a}*G^{f64,g}_{tx,a}**2;];"), "powsimp nest=0 eq=0 expr=1\n"));
+  ck_assert_str_eq(grounds(sq, "B^{18}_{tx=0}L^{1}_{a=0}[I^{f64,g}_{tx,a}=Q^{f64,g}_{tx,a}*G^{f64,g}_{tx,a}**3;];"), "");
   /* a different epsilon, a dropped factor: no step */
   ck_assert_str_eq(grounds(BN_BEFORE, BN_AFTER("(" BNA "*" BN("F") "-" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-4)")), "");
   ck_assert_str_eq(grounds(BN_BEFORE, BN_AFTER("(" BNA "-" BN("C") "*" BN("F") "+" BN("G") "*sqrt(" BN("D") "+1.0e-5))/sqrt(" BN("D") "+1.0e-5)")), "");
