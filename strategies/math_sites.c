@@ -197,9 +197,15 @@ static const leir_expr *same_point_def(const leir_program *p, const def_at *host
  * values written once before them: the quotient of the resolved sides has
  * proven bounds (E = N/O with N = exp(D)-exp(-D), O = exp(D)+exp(-D),
  * Mish's tanh, and N/(exp(D)+exp(-D)) with O inlined: in [-1, 1]) */
-static bool bounded_ratio_of_defs(const leir_program *p, const leir_expr *e) {
+static bool bounded_ratio_of_defs(tame_walk *w, const leir_expr *e) {
+  const leir_program *p = w->p;
   const leir_expr *div = strip_paren(e);
   if (div->kind != LEIR_EXPR_BINARY || div->op != LEIR_OP_DIV) return false;
+  /* the search walks the program a few times per read: charged to the
+   * walk's budget, so that a large program stays linear */
+  unsigned cost = 64u + 8u * p->nnests;
+  if (w->budget < cost) return false;
+  w->budget -= cost;
   def_at host = {.count = 0};
   const leir__loop *stack[32];
   for (uint32_t i = 0; i < p->nnests && !host.count; i++)
@@ -286,7 +292,7 @@ static bool tame(tame_walk *w, const leir_expr *e, unsigned depth) {
   }
   for (uint32_t i = 0; i < e->n; i++)
     if (!tame(w, e->kids[i], depth + 1)) /* 1/(1+exp(-x)); Mish's N/O */
-      return bounded(w->p, e) || bounded_ratio_of_defs(w->p, e);
+      return bounded(w->p, e) || bounded_ratio_of_defs(w, e);
   return true;
 }
 
