@@ -768,6 +768,28 @@ START_TEST(test_bounds_of_clamps_and_exp) {
   ck_assert(!leir__alg_bounds(a, rhs_of(p), &lo, &hi));
   leir__alg_free(a);
   leir_program_free(p);
+  /* (u-v)/(u+v), u, v >= 0: tanh written with exp, in [-1, 1] whatever A
+   * is; the terms may come in either order */
+  static const char *const unit[] = {"(exp(A)-exp(-A))/(exp(A)+exp(-A))",
+                                     "(exp(-A)-exp(A))/(exp(A)+exp(-A))",
+                                     "(D*D-exp(A))/(exp(A)+D*D)"};
+  for (size_t i = 0; i < sizeof unit / sizeof unit[0]; i++) {
+    p = ranged(unit[i], "", 0, 0, 0, 0, &a);
+    ck_assert_msg(leir__alg_bounds(a, rhs_of(p), &lo, &hi) && lo == -1 && hi == 1, "%s", unit[i]);
+    leir__alg_free(a);
+    leir_program_free(p);
+  }
+  /* another term in the denominator, a sum on top, or a part of unknown
+   * sign: no bound */
+  static const char *const not_unit[] = {"(exp(A)-exp(-A))/(exp(A)+exp(-D))",
+                                         "(exp(A)+exp(-A))/(exp(A)+exp(-A)+0)",
+                                         "(A-exp(-A))/(A+exp(-A))"};
+  for (size_t i = 0; i < sizeof not_unit / sizeof not_unit[0]; i++) {
+    p = ranged(not_unit[i], "", 0, 0, 0, 0, &a);
+    ck_assert_msg(!leir__alg_bounds(a, rhs_of(p), &lo, &hi), "%s", not_unit[i]);
+    leir__alg_free(a);
+    leir_program_free(p);
+  }
 }
 END_TEST
 
