@@ -1189,7 +1189,11 @@ START_TEST(test_reference_math_outputs_on_their_programs) {
   char *text = test_read_file(test_data_path("strategy/math-steps.tsv"), NULL);
   ck_assert_ptr_nonnull(text);
   leir_backend *b = NULL;
-  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  /* whole convolution programs: the interpreter under ASan needs more than
+   * the default 10 s a run */
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.timeout_s = 600;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", &bo), LEIR_OK);
   size_t rows = 0, grounded = 0, total = 0, mutants = 0;
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
