@@ -989,7 +989,11 @@ START_TEST(test_emulated_kernels_equal_the_interpreter) {
   char dir[] = "/tmp/leir-cuda-emul-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
   leir_backend *interp = NULL;
-  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  /* whole pooling and convolution programs: the interpreter under ASan on a
+   * loaded machine needs more than its default 10 s a run */
+  leir_backend_options interp_opts = LEIR_BACKEND_OPTIONS_INIT;
+  interp_opts.timeout_s = 600;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", &interp_opts), LEIR_OK);
   int serial = 0, ran = 0, differ = 0;
   /* Hand-written programs that exercise placement, strides and dtypes. */
   static const struct {
@@ -1163,7 +1167,11 @@ START_TEST(test_emulated_nested_expressions_equal_the_interpreter) {
   char dir[] = "/tmp/leir-cuda-emul-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
   leir_backend *interp = NULL;
-  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  /* whole pooling and convolution programs: the interpreter under ASan on a
+   * loaded machine needs more than its default 10 s a run */
+  leir_backend_options interp_opts = LEIR_BACKEND_OPTIONS_INIT;
+  interp_opts.timeout_s = 600;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", &interp_opts), LEIR_OK);
   int serial = 0;
   char *srcs[NESTED_FORMS + 8];
   size_t n = 0;
