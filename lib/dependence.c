@@ -24,8 +24,12 @@
  *        iteration owns (a dimension c*L + outer + inner + konst with the
  *        writes' c and outer part, the konst + inner windows of the read
  *        and the writes spanning less than |c| together: a row written by
- *        one inner nest and read by the next): an iteration reads only
- *        what it owns.
+ *        one inner nest and read by the next; the read's window over the
+ *        range its if_then_else guards leave), or is the element a write
+ *        of the buffer writes at another value of one inner loop, within
+ *        that loop's range (a prefix scan's P_{(k-1)*4+tx} under
+ *        if_then_else(k-1<0,...) with P_{k*4+tx} written): an iteration
+ *        reads only what it owns.
  *  2. One loop L, nothing held fixed (GPU axes, hoisted out of every other
  *     loop): for every write W and every access R of the same buffer in
  *     L's scope, some subscript dimension has the same affine form in W

@@ -15,6 +15,9 @@
  * The running forms guard the masked rows the way FlashAttention does: a
  * running maximum F that is still -inf (every element so far masked) gives
  * the new term 0 and no rescaling (F==M), never exp(-inf - -inf) = NaN.
+ * The prefix forms (state=prefix of #40, #41; always #36) are the
+ * reference's program shape: arrays over the reduction loop computed by a
+ * recurrence, guarded only where a -inf can reach X.
  */
 #ifndef LEIR_STRATEGIES_STREAMING_H
 #define LEIR_STRATEGIES_STREAMING_H

@@ -16,8 +16,9 @@
  *    unguarded outputs on a masked program fail verification and do not;
  *  - a broken recurrence (a wrong shift, the wrong last element, a masked
  *    row without the guard) is caught by verification;
- *  - the scan under P loops (CPU) is race-free under the strict rule, a
- *    scan reading another row is INVALID, and under B loops the CUDA
+ *  - the scan under P loops (CPU) is race-free under the strict rule, also
+ *    with M's storage flattened or reshaped, a scan reading another row is
+ *    INVALID, and under B loops the CUDA
  *    lowering (run on the host emulation) gives the interpreter's bits;
  *  - every candidate of every strategy on a prefix result checks and
  *    verifies against the original program.
@@ -403,6 +404,23 @@ START_TEST(test_prefix_scan_under_parallel_loops) {
     leir_program *m = mutate(q, "_{tx,a-1}", "_{3-tx,a-1}", SIG_PLAIN);
     ck_assert_int_eq(verdict(b, p, m, LEIR_VERIFY_STRICT_PARALLEL), LEIR_VERDICT_INVALID);
     leir_program_free(m);
+    if (k == 1) {
+      /* M's storage flattened column-major (D_{(a-1)*4+tx}: the element the
+       * same row writes at a-1) or reshaped (D_{tx//2,tx%2,a-1}): still
+       * owned by the iteration; another row's element is not */
+      leir_program *f = apply_step(q, "set_storage_layout tensor=D layout=flatten");
+      ck_assert(leir_verdict_passes(verdict(b, p, f, LEIR_VERIFY_STRICT_PARALLEL)));
+      m = mutate(f, "_{(a-1)*4+tx}", "_{(a-1)*4+3-tx}", SIG_PLAIN);
+      ck_assert_int_eq(verdict(b, p, m, LEIR_VERIFY_STRICT_PARALLEL), LEIR_VERDICT_INVALID);
+      leir_program_free(m);
+      leir_program_free(f);
+      f = apply_step(q, "set_storage_layout tensor=D layout=reshape1 dim=0 factor=2");
+      ck_assert(leir_verdict_passes(verdict(b, p, f, LEIR_VERIFY_STRICT_PARALLEL)));
+      m = mutate(f, "_{tx//2,tx%2,a-1}", "_{tx//2,1-tx%2,a-1}", SIG_PLAIN);
+      ck_assert_int_eq(verdict(b, p, m, LEIR_VERIFY_STRICT_PARALLEL), LEIR_VERDICT_INVALID);
+      leir_program_free(m);
+      leir_program_free(f);
+    }
     leir_program_free(q);
   }
   leir_program_free(p);
