@@ -360,6 +360,7 @@ void leir__stream_prefix_layout(const leir__stream_max *mx, leir__stream_prefix 
   const leir_expr *lhs = mx->eq->lhs;
   const leir_expr *xs = mx->eq->rhs->n == 2 ? unparen(mx->eq->rhs->kids[1]) : NULL;
   pl->rank = lhs->n + 1;
+  pl->kpos = lhs->n;
   pl->ksym = n->loops[mx->k].sym;
   pl->last = n->loops[mx->k].extent - 1;
   /* X's subscript when X reads every loop once, as a plain variable */
