@@ -653,9 +653,9 @@ bool leir__stream_prefix_cot(leir__strbuf *b, const leir__diff *d, const leir__p
       leir__print_expr(b, after, scan->items[i].eq->lhs);
     }
     leir__sb_printf(b,
-                    " keep a value for each of the %lld iterations of the reduced loop %.*s: "
+                    " %s a value for each of the %lld iterations of the reduced loop %.*s: "
                     "%lld times the memory of one running value per row)",
-                    (long long)src->loops[k].extent, (int)leir__sym_len(before, src->loops[k].sym),
+                    scan->nitems > 1 ? "keep" : "keeps", (long long)src->loops[k].extent, (int)leir__sym_len(before, src->loops[k].sym),
                     leir__sym_name(before, src->loops[k].sym), (long long)src->loops[k].extent);
     break;
   }
