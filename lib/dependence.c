@@ -24,8 +24,12 @@
  *        iteration owns (a dimension c*L + outer + inner + konst with the
  *        writes' c and outer part, the konst + inner windows of the read
  *        and the writes spanning less than |c| together: a row written by
- *        one inner nest and read by the next): an iteration reads only
- *        what it owns.
+ *        one inner nest and read by the next; the read's window over the
+ *        range its if_then_else guards leave), or is the element a write
+ *        of the buffer writes at another value of one inner loop, within
+ *        that loop's range (a prefix scan's P_{(k-1)*4+tx} under
+ *        if_then_else(k-1<0,...) with P_{k*4+tx} written): an iteration
+ *        reads only what it owns.
  *  2. One loop L, nothing held fixed (GPU axes, hoisted out of every other
  *     loop): for every write W and every access R of the same buffer in
  *     L's scope, some subscript dimension has the same affine form in W
@@ -98,9 +102,10 @@ typedef struct own {
   int64_t inner_lo, inner_hi;
 } own;
 
-/* The same form for any access `lhs` of equation `info` (a read too). */
+/* The same form for any access `lhs` of equation `info` (a read too); the
+ * inner loops over their ranges in env (NULL: their full ranges). */
 static bool own_of_access(const leir__analysis *a, const leir__eqinfo *info, uint32_t s,
-                          const leir_expr *lhs, uint32_t dim, own *o) {
+                          const leir_expr *lhs, uint32_t dim, own *o, const leir__env *env) {
   leir__affine f;
   if (dim >= lhs->n || !leir__affine_of(a, lhs->kids[dim], &f)) return false;
   memset(o, 0, sizeof *o);
@@ -114,13 +119,20 @@ static bool own_of_access(const leir__analysis *a, const leir__eqinfo *info, uin
       o->outer_loop[o->nouter] = info->loops[slot];
       o->outer_coef[o->nouter++] = f.coef[t];
     } else {
-      int64_t span;
-      if (__builtin_mul_overflow(f.coef[t], info->loops[slot]->extent - 1, &span)) return false;
-      if (span < 0) {
-        if (__builtin_add_overflow(o->inner_lo, span, &o->inner_lo)) return false;
-      } else if (__builtin_add_overflow(o->inner_hi, span, &o->inner_hi)) {
-        return false;
+      /* coef * [rlo, rhi]: [0, extent-1], or narrowed by the guards the
+       * access sits under (if_then_else(k-1<0,-inf,P_{..,k-1}) reads
+       * k-1 >= 0 only) */
+      int64_t rlo = 0, rhi = info->loops[slot]->extent - 1, x, y;
+      if (env && slot < env->nvars && env->vars[slot].known && env->vars[slot].lo >= rlo &&
+          env->vars[slot].hi <= rhi && env->vars[slot].lo <= env->vars[slot].hi) {
+        rlo = env->vars[slot].lo;
+        rhi = env->vars[slot].hi;
       }
+      if (__builtin_mul_overflow(f.coef[t], rlo, &x) || __builtin_mul_overflow(f.coef[t], rhi, &y))
+        return false;
+      if (__builtin_add_overflow(o->inner_lo, x < y ? x : y, &o->inner_lo) ||
+          __builtin_add_overflow(o->inner_hi, x < y ? y : x, &o->inner_hi))
+        return false;
     }
   }
   if (o->c == 0 || o->c == INT64_MIN) return false;
@@ -131,7 +143,7 @@ static bool own_of_access(const leir__analysis *a, const leir__eqinfo *info, uin
 
 static bool own_of(const leir__analysis *a, const leir__eqinfo *info, uint32_t s, uint32_t dim,
                    own *o) {
-  return own_of_access(a, info, s, info->eq->lhs, dim, o);
+  return own_of_access(a, info, s, info->eq->lhs, dim, o, NULL);
 }
 
 static bool same_owner(const own *x, const own *y) {
@@ -178,6 +190,13 @@ static bool written_in_body(const walk *w, uint32_t b) {
   return false;
 }
 
+static leir__env *access_env(const leir__analysis *a, const leir__eqinfo *info,
+                             const leir_expr *t, bool *never);
+static bool uses_loop(const leir__analysis *a, const leir__eqinfo *info, const leir_expr *e,
+                      const leir__loop *loop);
+static bool read_in_block_env(const reads *r, const leir_expr *e, uint32_t b, uint32_t s,
+                              const leir__env *env);
+
 /* Rule 2, second form: read e of buffer b lies in the block the current
  * iteration owns: in some dimension, the read and every write of b in the
  * body have the form c*L + outer + inner + konst with the same c and outer
@@ -191,9 +210,96 @@ static bool read_in_own_block(const reads *r, const leir_expr *e, uint32_t b) {
   const leir__loop *l = r->w->loop;
   uint32_t s = slot_in(r->info, l);
   if (s == LEIR__NONE) return false;
+  /* the read's window narrowed by its guards (NULL: allocation failed, full
+   * ranges); a read that never runs touches nothing */
+  bool never = false;
+  leir__env *env = access_env(a, r->info, e, &never);
+  if (never) return true;
+  bool owned = read_in_block_env(r, e, b, s, env);
+  free(env);
+  return owned;
+}
+
+/* The coefficient of loop l in f (slots of info), 0 when absent. */
+static int64_t coef_of(const leir__affine *f, const leir__eqinfo *info, const leir__loop *l) {
+  int64_t c = 0;
+  for (uint32_t t = 0; t < f->nterms; t++)
+    if (info->loops[f->slot[t]] == l) c += f->coef[t];
+  return c;
+}
+
+/* Rule 1b, third form: read e of buffer b is the element a write of b in
+ * the body writes at another value of one inner loop j: in every
+ * dimension the read's affine form is the write's (the same loops and
+ * coefficients) plus coef_j * d, and j's range where the read runs
+ * (narrowed by its guards), shifted by d, stays within j's loop. The
+ * writes of different iterations of L being disjoint (rule 1a), the
+ * element is this iteration's own: the column-major flatten of a prefix
+ * scan, D_{(a-1)*4+tx} under if_then_else(a-1<0,...) with D_{a*4+tx}
+ * written. */
+static bool read_shifted_write(const reads *r, const leir_expr *e, uint32_t b, uint32_t s,
+                               const leir__env *env) {
+  const leir__analysis *a = r->w->a;
+  const leir__eqinfo *ri = r->info;
+  for (uint32_t i = 0; i < r->w->n; i++) {
+    const leir__eqinfo *wi = &a->eqs[r->w->eqs[i]];
+    const leir_expr *w = wi->eq->lhs;
+    if (wi->lhs_buffer != b || w->n != e->n) continue;
+    uint32_t js = LEIR__NONE; /* j's slot in ri */
+    int64_t d = 0;
+    bool ok = true;
+    uint64_t same = 0; /* dimensions spelled as in the write (tx//2): j must not occur there */
+    for (uint32_t dim = 0; dim < e->n && ok; dim++) {
+      if (dim < 64 && leir__expr_equal(a->p, e->kids[dim], a->p, w->kids[dim]) &&
+          same_loops(a, e->kids[dim], ri, w->kids[dim], wi)) {
+        same |= 1ull << dim;
+        continue;
+      }
+      leir__affine fr, fw;
+      ok = leir__affine_of(a, e->kids[dim], &fr) && leir__affine_of(a, w->kids[dim], &fw);
+      for (uint32_t t = 0; ok && t < fr.nterms; t++)
+        ok = coef_of(&fr, ri, ri->loops[fr.slot[t]]) == coef_of(&fw, wi, ri->loops[fr.slot[t]]);
+      for (uint32_t t = 0; ok && t < fw.nterms; t++)
+        ok = coef_of(&fr, ri, wi->loops[fw.slot[t]]) == coef_of(&fw, wi, wi->loops[fw.slot[t]]);
+      int64_t delta;
+      if (!ok || __builtin_sub_overflow(fr.c, fw.c, &delta)) {
+        ok = false;
+        break;
+      }
+      if (js == LEIR__NONE && delta != 0)
+        for (uint32_t t = 0; t < fr.nterms && js == LEIR__NONE; t++)
+          if (fr.slot[t] > s && fr.coef[t] != 0 && fr.coef[t] != -1 - INT64_MAX &&
+              delta % fr.coef[t] == 0) {
+            js = fr.slot[t];
+            d = delta / fr.coef[t];
+          }
+      int64_t q = js == LEIR__NONE ? 0 : coef_of(&fr, ri, ri->loops[js]), want;
+      ok = !__builtin_mul_overflow(q, d, &want) && want == delta;
+    }
+    for (uint32_t dim = 0; ok && js != LEIR__NONE && dim < e->n && dim < 64; dim++)
+      if (same >> dim & 1) ok = !uses_loop(a, ri, e->kids[dim], ri->loops[js]);
+    if (!ok || js == LEIR__NONE) continue;
+    int64_t lo = 0, hi = ri->loops[js]->extent - 1;
+    if (env && js < env->nvars && env->vars[js].known) {
+      lo = env->vars[js].lo > lo ? env->vars[js].lo : lo;
+      hi = env->vars[js].hi < hi ? env->vars[js].hi : hi;
+    }
+    int64_t slo, shi;
+    if (lo <= hi && !__builtin_add_overflow(lo, d, &slo) && !__builtin_add_overflow(hi, d, &shi) &&
+        slo >= 0 && shi <= ri->loops[js]->extent - 1)
+      return true;
+  }
+  return false;
+}
+
+static bool read_in_block_env(const reads *r, const leir_expr *e, uint32_t b, uint32_t s,
+                              const leir__env *env) {
+  if (read_shifted_write(r, e, b, s, env)) return true;
+  const leir__analysis *a = r->w->a;
+  const leir__loop *l = r->w->loop;
   for (uint32_t dim = 0; dim < e->n; dim++) {
     own mine;
-    if (!own_of_access(a, r->info, s, e, dim, &mine)) continue;
+    if (!own_of_access(a, r->info, s, e, dim, &mine, env)) continue;
     /* the window [konst + inner_lo, konst + inner_hi] of every access,
      * relative to c*L + outer */
     int64_t lo, hi;

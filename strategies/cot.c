@@ -400,6 +400,8 @@ static void generic_facts(leir__strbuf *b, const diff *d) {
     leir__sb_printf(b, "%s%s", k ? " and " : "", d->a.text[d->add[k]]);
 }
 
+void leir__cot_generic_facts(leir__strbuf *b, const diff *d) { generic_facts(b, d); }
+
 leir_status leir__cot(leir__strbuf *b, const leir_program *before, const leir_program *after,
                       const leir__pstep *ps) {
   diff d;

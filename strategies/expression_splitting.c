@@ -10,9 +10,10 @@
  *  - an operation (unary minus, binary operator or call), not a leaf (the
  *    whole right side included: the equation then copies T, as one of the
  *    reference's outputs does), not a parenthesis (its content is the site),
- *    not inside a subscript, not a condition, and not inside a branch of
- *    an if_then_else (branches are lazy: computed for every iteration the
- *    sub-expression could read out of bounds);
+ *    not inside a subscript, not a condition, not index arithmetic inside
+ *    a condition (the bounds check narrows the branches by it), and not
+ *    inside a branch of an if_then_else (branches are lazy: computed for
+ *    every iteration the sub-expression could read out of bounds);
  *  - free of tensors the nest writes (computed earlier it would read
  *    values the nest has not produced yet);
  *  - with T's elements (the product of the extents of the loops it uses)
@@ -67,12 +68,17 @@ static bool float_dtype(uint8_t dt) {
 
 /* Is the node at x inside a branch of an if_then_else (lazy) or under a
  * `&`/`|` of conditions? (Operands of a comparison, conditions included,
- * are always evaluated.) */
+ * are always evaluated.) Index arithmetic (no tensor read) inside a
+ * condition counts too: the bounds check narrows the branches by it
+ * (if_then_else(k-1<0,-inf,P_{..,k-1}), the prefix scans), which a read of
+ * a tensor holding k-1 would defeat. */
 static bool under_condition(const leir__xsite *x) {
   const leir_expr *e = x->eq.eq->rhs;
   for (uint32_t k = 1; k < x->depth; k++) {
     uint32_t i = x->path[k];
     if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && i > 0) return true;
+    if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_IF_THEN_ELSE && !leir__expr_has_tensor(x->e))
+      return true;
     if (e->kind == LEIR_EXPR_AND || e->kind == LEIR_EXPR_OR) return true;
     e = e->kids[i];
   }

@@ -354,6 +354,9 @@ bool leir__cot_storage_layout_facts(leir__strbuf *b, const leir__diff *d, const 
 bool leir__cot_precompute_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 /* The math strategies (23-34): the smallest changed part of one right side. */
 bool leir__cot_math_facts(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+/* The generic facts ("the expressions ... become ..."), for a hook that
+ * adds to them. */
+void leir__cot_generic_facts(leir__strbuf *b, const leir__diff *d);
 /* The programs before and after the step of a diff (for facts a strategy
  * writes itself). */
 void leir__diff_programs(const leir__diff *d, const leir_program **before,

@@ -22,10 +22,26 @@
  * prefix), F is -inf and S stays 0 instead of exp(-inf - -inf) = NaN; the
  * first finite element rescales the 0 by exp(-inf - F) = 0.
  *
+ * state=prefix: the reference's form (7.18), prefix arrays over k, one
+ * nest instead of two:
+ *   L[M_{..k..}=max(if_then_else(k-1<0,-inf,M_{..k-1..}),X);
+ *     T_{..k..}=if_then_else(k-1<0,1,T_{..k-1..})
+ *              *exp(if_then_else(k-1<0,-inf,M_{..k-1..})-M_{..k..})+exp(X-M_{..k..});];
+ *   L'[S_s=T_{..N-1..};];
+ * M itself gains the axis k (leir__stream_prefix_layout) and every later
+ * read M_s becomes M_{..N-1..}; T is fresh (S's dtype when f64, else f64).
+ * Both arrays cost N elements per row where the running form keeps one.
+ * Where X can be -inf (leir__stream_may_be_neg_inf: a mask, a log, ...)
+ * T's right side is guarded, if_then_else(M_{..k..}==-inf,0,...): the
+ * reference's exp(-inf - -inf) is NaN on a masked prefix. Needs M to be
+ * no signature variable, written by nest N only and used by no nest
+ * before it (stream.prefix-shape).
+ *
  * Sites: every top-level nest N that is a max reduction (streaming.h) with
  * at least one row loop, followed by nest N+1 with the same loops computing
  * S_s=S_s+exp(X-M_s) with the same X and subscript s, from the implicit 0.
- * Parameter: `nest=N` (the site spans N and N+1). Reassociating: the sum
+ * Parameters: `nest=N` (the site spans N and N+1; with state=prefix also
+ * the later nests that read M) and `state=prefix`. Reassociating: the sum
  * is accumulated with rescaling.
  */
 #include "streaming.h"
@@ -55,7 +71,35 @@ static void enumerate(leir__sctx *c) {
       continue;
     }
     leir__emit(c, LEIR_REASSOCIATING, "nest=%s", r->label);
+    if (!leir__stream_prefix_ok(c, &mx, s, false, why, sizeof why)) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_STREAM_PREFIX_SHAPE, "%s", why);
+      continue;
+    }
+    leir__emit(c, LEIR_REASSOCIATING, "nest=%s state=prefix", r->label);
   }
+}
+
+/* state=prefix: the scan nest, S_s=T_{..N-1..}, the later reads of M */
+static leir_status apply_prefix(leir__sctx *c, const leir__stream_max *mx, leir_program *out) {
+  uint32_t t = mx->t;
+  const leir_nest *src = out->nests[t];
+  const leir_equation *meq = src->items[0].eq, *seq = out->nests[t + 1]->items[0].eq;
+  leir__stream_prefix pl;
+  leir__stream_prefix_layout(mx, &pl);
+  uint32_t tsym = leir__tensor_sym(out, c->next_tensor);
+  uint8_t tdt = LEIR_F64, tsc = seq->lhs->scope;
+  bool guard = leir__stream_may_be_neg_inf(c, leir__stream_x(mx));
+  leir_nest *scan = leir__stream_nest_without(out, src, -1, 2);
+  for (uint32_t k = 0; k < src->nloops; k++) scan->loops[k].pos = src->loops[k].pos;
+  leir__stream_prefix_scan(out, meq, &pl, tsym, tdt, tsc, guard, scan);
+  leir_nest *back = leir__stream_nest_without(out, src, (int)mx->k, 1);
+  leir__stream_set_eq(out, back, 0, leir__copy_expr(out, out, seq->lhs),
+                      leir__stream_prefix_access(out, &pl, tsym, tdt, tsc, meq->lhs,
+                                                 leir__mk_int(out, pl.last)));
+  leir__stream_prefix_reads(out, t + 2, &pl, mx->m, mx->m, meq->lhs->dtype, meq->lhs->scope);
+  out->nests[t] = scan;
+  out->nests[t + 1] = back;
+  return LEIR_OK;
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -66,6 +110,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   leir__rule rule;
   char why[256];
   if (!site(c, r, &mx, &s, &rule, why, sizeof why)) return LEIR_ERR_INTERNAL;
+  if (leir__ps_get(ps, LEIR__K_STATE, NULL)) return apply_prefix(c, &mx, out);
   uint32_t t = mx.t;
   const leir_nest *src = out->nests[t];
   const leir_equation *eq = src->items[0].eq;
@@ -90,11 +135,16 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   return LEIR_OK;
 }
 
+static bool cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps) {
+  if (!leir__ps_get(ps, LEIR__K_STATE, NULL)) return false;
+  return leir__stream_prefix_cot(b, d, ps);
+}
+
 const leir__strategy_impl leir__normal_loop_summation_on_exp_to_prefix_summation_on_exp = {
-    .keys = LEIR__KEY(LEIR__K_NEST),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_STATE),
     .required = LEIR__KEY(LEIR__K_NEST),
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
-    .span = 2,
+    .cot = cot,
+    .span = 255, /* state=prefix also rewrites the later reads of M */
 };

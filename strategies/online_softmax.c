@@ -19,11 +19,22 @@
  * instead of three times, in one kernel; M and S end with the same values
  * as before. The -inf guard is that of #40 (a masked prefix keeps S at 0).
  *
+ * state=prefix: the reference's form (7.19): the scan nest of #40's
+ * prefix form (prefix arrays M_{..k..} and T_{..k..} over k, guarded where
+ * X can be -inf), the sum nest dropped, and the normalization (and every
+ * later nest) reading M_{..N-1..} and T_{..N-1..} for M_s and S_s:
+ *   L[M_{..k..}=max(...);T_{..k..}=...;];
+ *   L[P_u=exp(X-M_{..N-1..})/T_{..N-1..};];
+ * Both arrays cost N elements per row where the running form keeps one;
+ * S disappears, so it must be no signature variable, written by nest N+1
+ * only (and M as for #40; stream.prefix-shape).
+ *
  * Sites: a #40 site at nest N (streaming.h) whose nest N+2 has the same
  * loops and computes P_u=exp(X-M_s)/S_s with the same X and s, u one
  * distinct loop variable per loop (each iteration writes its own element,
- * so moving k inside changes no value). Parameter: `nest=N` (the site
- * spans N..N+2). Reassociating (the rescaled sum).
+ * so moving k inside changes no value). Parameters: `nest=N` (the site
+ * spans N..N+2; with state=prefix also the later nests that read M or S)
+ * and `state=prefix`. Reassociating (the rescaled sum).
  */
 #include "streaming.h"
 
@@ -54,7 +65,38 @@ static void enumerate(leir__sctx *c) {
       continue;
     }
     leir__emit(c, LEIR_REASSOCIATING, "nest=%s", r->label);
+    if (!leir__stream_prefix_ok(c, &mx, s, true, why, sizeof why)) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_STREAM_PREFIX_SHAPE, "%s", why);
+      continue;
+    }
+    leir__emit(c, LEIR_REASSOCIATING, "nest=%s state=prefix", r->label);
   }
+}
+
+/* state=prefix: the scan nest, the sum nest dropped, M and S read at N-1 */
+static leir_status apply_prefix(leir__sctx *c, const leir__stream_max *mx, uint32_t s,
+                                leir_program *out) {
+  uint32_t t = mx->t;
+  const leir_nest *src = out->nests[t];
+  const leir_equation *meq = src->items[0].eq;
+  leir__stream_prefix pl;
+  leir__stream_prefix_layout(mx, &pl);
+  uint32_t tsym = leir__tensor_sym(out, c->next_tensor);
+  uint8_t tdt = LEIR_F64, tsc = out->nests[t + 1]->items[0].eq->lhs->scope;
+  bool guard = leir__stream_may_be_neg_inf(c, leir__stream_x(mx));
+  leir_nest *scan = leir__stream_nest_without(out, src, -1, 2);
+  for (uint32_t k = 0; k < src->nloops; k++) scan->loops[k].pos = src->loops[k].pos;
+  leir__stream_prefix_scan(out, meq, &pl, tsym, tdt, tsc, guard, scan);
+  leir__stream_prefix_reads(out, t + 2, &pl, mx->m, mx->m, meq->lhs->dtype, meq->lhs->scope);
+  leir__stream_prefix_reads(out, t + 2, &pl, s, tsym, tdt, tsc);
+  out->nests[t] = scan;
+  leir__program_remove_nest(out, t + 1);
+  return LEIR_OK;
+}
+
+static bool cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps) {
+  if (!leir__ps_get(ps, LEIR__K_STATE, NULL)) return false;
+  return leir__stream_prefix_cot(b, d, ps);
 }
 
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
@@ -65,6 +107,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   leir__rule rule;
   char why[256];
   if (!site(c, r, &mx, &s, &pp, &rule, why, sizeof why)) return LEIR_ERR_INTERNAL;
+  if (leir__ps_get(ps, LEIR__K_STATE, NULL)) return apply_prefix(c, &mx, s, out);
   uint32_t t = mx.t;
   const leir_nest *src = out->nests[t];
   const leir_equation *eq = src->items[0].eq;
@@ -95,10 +138,10 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__online_softmax = {
-    .keys = LEIR__KEY(LEIR__K_NEST),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_STATE),
     .required = LEIR__KEY(LEIR__K_NEST),
     .enumerate = enumerate,
     .apply = apply,
-    .cot = NULL,
-    .span = 3,
+    .cot = cot,
+    .span = 255, /* state=prefix also rewrites the later reads of M and S */
 };

@@ -15,6 +15,9 @@
  * The running forms guard the masked rows the way FlashAttention does: a
  * running maximum F that is still -inf (every element so far masked) gives
  * the new term 0 and no rescaling (F==M), never exp(-inf - -inf) = NaN.
+ * The prefix forms (state=prefix of #40, #41; always #36) are the
+ * reference's program shape: arrays over the reduction loop computed by a
+ * recurrence, guarded only where a -inf can reach X.
  */
 #ifndef LEIR_STRATEGIES_STREAMING_H
 #define LEIR_STRATEGIES_STREAMING_H
@@ -114,6 +117,70 @@ void leir__stream_init(leir_program *out, leir_nest *n, uint32_t at, const leir_
 /* S_s=T_s into nest n at item at (when t is fresh). */
 void leir__stream_copy_back(leir_program *out, leir_nest *n, uint32_t at, const leir_expr *mlhs,
                             uint32_t s, const leir__stream_accum *t);
+
+/* ---- the prefix-array forms (the reference's, 7.14 / 7.18 / 7.19) ------- */
+
+/* A prefix array over the reduction loop k: M's subscript s with k
+ * inserted. It takes X's subscript when X is one tensor read with every
+ * loop once (the reference's form: the prefix axis where X has k), else s
+ * with k appended. from[j]: the entry of s at position j, or -1 for k. The
+ * array costs rows x N elements (N = k's extent) where the running forms
+ * keep one value per row. */
+typedef struct leir__stream_prefix {
+  uint32_t rank; /* s's entries + 1 */
+  uint32_t kpos; /* where k goes */
+  uint32_t ksym; /* k's symbol */
+  int64_t last;  /* N-1 */
+  int32_t from[LEIR__MAX_LOOPS + 1];
+} leir__stream_prefix;
+
+void leir__stream_prefix_layout(const leir__stream_max *mx, leir__stream_prefix *pl);
+
+/* sym (dtype dt, scope sc) subscripted like a prefix array: the entries of
+ * s taken from `row` (an access with s's layout: M's left side or a later
+ * read of M), and `k` (consumed) at kpos. */
+leir_expr *leir__stream_prefix_access(leir_program *out, const leir__stream_prefix *pl,
+                                      uint32_t sym, uint8_t dt, uint8_t sc,
+                                      const leir_expr *row, leir_expr *k);
+
+/* Can the prefix form be applied to the site (M, and S when online: S
+ * too disappears)? M (and S) must be no signature variable, written by no
+ * other nest than its own and used by no nest before it: the step gives
+ * M a new axis and rewrites its later reads. */
+bool leir__stream_prefix_ok(const leir__sctx *c, const leir__stream_max *mx, uint32_t s,
+                            bool online, char *why, size_t cap);
+
+/* Can X be -inf (a masked element: an `inf` literal, a log, a division
+ * not proven away from 0, reads of such values through every writer)?
+ * Overflow of + - * is ignored, as for every reassociating rewrite; exp
+ * counts as possibly +inf. false: no row can start with -inf, so the
+ * prefix form needs no guard. */
+bool leir__stream_may_be_neg_inf(const leir__sctx *c, const leir_expr *x);
+
+/* The reference's one-pass scan (7.18) as nest t of `out` (over the max
+ * nest's loops, two equations):
+ *   M_{..k..}=max(if_then_else(k-1<0,-inf,M_{..k-1..}),X);
+ *   T_{..k..}=if_then_else(k-1<0,1,T_{..k-1..})*exp(if_then_else(k-1<0,-inf,M_{..k-1..})-M_{..k..})
+ *            +exp(X-M_{..k..});
+ * and with `guard` the second right side under
+ * if_then_else(M_{..k..}==-inf,0,...) (a masked prefix keeps T at 0
+ * instead of exp(-inf - -inf) = NaN). M keeps its symbol and gains k; T
+ * is tensor t_sym (dtype: S's when f64, else f64). meq is the max
+ * equation in `out`; `into` has its loops and two items. */
+void leir__stream_prefix_scan(leir_program *out, const leir_equation *meq,
+                              const leir__stream_prefix *pl, uint32_t t_sym, uint8_t t_dtype,
+                              uint8_t t_scope, bool guard, leir_nest *into);
+
+/* Rewrites every read of `sym` (its old subscript, s's layout) in the
+ * top-level nests from `from` on into new_sym_{..,N-1,..} (dtype dt, scope
+ * sc). */
+void leir__stream_prefix_reads(leir_program *out, uint32_t from, const leir__stream_prefix *pl,
+                               uint32_t sym, uint32_t new_sym, uint8_t dt, uint8_t sc);
+
+/* The facts of the chain of thought of a prefix step: the generic facts,
+ * then what the prefix arrays of the scan at top-level nest `nest=N` cost
+ * in memory. */
+bool leir__stream_prefix_cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 
 /* ---- the product with the softmax output: O_o=O_o+P_q*V_v ------------- */
 
