@@ -26,7 +26,11 @@
 
 static leir_backend *open_backend(const char *name) {
   leir_backend *b = NULL;
-  ck_assert_msg(leir_backend_open(&b, name, NULL) == LEIR_OK, "%s: %s", name,
+  /* whole pooling programs run by the interpreter under ASan on a loaded
+   * machine need more than the default 10 s a run */
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.timeout_s = 600;
+  ck_assert_msg(leir_backend_open(&b, name, &bo) == LEIR_OK, "%s: %s", name,
                 leir_error_last()->message);
   return b;
 }
