@@ -4,6 +4,7 @@
  * site again from its path and the y from `loop=` / `tensor=`, with the
  * same search that enumerated it.
  */
+#define LEIR_EXPERIMENTAL
 #include "split_sites.h"
 
 #include <float.h>
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 
 #include "algebra.h"
+#include "api.h"
 #include "error.h"
+#include "leir/experimental/candidates.h"
 #include "streaming.h"
 
 static const leir_expr *strip(const leir_expr *e) {
@@ -161,6 +164,100 @@ static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
   }
   m->state[sym] = ok ? T_YES : T_NO;
   return ok;
+}
+
+/* ---- the generic assumption (LEIR_CANDIDATES_GENERIC_VALUES) --------------
+ * Values are assumed finite and, when not constant and not structurally
+ * zero, non-zero. What the assumption cannot cover is refused even then:
+ * a value derived from an infinite constant (a -inf mask: inf on the
+ * masked elements, -inf - -inf = NaN on a fully masked row), and for a
+ * divisor a value that is exactly 0 on some inputs by its construction. */
+
+enum { G_INF = 0, G_ZERO = 1 };
+
+typedef struct generic_memo {
+  const leir__sctx *c;
+  uint8_t *state[2]; /* by symbol, T_* */
+  uint32_t nsym;
+} generic_memo;
+
+static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth);
+
+/* Does e derive from an infinite constant (what = G_INF), or is it exactly
+ * 0 on some inputs by its construction (G_ZERO: a bool, integer or
+ * comparison value, a constant 0, a loop index, a product, max or min with
+ * such a value)? Reads inside subscripts are not values. */
+static bool tainted_expr(generic_memo *m, int what, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return true;
+  switch ((leir_expr_kind)e->kind) {
+  case LEIR_EXPR_NUMBER:
+    return what == G_INF ? !isfinite(e->u.num->value) : e->u.num->value == 0;
+  case LEIR_EXPR_INF: return what == G_INF;
+  case LEIR_EXPR_VAR: return what == G_ZERO;
+  case LEIR_EXPR_TENSOR:
+    if (what == G_ZERO && !is_float(e->dtype)) return true;
+    return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth + 1);
+  case LEIR_EXPR_COMPARE:
+  case LEIR_EXPR_AND:
+  case LEIR_EXPR_OR:
+    if (what == G_ZERO) return true;
+    break;
+  case LEIR_EXPR_BINARY:
+    if (what == G_ZERO) {
+      switch ((leir_op)e->op) {
+      case LEIR_OP_ADD:
+      case LEIR_OP_SUB:
+        return tainted_expr(m, what, e->kids[0], depth + 1) &&
+               tainted_expr(m, what, e->kids[1], depth + 1);
+      case LEIR_OP_MUL: break;
+      case LEIR_OP_DIV:
+      case LEIR_OP_POW: return tainted_expr(m, what, e->kids[0], depth + 1);
+      default: return true; /* // and %: integers */
+      }
+    }
+    break;
+  case LEIR_EXPR_CALL:
+    if (what == G_ZERO && e->op == LEIR_OP_EXP) return false;
+    break;
+  default: break;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (tainted_expr(m, what, e->kids[i], depth + 1)) return true;
+  return false;
+}
+
+static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth) {
+  if (sym >= m->nsym || depth > 200) return true;
+  uint8_t *st = &m->state[what][sym];
+  if (*st == T_YES) return true;
+  if (*st == T_NO || *st == T_VISITING) return false; /* an accumulation: its other terms */
+  *st = T_VISITING;
+  const leir__sctx *c = m->c;
+  bool t = false, written = false;
+  for (uint32_t i = 0; i < c->nnests && !t; i++) {
+    const leir_nest *n = c->nests[i].nest;
+    for (uint32_t k = 0; k < n->nitems && !t; k++) {
+      const leir_equation *eq = n->items[k].eq;
+      if (!eq || eq->lhs->sym != sym) continue;
+      written = true;
+      t = tainted_expr(m, what, eq->rhs, depth + 1);
+    }
+  }
+  for (uint32_t i = 0; !written && !t && i < c->p->nsig; i++)
+    if (c->p->sig[i].sym == sym && c->p->sig[i].domain == LEIR_DOMAIN_VALUE)
+      t = what == G_INF ? !isfinite(c->p->sig[i].dom_a) : c->p->sig[i].dom_a == 0;
+  *st = t ? T_YES : T_NO;
+  return t;
+}
+
+/* some tensor read in e (outside subscripts) derives from an infinite constant */
+static bool reads_inf(generic_memo *m, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return true;
+  if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, G_INF, e->sym, depth);
+  if (e->kind == LEIR_EXPR_INF) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (reads_inf(m, e->kids[i], depth + 1)) return true;
+  return false;
 }
 
 /* ---- bounds from the declared input domains (lib/algebra.h) ------------- */
@@ -344,11 +441,14 @@ static uint32_t collect_ys(const leir__sctx *c, const site *s, yval *ys) {
 
 /* ---- the numerical conditions ---------------------------------------------- */
 
-typedef enum { V_EXACT, V_CLOSE, V_UNPROVEN } verdict;
+/* V_ASSUMED: unproven, but covered by the generic assumption (listed
+ * with LEIR_CANDIDATES_GENERIC_VALUES, class reassociating) */
+typedef enum { V_EXACT, V_CLOSE, V_UNPROVEN, V_ASSUMED, V_NO_SITE } verdict;
 
 typedef struct proof {
   const leir__sctx *c;
   finite_memo *fm;
+  generic_memo *gm;
   leir_status st;
 } proof;
 
@@ -389,7 +489,7 @@ static verdict check_exp(proof *pf, const site *s, const yval *y, bool div, uint
   double L = fmin(log(huge), -log(tiny)) / 2 - 1;
   const leir_expr *su = strip(u);
   if (div) {
-    if (su->kind != LEIR_EXPR_BINARY || su->op != LEIR_OP_SUB) return V_UNPROVEN;
+    if (su->kind != LEIR_EXPR_BINARY || su->op != LEIR_OP_SUB) return V_NO_SITE; /* not a-b */
     if (same_value(c, y, su->kids[1]) && y_finite(pf, y)) return V_EXACT;
     double alo, ahi, blo, bhi;
     if (!y_bounds(pf, y, &ylo, &yhi, 0) || !bounds_of(c->p, su->kids[0], &alo, &ahi, &pf->st) ||
@@ -440,6 +540,26 @@ static verdict check(proof *pf, leir__split_kind kind, const site *s, const yval
   case LEIR__SPLIT_MUL: return check_mul(pf, s, y, dt);
   default: return check_exp(pf, s, y, div, dt);
   }
+}
+
+/* Why the generic assumption does not cover an unproven split (NULL: it
+ * does). A constant y is no generic value: its proof decided. */
+static const char *structural(proof *pf, leir__split_kind kind, const site *s, const yval *y) {
+  generic_memo *g = pf->gm;
+  const leir_expr *yv = y->shift ? y->z : y->acc;
+  if (tainted_sym(g, G_INF, yv->sym, 0))
+    return "y derives from an infinite constant (a -inf mask): inf where masked, so the "
+           "generic assumption (y finite) does not hold";
+  if (kind == LEIR__SPLIT_EXP && reads_inf(g, s->x, 0))
+    return "the exponent reads a value derived from an infinite constant (a -inf mask)";
+  double lo, hi;
+  if (bounds_of(pf->c->p, yv, &lo, &hi, &pf->st) && lo == hi)
+    return "y is a constant: its value decides, and the condition does not hold for it";
+  if (kind == LEIR__SPLIT_MUL && tainted_sym(g, G_ZERO, yv->sym, 0))
+    return "y is exactly 0 on some inputs by its construction (a bool, integer or comparison "
+           "value, a constant 0, a loop index, or a product, max or min with one), so x/y*y "
+           "is NaN there";
+  return NULL;
 }
 
 /* ---- enumeration ------------------------------------------------------------ */
@@ -517,6 +637,7 @@ typedef struct walk {
   leir__split_kind kind;
   const uint8_t *compared; /* by symbol */
   proof pf;
+  bool generic; /* LEIR_CANDIDATES_GENERIC_VALUES */
   uint32_t emitted; /* in the current nest */
   const leir__nref *nest;
 } walk;
@@ -535,7 +656,13 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
   leir__xpath_format(x, path, sizeof path);
   for (int form = 0; form < (w->kind == LEIR__SPLIT_EXP ? 2 : 1) && leir__more(c); form++) {
     verdict v = check(&w->pf, w->kind, s, y, form == 1);
+    const char *why = NULL;
+    if (v == V_UNPROVEN && (w->generic || c->mode == LEIR__MODE_EXPLAIN)) {
+      why = structural(&w->pf, w->kind, s, y);
+      if (!why && w->generic) v = V_ASSUMED;
+    }
     if (w->pf.st != LEIR_OK) return;
+    if (v == V_NO_SITE) continue; /* form=div of an exponent that is no difference */
     const char *fs = w->kind != LEIR__SPLIT_EXP ? "" : form ? " form=div" : " form=mul";
     char what[96];
     if (y->shift)
@@ -546,17 +673,21 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
       if (c->mode == LEIR__MODE_EXPLAIN) {
         snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
                  s->item, path, fs);
-        leir__reject(c, c->site, LEIR__R_SPLIT_UNPROVEN,
-                     w->kind == LEIR__SPLIT_ADD   ? "y is not proven finite"
-                     : w->kind == LEIR__SPLIT_MUL ? "y is not proven non-zero and bounded so "
-                                                    "that x/y cannot overflow"
-                                                  : "no factor is proven exp(0) and the "
-                                                    "exponents are not proven in range");
+        if (why)
+          leir__reject(c, c->site, LEIR__R_SPLIT_STRUCTURAL, "%s", why);
+        else
+          leir__reject(c, c->site, LEIR__R_SPLIT_UNPROVEN, "%s (assumed, not proven, with "
+                       "LEIR_CANDIDATES_GENERIC_VALUES / --generic-values)",
+                       w->kind == LEIR__SPLIT_ADD   ? "y is not proven finite"
+                       : w->kind == LEIR__SPLIT_MUL ? "y is not proven non-zero and bounded so "
+                                                      "that x/y cannot overflow"
+                                                    : "no factor is proven exp(0) and the "
+                                                      "exponents are not proven in range");
       }
       continue;
     }
     bool fragile = w->kind == LEIR__SPLIT_ADD;
-    if (v == V_CLOSE && (w->compared[s->eq->lhs->sym] ||
+    if (v != V_EXACT && (w->compared[s->eq->lhs->sym] ||
                          under_fragile(s->eq, x->path, x->depth, fragile))) {
       LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_COMPARED,
                    fragile ? "the value reaches a comparison, subtraction, log, sqrt, divisor or "
@@ -657,8 +788,20 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
     c->status = LEIR_ERR_NOMEM;
     return;
   }
-  walk w = {.kind = kind, .compared = compared, .pf = {.c = c, .fm = &fm, .st = LEIR_OK}};
-  leir__each_equation(c, on_equation, &w);
+  generic_memo gm = {.c = c, .nsym = fm.nsym};
+  gm.state[G_INF] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  gm.state[G_ZERO] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  if (gm.state[G_INF] && gm.state[G_ZERO]) {
+    walk w = {.kind = kind,
+              .compared = compared,
+              .pf = {.c = c, .fm = &fm, .gm = &gm, .st = LEIR_OK},
+              .generic = (c->o.flags & LEIR_CANDIDATES_GENERIC_VALUES) != 0};
+    leir__each_equation(c, on_equation, &w);
+  } else {
+    c->status = LEIR_ERR_NOMEM;
+  }
+  free(gm.state[G_INF]);
+  free(gm.state[G_ZERO]);
   free(compared);
   free(fm.state);
 }
@@ -758,4 +901,35 @@ leir_status leir__split_apply(leir__sctx *c, const leir__pstep *ps, leir_program
   }
   *slot = res;
   return LEIR_OK;
+}
+
+/* ---- leir_candidates_assumed (leir/experimental/candidates.h) ----------------- */
+
+leir_status leir_candidates_assumed(const leir_candidates *l, size_t i, int *assumed) {
+  if (!l || !assumed || i >= l->l.steps.len)
+    return leir__error_arg(NULL, "NULL argument or candidate index out of range");
+  *assumed = 0;
+  if (!l->ctx || !(l->ctx->o.flags & LEIR_CANDIDATES_GENERIC_VALUES)) return LEIR_OK;
+  const leir_step *s = &l->l.steps.data[i];
+  leir__pstep ps;
+  leir_status st = leir__step_parse_text(&ps, s->text, s->len);
+  if (st != LEIR_OK) return st;
+  leir_candidates_options o = l->ctx->o;
+  o.flags &= ~LEIR_CANDIDATES_GENERIC_VALUES;
+  o.strategy = (int32_t)ps.strategy;
+  leir__sctx *c = NULL;
+  st = leir__sctx_new(&c, l->ctx->p, &o);
+  if (st != LEIR_OK) return st;
+  /* the step among the proven candidates of its own nest (MATCH mode) */
+  c->mode = LEIR__MODE_MATCH;
+  c->want = s->text;
+  c->want_len = s->len;
+  c->want_nest = leir__ps_get(&ps, LEIR__K_NEST, NULL);
+  c->want_tensor = leir__ps_get(&ps, LEIR__K_TENSOR, NULL);
+  c->found = false;
+  leir__sctx_run(c, ps.strategy);
+  st = c->status == LEIR_ERR_NOMEM ? leir__error_nomem() : c->status;
+  if (st == LEIR_OK) *assumed = !c->found;
+  leir__sctx_free(c);
+  return st;
 }
