@@ -12,7 +12,8 @@
  * then a table per strategy: `coverage` counts what grounds (leir_ground,
  * with the split strategies' assumed candidates, LEIR_CANDIDATES_GENERIC_VALUES),
  * `proven` what grounds to a candidate libleir proposes by default
- * (leir_candidates_assumed is 0; "ASSUMED" lines list the others). --verify all (default) verifies every output,
+ * (leir_candidates_assumed is 0; "ASSUMED <strategy> <id> <after> <step>"
+ * lines list the others). --verify all (default) verifies every output,
  * so the share counts only outputs that verify; `misses` verifies only the
  * outputs that do not ground (faster; grounded outputs equal a candidate).
  *
@@ -135,7 +136,8 @@ static void one_step(const jsonl_value *j, void *ud) {
         proven = leir_candidates_assumed(hits, k, &assumed) == LEIR_OK && !assumed;
       }
       if (proven) ts->hits_proven++;
-      else printf("ASSUMED %s %s %s\n", st, id, leir_step_text(leir_candidates_step(hits, 0)));
+      else
+        printf("ASSUMED %s %s %s %s\n", st, id, af, leir_step_text(leir_candidates_step(hits, 0)));
     }
     if (hit && !passes) {
       ts->hits_failing++;

@@ -687,15 +687,22 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
       continue;
     }
     bool fragile = w->kind == LEIR__SPLIT_ADD;
-    if (v != V_EXACT && (w->compared[s->eq->lhs->sym] ||
+    /* a rounding judgement, not a value assumption: the generic mode leaves
+     * it to the verifier */
+    if (v != V_EXACT && !w->generic && (w->compared[s->eq->lhs->sym] ||
                          under_fragile(s->eq, x->path, x->depth, fragile))) {
-      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_COMPARED,
-                   fragile ? "the value reaches a comparison, subtraction, log, sqrt, divisor or "
-                             "power, where "
-                             "the split's absolute rounding error is not bounded"
-                           : "the value reaches a comparison, where a rounding can change the "
-                             "outcome");
-      return;
+      if (c->mode == LEIR__MODE_EXPLAIN) { /* the step's own site: apply quotes it */
+        snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
+                 s->item, path, fs);
+        leir__reject(c, c->site, LEIR__R_SPLIT_COMPARED,
+                     "%s (listed with LEIR_CANDIDATES_GENERIC_VALUES / --generic-values, its "
+                     "accuracy assumed and left to the verifier)",
+                     fragile ? "the value reaches a comparison, subtraction, log, sqrt, divisor "
+                               "or power, where the split's absolute rounding error is not bounded"
+                             : "the value reaches a comparison, where a rounding can change the "
+                               "outcome");
+      }
+      continue;
     }
     if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
       LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
