@@ -173,22 +173,32 @@ static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
  * masked elements, -inf - -inf = NaN on a fully masked row), and for a
  * divisor a value that is exactly 0 on some inputs by its construction. */
 
-enum { G_INF = 0, G_ZERO = 1 };
+enum { G_INF = 0, G_ZERO = 1, G_BIG = 2 };
 
 typedef struct generic_memo {
   const leir__sctx *c;
-  uint8_t *state[2]; /* by symbol, T_* */
+  uint8_t *state[3]; /* by symbol, T_* */
   uint32_t nsym;
 } generic_memo;
 
 static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth);
 
-/* Does e derive from an infinite constant (what = G_INF), or is it exactly
+/* Does e derive from an infinite constant (what = G_INF), is it exactly
  * 0 on some inputs by its construction (G_ZERO: a bool, integer or
  * comparison value, a constant 0, a loop index, a product, max or min with
- * such a value)? Reads inside subscripts are not values. */
+ * such a value), or does it grow faster than its reads (G_BIG: an exp or a
+ * power of a value, not brought back by a log or sqrt; x10 inputs take it
+ * past the largest float)? Reads inside subscripts are not values. */
 static bool tainted_expr(generic_memo *m, int what, const leir_expr *e, unsigned depth) {
   if (depth > 200) return true;
+  if (what == G_BIG) {
+    if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_EXP)) return true;
+    if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW) return true;
+    if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT)) return false;
+    if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth + 1);
+    if (e->kind == LEIR_EXPR_COMPARE || e->kind == LEIR_EXPR_AND || e->kind == LEIR_EXPR_OR)
+      return false;
+  }
   switch ((leir_expr_kind)e->kind) {
   case LEIR_EXPR_NUMBER:
     return what == G_INF ? !isfinite(e->u.num->value) : e->u.num->value == 0;
@@ -243,20 +253,21 @@ static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth)
       t = tainted_expr(m, what, eq->rhs, depth + 1);
     }
   }
-  for (uint32_t i = 0; !written && !t && i < c->p->nsig; i++)
+  for (uint32_t i = 0; !written && !t && what != G_BIG && i < c->p->nsig; i++)
     if (c->p->sig[i].sym == sym && c->p->sig[i].domain == LEIR_DOMAIN_VALUE)
       t = what == G_INF ? !isfinite(c->p->sig[i].dom_a) : c->p->sig[i].dom_a == 0;
   *st = t ? T_YES : T_NO;
   return t;
 }
 
-/* some tensor read in e (outside subscripts) derives from an infinite constant */
-static bool reads_inf(generic_memo *m, const leir_expr *e, unsigned depth) {
+/* some tensor read in e (outside subscripts) is tainted (G_INF: or e
+ * holds an infinite constant) */
+static bool reads_tainted(generic_memo *m, int what, const leir_expr *e, unsigned depth) {
   if (depth > 200) return true;
-  if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, G_INF, e->sym, depth);
-  if (e->kind == LEIR_EXPR_INF) return true;
+  if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth);
+  if (e->kind == LEIR_EXPR_INF) return what == G_INF;
   for (uint32_t i = 0; i < e->n; i++)
-    if (reads_inf(m, e->kids[i], depth + 1)) return true;
+    if (reads_tainted(m, what, e->kids[i], depth + 1)) return true;
   return false;
 }
 
@@ -550,8 +561,14 @@ static const char *structural(proof *pf, leir__split_kind kind, const site *s, c
   if (tainted_sym(g, G_INF, yv->sym, 0))
     return "y derives from an infinite constant (a -inf mask): inf where masked, so the "
            "generic assumption (y finite) does not hold";
-  if (kind == LEIR__SPLIT_EXP && reads_inf(g, s->x, 0))
+  if (kind == LEIR__SPLIT_EXP && reads_tainted(g, G_INF, s->x, 0))
     return "the exponent reads a value derived from an infinite constant (a -inf mask)";
+  if (tainted_sym(g, G_BIG, yv->sym, 0))
+    return "y derives from an exp or a power: it overflows to inf on inputs of moderate size "
+           "(the verifier's x10 scaling), so the generic assumption (y finite) does not hold";
+  if (kind == LEIR__SPLIT_EXP && reads_tainted(g, G_BIG, s->x->kids[0], 0))
+    return "the exponent reads an exp or a power: exp of it overflows on inputs of moderate "
+           "size, and the split's factors overflow where the original does not";
   double lo, hi;
   if (bounds_of(pf->c->p, yv, &lo, &hi, &pf->st) && lo == hi)
     return "y is a constant: its value decides, and the condition does not hold for it";
@@ -573,8 +590,8 @@ static const char *structural(proof *pf, leir__split_kind kind, const site *s, c
  * bounded in the result (fragile): a comparison, a subtraction, a log or sqrt argument
  * (log(0) = -inf where the value is tiny), an exp argument (the absolute
  * error becomes a relative one of the result), a divisor, a power? */
-static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile) {
-  if (e->kind == LEIR_EXPR_COMPARE) return true;
+static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile, bool skip_cmp) {
+  if (e->kind == LEIR_EXPR_COMPARE) return !skip_cmp;
   if (!fragile) return false;
   if (e->kind == LEIR_EXPR_CALL)
     return e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT || e->op == LEIR_OP_EXP;
@@ -589,15 +606,15 @@ static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile) {
 }
 
 static void mark_reads(const leir_expr *e, uint8_t *set, uint32_t nsym, bool inside, bool *grew,
-                       bool fragile, unsigned depth) {
+                       bool fragile, bool skip_cmp, unsigned depth) {
   if (depth > 400) return;
   if (e->kind == LEIR_EXPR_TENSOR) {
     if (inside && e->sym < nsym && !set[e->sym]) set[e->sym] = 1, *grew = true;
     return;
   }
   for (uint32_t i = 0; i < e->n; i++)
-    mark_reads(e->kids[i], set, nsym, inside || fragile_child(e, i, fragile), grew, fragile,
-               depth + 1);
+    mark_reads(e->kids[i], set, nsym, inside || fragile_child(e, i, fragile, skip_cmp), grew,
+               fragile, skip_cmp, depth + 1);
 }
 
 /* Is the site under a fragile place of its own equation? */
@@ -605,15 +622,51 @@ static bool under_fragile(const leir_equation *eq, const uint32_t *path, uint32_
                           bool fragile) {
   const leir_expr *n = eq->rhs;
   for (uint32_t k = 1; k < depth; k++) {
-    if (fragile_child(n, path[k], fragile)) return true;
+    if (fragile_child(n, path[k], fragile, false)) return true;
     n = n->kids[path[k]];
   }
   return false;
 }
 
-/* The tensors whose values reach a comparison (fragile: also a log, sqrt,
- * divisor or power), by symbol. */
-static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
+/* The generic mode's fragile place: an operand of a subtraction that is a
+ * numerator or a power base, (F - mean)/sqrt(var + eps) and (F - mean)**2:
+ * a normalization, where the cancellation of F - mean meets a small
+ * divisor and any rounding of F or mean becomes a MISMATCH (GroupNorm with
+ * groups of 2; LEIR_TEST_SPLITS_GENERIC_ALL=1). `num`: e is a numerator or
+ * a power base. */
+static bool norm_child(const leir_expr *e, bool num) {
+  return num && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_SUB;
+}
+
+static bool norm_num(const leir_expr *e, uint32_t i, bool num) {
+  if (e->kind == LEIR_EXPR_PAREN) return num;
+  return e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_DIV || e->op == LEIR_OP_POW) && i == 0;
+}
+
+static void mark_norm(const leir_expr *e, uint8_t *set, uint32_t nsym, bool inside, bool num,
+                      bool *grew, unsigned depth) {
+  if (depth > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (inside && e->sym < nsym && !set[e->sym]) set[e->sym] = 1, *grew = true;
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    mark_norm(e->kids[i], set, nsym, inside || norm_child(e, num), norm_num(e, i, num), grew,
+              depth + 1);
+}
+
+static bool under_norm(const leir_equation *eq, const uint32_t *path, uint32_t depth) {
+  const leir_expr *n = eq->rhs;
+  bool num = false;
+  for (uint32_t k = 1; k < depth; k++) {
+    if (norm_child(n, num)) return true;
+    num = norm_num(n, path[k], num);
+    n = n->kids[path[k]];
+  }
+  return false;
+}
+
+static uint8_t *norm_set(const leir__sctx *c) {
   uint32_t nsym = c->p->syms.count;
   uint8_t *set = calloc(nsym ? nsym : 1, 1);
   if (!set) return NULL;
@@ -626,7 +679,30 @@ static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
         const leir_equation *eq = n->items[k].eq;
         if (!eq) continue;
         bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
-        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile, 0);
+        mark_norm(eq->rhs, set, nsym, flows, false, &grew, 0);
+      }
+    }
+  }
+  return set;
+}
+
+/* The tensors whose values reach a comparison (fragile: also a log, sqrt,
+ * divisor or power), by symbol. */
+static uint8_t *compared_set(const leir__sctx *c, bool fragile, bool discrete_only) {
+  uint32_t nsym = c->p->syms.count;
+  uint8_t *set = calloc(nsym ? nsym : 1, 1);
+  if (!set) return NULL;
+  bool grew = true;
+  for (uint32_t round = 0; grew && round <= nsym; round++) {
+    grew = false;
+    for (uint32_t i = 0; i < c->nnests; i++) {
+      const leir_nest *n = c->nests[i].nest;
+      for (uint32_t k = 0; k < n->nitems; k++) {
+        const leir_equation *eq = n->items[k].eq;
+        if (!eq) continue;
+        bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
+        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile,
+                   discrete_only && is_float(eq->lhs->dtype), 0);
       }
     }
   }
@@ -636,6 +712,11 @@ static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
 typedef struct walk {
   leir__split_kind kind;
   const uint8_t *compared; /* by symbol */
+  /* by symbol: reaching a comparison whose outcome is discrete (it decides
+   * an integer or bool value: argmax's index), refused even in the generic
+   * mode; a float selection (ReLU, clamp) is continuous at its switch */
+  const uint8_t *compared_cmp;
+  const uint8_t *gfragile; /* reaching a normalization (norm_set), by symbol */
   proof pf;
   bool generic; /* LEIR_CANDIDATES_GENERIC_VALUES */
   uint32_t emitted; /* in the current nest */
@@ -687,20 +768,34 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
       continue;
     }
     bool fragile = w->kind == LEIR__SPLIT_ADD;
-    /* a rounding judgement, not a value assumption: the generic mode leaves
-     * it to the verifier */
-    if (v != V_EXACT && !w->generic && (w->compared[s->eq->lhs->sym] ||
-                         under_fragile(s->eq, x->path, x->depth, fragile))) {
+    /* a rounding that flips a comparison is wrong by construction; the
+     * other places are a rounding judgement, not a value assumption, which
+     * the generic mode leaves to the verifier */
+    /* refused by the generic mode too (gref): a comparison deciding an
+     * integer or bool value, and for #38/#39 a value reaching a
+     * normalization's difference (norm_set), where the split's rounding
+     * error (absolute for #39, relative to x for #38) cancels to a MISMATCH
+     * (found by LEIR_TEST_SPLITS_GENERIC_ALL=1) */
+    uint32_t lhs = s->eq->lhs->sym;
+    bool gref = w->compared_cmp[lhs] ||
+                (w->kind != LEIR__SPLIT_EXP &&
+                 (w->gfragile[lhs] || under_norm(s->eq, x->path, x->depth)));
+    bool pref = w->compared[lhs] || under_fragile(s->eq, x->path, x->depth, fragile);
+    if (v != V_EXACT && (w->generic ? gref : pref)) {
       if (c->mode == LEIR__MODE_EXPLAIN) { /* the step's own site: apply quotes it */
         snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
                  s->item, path, fs);
-        leir__reject(c, c->site, LEIR__R_SPLIT_COMPARED,
-                     "%s (listed with LEIR_CANDIDATES_GENERIC_VALUES / --generic-values, its "
-                     "accuracy assumed and left to the verifier)",
-                     fragile ? "the value reaches a comparison, subtraction, log, sqrt, divisor "
-                               "or power, where the split's absolute rounding error is not bounded"
+        leir__reject(c, c->site, LEIR__R_SPLIT_COMPARED, "%s (%s)",
+                     fragile ? "the value reaches a comparison, subtraction, log, sqrt or exp "
+                               "argument, divisor or power, where the split's absolute rounding "
+                               "error is not bounded"
                              : "the value reaches a comparison, where a rounding can change the "
-                               "outcome");
+                               "outcome",
+                     gref ? "refused even with LEIR_CANDIDATES_GENERIC_VALUES: a discrete "
+                            "comparison or a normalization's (x - mean)/std, where verifying "
+                            "showed such splits MISMATCH"
+                          : "listed with LEIR_CANDIDATES_GENERIC_VALUES / --generic-values, its "
+                            "accuracy assumed and left to the verifier");
       }
       continue;
     }
@@ -789,8 +884,13 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
     c->status = LEIR_ERR_NOMEM;
     return;
   }
-  uint8_t *compared = compared_set(c, kind == LEIR__SPLIT_ADD);
-  if (!compared) {
+  uint8_t *compared = compared_set(c, kind == LEIR__SPLIT_ADD, false);
+  uint8_t *compared_cmp = compared_set(c, false, true);
+  uint8_t *gfragile = norm_set(c);
+  if (!compared || !compared_cmp || !gfragile) {
+    free(gfragile);
+    free(compared);
+    free(compared_cmp);
     free(fm.state);
     c->status = LEIR_ERR_NOMEM;
     return;
@@ -798,9 +898,12 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
   generic_memo gm = {.c = c, .nsym = fm.nsym};
   gm.state[G_INF] = calloc(fm.nsym ? fm.nsym : 1, 1);
   gm.state[G_ZERO] = calloc(fm.nsym ? fm.nsym : 1, 1);
-  if (gm.state[G_INF] && gm.state[G_ZERO]) {
+  gm.state[G_BIG] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  if (gm.state[G_INF] && gm.state[G_ZERO] && gm.state[G_BIG]) {
     walk w = {.kind = kind,
               .compared = compared,
+              .compared_cmp = compared_cmp,
+              .gfragile = gfragile,
               .pf = {.c = c, .fm = &fm, .gm = &gm, .st = LEIR_OK},
               .generic = (c->o.flags & LEIR_CANDIDATES_GENERIC_VALUES) != 0};
     leir__each_equation(c, on_equation, &w);
@@ -809,6 +912,9 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
   }
   free(gm.state[G_INF]);
   free(gm.state[G_ZERO]);
+  free(gm.state[G_BIG]);
+  free(compared_cmp);
+  free(gfragile);
   free(compared);
   free(fm.state);
 }
