@@ -173,11 +173,11 @@ static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
  * masked elements, -inf - -inf = NaN on a fully masked row), and for a
  * divisor a value that is exactly 0 on some inputs by its construction. */
 
-enum { G_INF = 0, G_ZERO = 1, G_BIG = 2 };
+enum { G_INF = 0, G_ZERO = 1, G_BIG = 2, G_BIGX = 3 };
 
 typedef struct generic_memo {
   const leir__sctx *c;
-  uint8_t *state[3]; /* by symbol, T_* */
+  uint8_t *state[4]; /* by symbol, T_* */
   uint32_t nsym;
 } generic_memo;
 
@@ -186,15 +186,19 @@ static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth)
 /* Does e derive from an infinite constant (what = G_INF), is it exactly
  * 0 on some inputs by its construction (G_ZERO: a bool, integer or
  * comparison value, a constant 0, a loop index, a product, max or min with
- * such a value), or does it grow faster than its reads (G_BIG: an exp or a
- * power of a value, not brought back by a log or sqrt; x10 inputs take it
- * past the largest float)? Reads inside subscripts are not values. */
+ * such a value), or does it grow faster than its reads (G_BIG: an exp of
+ * a value, even under a log: x10 inputs take it past the largest float;
+ * G_BIGX: also a power or a product of two values, a matmul, 100 times
+ * larger at x10 inputs: too large for an exponent)? Reads inside
+ * subscripts are not values. */
 static bool tainted_expr(generic_memo *m, int what, const leir_expr *e, unsigned depth) {
   if (depth > 200) return true;
-  if (what == G_BIG) {
+  if (what == G_BIGX && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL &&
+      has_leaf(e->kids[0], 0) && has_leaf(e->kids[1], 0))
+    return true;
+  if (what == G_BIG || what == G_BIGX) {
     if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_EXP)) return true;
-    if (e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW) return true;
-    if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT)) return false;
+    if (what == G_BIGX && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW) return true;
     if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth + 1);
     if (e->kind == LEIR_EXPR_COMPARE || e->kind == LEIR_EXPR_AND || e->kind == LEIR_EXPR_OR)
       return false;
@@ -253,7 +257,7 @@ static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth)
       t = tainted_expr(m, what, eq->rhs, depth + 1);
     }
   }
-  for (uint32_t i = 0; !written && !t && what != G_BIG && i < c->p->nsig; i++)
+  for (uint32_t i = 0; !written && !t && what < G_BIG && i < c->p->nsig; i++)
     if (c->p->sig[i].sym == sym && c->p->sig[i].domain == LEIR_DOMAIN_VALUE)
       t = what == G_INF ? !isfinite(c->p->sig[i].dom_a) : c->p->sig[i].dom_a == 0;
   *st = t ? T_YES : T_NO;
@@ -555,7 +559,22 @@ static verdict check(proof *pf, leir__split_kind kind, const site *s, const yval
 
 /* Why the generic assumption does not cover an unproven split (NULL: it
  * does). A constant y is no generic value: its proof decided. */
-static const char *structural(proof *pf, leir__split_kind kind, const site *s, const yval *y) {
+/* exp(u) split so that one factor is exp(y-y) = 1 (check_exp's exact forms,
+ * and the division by exp(b-a)) */
+static bool exact_shape(const leir__sctx *c, const site *s, const yval *y, bool div) {
+  const leir_expr *u = s->x->kids[0], *su = strip(u);
+  bool sub = su->kind == LEIR_EXPR_BINARY && su->op == LEIR_OP_SUB;
+  /* exp(a-b)/exp(b-b), and exp(a-a)/exp(b-a): the exponents are 0 and
+   * those of the original up to a sign, so the second is in range where
+   * the original is (not bitwise: 1/exp(b-a) rounds) */
+  if (div) return sub && (same_value(c, y, su->kids[1]) || same_value(c, y, su->kids[0]));
+  bool more;
+  const leir_expr *t1 = first_term(u, &more);
+  return same_value(c, y, t1) || (sub && strip(su->kids[0]) == t1 && same_value(c, y, su->kids[1]));
+}
+
+static const char *structural(proof *pf, leir__split_kind kind, const site *s, const yval *y,
+                              bool div) {
   generic_memo *g = pf->gm;
   const leir_expr *yv = y->shift ? y->z : y->acc;
   if (tainted_sym(g, G_INF, yv->sym, 0))
@@ -564,11 +583,14 @@ static const char *structural(proof *pf, leir__split_kind kind, const site *s, c
   if (kind == LEIR__SPLIT_EXP && reads_tainted(g, G_INF, s->x, 0))
     return "the exponent reads a value derived from an infinite constant (a -inf mask)";
   if (tainted_sym(g, G_BIG, yv->sym, 0))
-    return "y derives from an exp or a power: it overflows to inf on inputs of moderate size "
+    return "y derives from an exp: it overflows to inf on inputs of moderate size "
            "(the verifier's x10 scaling), so the generic assumption (y finite) does not hold";
-  if (kind == LEIR__SPLIT_EXP && reads_tainted(g, G_BIG, s->x->kids[0], 0))
-    return "the exponent reads an exp or a power: exp of it overflows on inputs of moderate "
-           "size, and the split's factors overflow where the original does not";
+  if (kind == LEIR__SPLIT_EXP && !exact_shape(pf->c, s, y, div) &&
+      (tainted_sym(g, G_BIGX, yv->sym, 0) || reads_tainted(g, G_BIGX, s->x->kids[0], 0)))
+    return "y or the exponent derives from an exp, a power or a product of values (a matmul, "
+           "a convolution): on inputs of moderate size (the verifier's x10 scaling) a factor "
+           "exp(t1-y) or exp(y+R) overflows where exp(u) does not, and no factor is "
+           "exp(y-y) = 1";
   double lo, hi;
   if (bounds_of(pf->c->p, yv, &lo, &hi, &pf->st) && lo == hi)
     return "y is a constant: its value decides, and the condition does not hold for it";
@@ -635,6 +657,9 @@ static bool under_fragile(const leir_equation *eq, const uint32_t *path, uint32_
  * groups of 2; LEIR_TEST_SPLITS_GENERIC_ALL=1). `num`: e is a numerator or
  * a power base. */
 static bool norm_child(const leir_expr *e, bool num) {
+  /* also a log or sqrt argument: log(R-D+D) is log(0) = -inf for a tiny R
+   * (a log-sum-exp's sum of exps) and a large y */
+  if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT)) return true;
   return num && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_SUB;
 }
 
@@ -739,7 +764,7 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
     verdict v = check(&w->pf, w->kind, s, y, form == 1);
     const char *why = NULL;
     if (v == V_UNPROVEN && (w->generic || c->mode == LEIR__MODE_EXPLAIN)) {
-      why = structural(&w->pf, w->kind, s, y);
+      why = structural(&w->pf, w->kind, s, y, form == 1);
       if (!why && w->generic) v = V_ASSUMED;
     }
     if (w->pf.st != LEIR_OK) return;
@@ -899,7 +924,8 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
   gm.state[G_INF] = calloc(fm.nsym ? fm.nsym : 1, 1);
   gm.state[G_ZERO] = calloc(fm.nsym ? fm.nsym : 1, 1);
   gm.state[G_BIG] = calloc(fm.nsym ? fm.nsym : 1, 1);
-  if (gm.state[G_INF] && gm.state[G_ZERO] && gm.state[G_BIG]) {
+  gm.state[G_BIGX] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  if (gm.state[G_INF] && gm.state[G_ZERO] && gm.state[G_BIG] && gm.state[G_BIGX]) {
     walk w = {.kind = kind,
               .compared = compared,
               .compared_cmp = compared_cmp,
@@ -913,6 +939,7 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
   free(gm.state[G_INF]);
   free(gm.state[G_ZERO]);
   free(gm.state[G_BIG]);
+  free(gm.state[G_BIGX]);
   free(compared_cmp);
   free(gfragile);
   free(compared);
