@@ -173,15 +173,43 @@ static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
  * masked elements, -inf - -inf = NaN on a fully masked row), and for a
  * divisor a value that is exactly 0 on some inputs by its construction. */
 
-enum { G_INF = 0, G_ZERO = 1, G_BIG = 2, G_BIGX = 3 };
+enum { G_INF = 0, G_ZERO = 1, G_BIG = 2, G_BIGX = 3, G_NORM = 4 };
 
 typedef struct generic_memo {
   const leir__sctx *c;
-  uint8_t *state[4]; /* by symbol, T_* */
+  uint8_t *state[5]; /* by symbol, T_* */
   uint32_t nsym;
 } generic_memo;
 
 static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth);
+
+static bool saturates(const leir_expr *e) {
+  e = strip(e);
+  return e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_ERF;
+}
+
+static bool has_exp(const leir_expr *e, unsigned depth) {
+  if (depth > 200) return true;
+  if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_EXP) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (has_exp(e->kids[i], depth + 1)) return true;
+  return false;
+}
+
+/* G_NORM: e derives from a normalization's difference, a subtraction that
+ * is a numerator or a power base ((F-O)/s, (F-O)**2): 0 where a group has
+ * one element, and far from the magnitude of the values it normalizes */
+static bool norm_expr(generic_memo *m, const leir_expr *e, bool num, unsigned depth) {
+  if (depth > 200) return true;
+  if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, G_NORM, e->sym, depth + 1);
+  if (num && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_SUB) return true;
+  for (uint32_t i = 0; i < e->n; i++) {
+    bool n2 = e->kind == LEIR_EXPR_PAREN ? num
+              : e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_DIV || e->op == LEIR_OP_POW) && i == 0;
+    if (norm_expr(m, e->kids[i], n2, depth + 1)) return true;
+  }
+  return false;
+}
 
 /* Does e derive from an infinite constant (what = G_INF), is it exactly
  * 0 on some inputs by its construction (G_ZERO: a bool, integer or
@@ -221,10 +249,14 @@ static bool tainted_expr(generic_memo *m, int what, const leir_expr *e, unsigned
       switch ((leir_op)e->op) {
       case LEIR_OP_ADD:
       case LEIR_OP_SUB:
+        /* 1+erf(x): exactly 0 where erf saturates
+         * (GELU's C*0.5*(1+erf(C/sqrt(2))) for C < -9) */
+        if (saturates(e->kids[0]) || saturates(e->kids[1])) return true;
         return tainted_expr(m, what, e->kids[0], depth + 1) &&
                tainted_expr(m, what, e->kids[1], depth + 1);
       case LEIR_OP_MUL: break;
-      case LEIR_OP_DIV:
+      case LEIR_OP_DIV: /* x/(1+exp(-C)) is 0 where the exp overflows */
+        return tainted_expr(m, what, e->kids[0], depth + 1) || has_exp(e->kids[1], 0);
       case LEIR_OP_POW: return tainted_expr(m, what, e->kids[0], depth + 1);
       default: return true; /* // and %: integers */
       }
@@ -254,7 +286,8 @@ static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth)
       const leir_equation *eq = n->items[k].eq;
       if (!eq || eq->lhs->sym != sym) continue;
       written = true;
-      t = tainted_expr(m, what, eq->rhs, depth + 1);
+      t = what == G_NORM ? norm_expr(m, eq->rhs, false, depth + 1)
+                         : tainted_expr(m, what, eq->rhs, depth + 1);
     }
   }
   for (uint32_t i = 0; !written && !t && what < G_BIG && i < c->p->nsig; i++)
@@ -591,6 +624,10 @@ static const char *structural(proof *pf, leir__split_kind kind, const site *s, c
            "a convolution): on inputs of moderate size (the verifier's x10 scaling) a factor "
            "exp(t1-y) or exp(y+R) overflows where exp(u) does not, and no factor is "
            "exp(y-y) = 1";
+  if (kind != LEIR__SPLIT_EXP && tainted_sym(g, G_NORM, yv->sym, 0))
+    return "y derives from a normalization's difference ((F-O)/s, (F-O)**2): exactly 0 where "
+           "a group has one element or equal elements, and of another magnitude than the "
+           "values it normalizes";
   double lo, hi;
   if (bounds_of(pf->c->p, yv, &lo, &hi, &pf->st) && lo == hi)
     return "y is a constant: its value decides, and the condition does not hold for it";
@@ -925,7 +962,9 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
   gm.state[G_ZERO] = calloc(fm.nsym ? fm.nsym : 1, 1);
   gm.state[G_BIG] = calloc(fm.nsym ? fm.nsym : 1, 1);
   gm.state[G_BIGX] = calloc(fm.nsym ? fm.nsym : 1, 1);
-  if (gm.state[G_INF] && gm.state[G_ZERO] && gm.state[G_BIG] && gm.state[G_BIGX]) {
+  gm.state[G_NORM] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  if (gm.state[G_INF] && gm.state[G_ZERO] && gm.state[G_BIG] && gm.state[G_BIGX] &&
+      gm.state[G_NORM]) {
     walk w = {.kind = kind,
               .compared = compared,
               .compared_cmp = compared_cmp,
@@ -940,6 +979,7 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
   free(gm.state[G_ZERO]);
   free(gm.state[G_BIG]);
   free(gm.state[G_BIGX]);
+  free(gm.state[G_NORM]);
   free(compared_cmp);
   free(gfragile);
   free(compared);

@@ -597,7 +597,9 @@ START_TEST(test_generic_values_structural_refusals) {
   ck_assert(rejects(p, ad, "nest=3 tensor=O eq=0 expr=1.0.0.0", "split.compared"));
   /* R in a sqrt argument: sqrt(R-F+F) is NaN where R-F+F rounds below 0 */
   ck_assert(rejects(p, ad, "nest=3 tensor=F eq=0 expr=1.1.0.0", "split.compared"));
-  ck_assert_ptr_nonnull(strstr(got, "additive_split nest=4 tensor=S eq=0 expr=1.0.0 reassociating\n"));
+  ck_assert_ptr_nonnull(strstr(got, "additive_split nest=4 tensor=F eq=0 expr=1.0.0 reassociating\n"));
+  /* y = S derives from the normalization's difference */
+  ck_assert(rejects(p, ad, "nest=4 tensor=S eq=0 expr=1.0.0", "split.structural"));
   free(got);
   ck_assert(rejects(p, ad, "nest=0 loop=c eq=0 expr=1.0", "split.compared"));
   leir_program_free(p);
