@@ -159,11 +159,15 @@ typedef struct leir_candidates_options {
  * non-zero), the reference's own, sympy's assumption about symbols. Such a
  * candidate is never LEIR_EXACT, and leir_candidates_assumed
  * (leir/experimental/candidates.h) tells it from a proven one. Refused even
- * then: a y derived from an infinite constant (a -inf mask), a divisor y
- * that is structurally 0 on some inputs (a bool or comparison value, a
- * constant 0, a loop index, a max/min with 0), a constant y, a loop of
- * extent 1. Without the flag (the default, what search and datasets
- * propose) a split never introduces an inf or NaN the original avoids.
+ * then (rule split.structural or split.compared; docs/strategies.md lists
+ * them): a y derived from an infinite constant (a -inf mask) or from an
+ * exp, a divisor y that is structurally 0 on some inputs (a bool or
+ * comparison value, a constant 0, a max/min with 0, a saturating 1+erf), a
+ * constant y, a loop of extent 1, and the classes that verifying every
+ * assumed candidate found MISMATCH (argmax's comparison, normalizations,
+ * exponents of matmul outputs). Without the flag (the default, what search
+ * and datasets propose) a split never introduces an inf or NaN the
+ * original avoids.
  * leir_ground sets this flag for the split strategies: grounding asks
  * whether an answer is one step of a strategy; whether it is equivalent is
  * the verifier's question. */
