@@ -613,8 +613,11 @@ static const char *structural(proof *pf, leir__split_kind kind, const site *s, c
   if (tainted_sym(g, G_INF, yv->sym, 0))
     return "y derives from an infinite constant (a -inf mask): inf where masked, so the "
            "generic assumption (y finite) does not hold";
-  if (kind == LEIR__SPLIT_EXP && reads_tainted(g, G_INF, s->x, 0))
-    return "the exponent reads a value derived from an infinite constant (a -inf mask)";
+  if (reads_tainted(g, G_INF, s->x, 0))
+    return kind == LEIR__SPLIT_EXP
+               ? "the exponent reads a value derived from an infinite constant (a -inf mask)"
+               : "x derives from an infinite constant (a -inf mask): a masked attention row, "
+                 "where the split meets -inf (and NaN on a fully masked row)";
   if (tainted_sym(g, G_BIG, yv->sym, 0))
     return "y derives from an exp: it overflows to inf on inputs of moderate size "
            "(the verifier's x10 scaling), so the generic assumption (y finite) does not hold";
