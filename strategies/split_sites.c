@@ -785,6 +785,7 @@ typedef struct walk {
   proof pf;
   bool generic; /* LEIR_CANDIDATES_GENERIC_VALUES */
   uint32_t emitted; /* in the current nest */
+  uint32_t emitted_assumed; /* V_ASSUMED ones, in the current nest */
   const leir__nref *nest;
 } walk;
 
@@ -846,7 +847,10 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
                 (w->kind != LEIR__SPLIT_EXP &&
                  (w->gfragile[lhs] || under_norm(s->eq, x->path, x->depth)));
     bool pref = w->compared[lhs] || under_fragile(s->eq, x->path, x->depth, fragile);
-    if (v != V_EXACT && (w->generic ? gref : pref)) {
+    /* a proven candidate that only the rounding judgement refuses is an
+     * assumed one in the generic mode */
+    if (v == V_CLOSE && w->generic && pref && !gref) v = V_ASSUMED;
+    if (v != V_EXACT && (v == V_ASSUMED ? gref : pref)) {
       if (c->mode == LEIR__MODE_EXPLAIN) { /* the step's own site: apply quotes it */
         snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
                  s->item, path, fs);
@@ -864,12 +868,19 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
       }
       continue;
     }
-    if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
-      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
-                   "nest %s already has %u split candidates", s->r->label, LEIR__SPLIT_MAX_NEST);
-      return;
+    /* the assumed candidates have a cap of their own, so that the proven
+     * ones are the same with and without the flag */
+    if (v == V_ASSUMED) {
+      if (w->emitted_assumed >= LEIR__SPLIT_MAX_NEST_ASSUMED) continue;
+      w->emitted_assumed++;
+    } else {
+      if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
+        LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
+                     "nest %s already has %u split candidates", s->r->label, LEIR__SPLIT_MAX_NEST);
+        return;
+      }
+      w->emitted++;
     }
-    w->emitted++;
     if (y->shift)
       leir__emit(c, v == V_EXACT ? LEIR_EXACT : LEIR_REASSOCIATING, "nest=%s loop=%s eq=%u expr=%s%s",
                  s->r->label, leir__loop_name(c, s->r, y->k), s->item, path, fs);
@@ -927,6 +938,7 @@ static bool on_equation(leir__sctx *c, const leir__eqsite *s, void *ud) {
   if (w->nest != s->r) {
     w->nest = s->r;
     w->emitted = 0;
+    w->emitted_assumed = 0;
   }
   if (s->r->depth != 1 || s->r->has_nested) {
     LEIR__REJECT(c, leir__site_eq(c, s), LEIR__R_SPLIT_NEST,
