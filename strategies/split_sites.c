@@ -849,7 +849,9 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
     bool pref = w->compared[lhs] || under_fragile(s->eq, x->path, x->depth, fragile);
     /* a proven candidate that only the rounding judgement refuses is an
      * assumed one in the generic mode */
-    if (v == V_CLOSE && w->generic && pref && !gref) v = V_ASSUMED;
+    if (v == V_CLOSE && w->generic && pref && !gref && !structural(&w->pf, w->kind, s, y, form == 1))
+      v = V_ASSUMED;
+    if (w->pf.st != LEIR_OK) return;
     if (v != V_EXACT && (v == V_ASSUMED ? gref : pref)) {
       if (c->mode == LEIR__MODE_EXPLAIN) { /* the step's own site: apply quotes it */
         snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
