@@ -9,7 +9,11 @@
  *                     [--lenient-parallel] [--strategy S] SOURCES.jsonl STEPS.jsonl
  *
  * Output: one line per miss ("MISS <strategy> <id> <verdict> <after>"),
- * then a table per strategy. --verify all (default) verifies every output,
+ * then a table per strategy: `coverage` counts what grounds (leir_ground,
+ * with the split strategies' assumed candidates, LEIR_CANDIDATES_GENERIC_VALUES),
+ * `proven` what grounds to a candidate libleir proposes by default
+ * (leir_candidates_assumed is 0; "ASSUMED <strategy> <id> <after> <step>"
+ * lines list the others). --verify all (default) verifies every output,
  * so the share counts only outputs that verify; `misses` verifies only the
  * outputs that do not ground (faster; grounded outputs equal a candidate).
  *
@@ -25,10 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define LEIR_EXPERIMENTAL
 #include "sources.h"
+
+#include <leir/experimental/candidates.h>
 
 typedef struct tally {
   size_t total, malformed, invalid, failing, verified, hits, hits_failing, misses, unverified;
+  size_t hits_proven; /* hits also among the proven candidates (leir_candidates_assumed) */
 } tally;
 
 typedef struct run_ctx {
@@ -120,7 +128,17 @@ static void one_step(const jsonl_value *j, void *ud) {
     bool passes = !verified || leir_verdict_passes(v);
     if (!passes) ts->failing++;
     if (passes) ts->verified++;
-    if (hit && passes) ts->hits++;
+    if (hit && passes) {
+      ts->hits++;
+      int proven = 0;
+      for (size_t k = 0; k < leir_candidates_count(hits) && !proven; k++) {
+        int assumed = 1;
+        proven = leir_candidates_assumed(hits, k, &assumed) == LEIR_OK && !assumed;
+      }
+      if (proven) ts->hits_proven++;
+      else
+        printf("ASSUMED %s %s %s %s\n", st, id, af, leir_step_text(leir_candidates_step(hits, 0)));
+    }
     if (hit && !passes) {
       ts->hits_failing++;
       printf("HIT-FAILING %s %s %s %s\n", st, id, leir_verdict_name(v),
@@ -188,29 +206,32 @@ int main(int argc, char **argv) {
   if (jsonl_error(f)) fprintf(stderr, "%s: %s\n", steps_path, jsonl_error(f));
   jsonl_close(f);
   tally *t = rc.t;
-  printf("\n%-26s %6s %6s %6s %7s %8s %6s %6s %8s\n", "strategy", "total", "malf", "invalid",
-         "failing", "verifies", "hits", "misses", "coverage");
+  printf("\n%-26s %6s %6s %6s %7s %8s %6s %6s %8s %8s\n", "strategy", "total", "malf", "invalid",
+         "failing", "verifies", "hits", "misses", "coverage", "proven");
   tally all;
   memset(&all, 0, sizeof all);
   for (size_t s = 0; s < LEIR_STRATEGY_COUNT; s++) {
     if (!t[s].total) continue;
     leir_strategy_info info = *leir_strategy_info_at(s);
-    printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", info.name, t[s].total,
+    printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%% %7.1f%%\n", info.name, t[s].total,
            t[s].malformed, t[s].invalid, t[s].failing, t[s].verified, t[s].hits, t[s].misses,
-           t[s].verified ? 100.0 * (double)t[s].hits / (double)t[s].verified : 100.0);
+           t[s].verified ? 100.0 * (double)t[s].hits / (double)t[s].verified : 100.0,
+           t[s].verified ? 100.0 * (double)t[s].hits_proven / (double)t[s].verified : 100.0);
     all.total += t[s].total;
     all.malformed += t[s].malformed;
     all.invalid += t[s].invalid;
     all.failing += t[s].failing;
     all.verified += t[s].verified;
     all.hits += t[s].hits;
+    all.hits_proven += t[s].hits_proven;
     all.misses += t[s].misses;
     all.hits_failing += t[s].hits_failing;
     all.unverified += t[s].unverified;
   }
-  printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%%\n", "all", all.total, all.malformed,
-         all.invalid, all.failing, all.verified, all.hits, all.misses,
-         all.verified ? 100.0 * (double)all.hits / (double)all.verified : 100.0);
+  printf("%-26s %6zu %6zu %6zu %7zu %8zu %6zu %6zu %7.1f%% %7.1f%%\n", "all", all.total,
+         all.malformed, all.invalid, all.failing, all.verified, all.hits, all.misses,
+         all.verified ? 100.0 * (double)all.hits / (double)all.verified : 100.0,
+         all.verified ? 100.0 * (double)all.hits_proven / (double)all.verified : 100.0);
   printf("grounded outputs that fail verification: %zu; not verified (timeout): %zu (backend %s, "
          "verify %s)\n",
          all.hits_failing, all.unverified, backend, verify);

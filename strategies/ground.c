@@ -28,6 +28,7 @@
 #include "algebra.h"
 #include "api.h"
 #include "error.h"
+#include "options.h"
 #include "visit.h"
 
 #define XXH_INLINE_ALL
@@ -253,8 +254,15 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
   while (P < n && P < m && kb[P] == ka[P]) P++;
   while (S < n && S < m && kb[n - 1 - S] == ka[m - 1 - S]) S++;
 
+  /* a structural question: the split strategies' steps whose numerical
+   * condition is only assumed are steps of them too (whether the answer is
+   * equivalent is the verifier's question; LEIR_CANDIDATES_GENERIC_VALUES) */
+  leir_candidates_options go;
+  st = LEIR__OPTIONS_READ(leir_candidates_options, &go, opts, LEIR_CANDIDATES_OPTIONS_INIT);
+  if (st != LEIR_OK) goto done;
+  go.flags |= LEIR_CANDIDATES_GENERIC_VALUES;
   leir_candidates *all = NULL;
-  st = leir_candidates_list(&all, before, opts);
+  st = leir_candidates_list(&all, before, &go);
   if (st != LEIR_OK) goto done;
   struct leir_candidates *hits = NULL;
   st = leir__candidates_new(&hits, all->ctx);

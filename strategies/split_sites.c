@@ -4,6 +4,7 @@
  * site again from its path and the y from `loop=` / `tensor=`, with the
  * same search that enumerated it.
  */
+#define LEIR_EXPERIMENTAL
 #include "split_sites.h"
 
 #include <float.h>
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 
 #include "algebra.h"
+#include "api.h"
 #include "error.h"
+#include "leir/experimental/candidates.h"
 #include "streaming.h"
 
 static const leir_expr *strip(const leir_expr *e) {
@@ -161,6 +164,148 @@ static bool finite_sym(finite_memo *m, uint32_t sym, unsigned depth) {
   }
   m->state[sym] = ok ? T_YES : T_NO;
   return ok;
+}
+
+/* ---- the generic assumption (LEIR_CANDIDATES_GENERIC_VALUES) --------------
+ * Values are assumed finite and, when not constant and not structurally
+ * zero, non-zero. What the assumption cannot cover is refused even then:
+ * a value derived from an infinite constant (a -inf mask: inf on the
+ * masked elements, -inf - -inf = NaN on a fully masked row), and for a
+ * divisor a value that is exactly 0 on some inputs by its construction. */
+
+enum { G_INF = 0, G_ZERO = 1, G_BIG = 2, G_BIGX = 3, G_NORM = 4 };
+
+typedef struct generic_memo {
+  const leir__sctx *c;
+  uint8_t *state[5]; /* by symbol, T_* */
+  uint32_t nsym;
+} generic_memo;
+
+static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth);
+
+static bool saturates(const leir_expr *e) {
+  e = strip(e);
+  return e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_ERF;
+}
+
+static bool has_exp(const leir_expr *e, unsigned depth) {
+  if (depth > 200) return true;
+  if (e->kind == LEIR_EXPR_CALL && e->op == LEIR_OP_EXP) return true;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (has_exp(e->kids[i], depth + 1)) return true;
+  return false;
+}
+
+/* G_NORM: e derives from a normalization's difference, a subtraction that
+ * is a numerator or a power base ((F-O)/s, (F-O)**2): 0 where a group has
+ * one element, and far from the magnitude of the values it normalizes */
+static bool norm_expr(generic_memo *m, const leir_expr *e, bool num, unsigned depth) {
+  if (depth > 200) return true;
+  if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, G_NORM, e->sym, depth + 1);
+  if (num && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_SUB) return true;
+  for (uint32_t i = 0; i < e->n; i++) {
+    bool n2 = e->kind == LEIR_EXPR_PAREN ? num
+              : e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_DIV || e->op == LEIR_OP_POW) && i == 0;
+    if (norm_expr(m, e->kids[i], n2, depth + 1)) return true;
+  }
+  return false;
+}
+
+/* Does e derive from an infinite constant (what = G_INF), is it exactly
+ * 0 on some inputs by its construction (G_ZERO: a bool, integer or
+ * comparison value, a constant 0, a loop index, a product, max or min with
+ * such a value), or does it grow faster than its reads (G_BIG: an exp of
+ * a value, even under a log: x10 inputs take it past the largest float;
+ * G_BIGX: also a power or a product of two values, a matmul, 100 times
+ * larger at x10 inputs: too large for an exponent)? Reads inside
+ * subscripts are not values. */
+static bool tainted_expr(generic_memo *m, int what, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return true;
+  if (what == G_BIGX && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_MUL &&
+      has_leaf(e->kids[0], 0) && has_leaf(e->kids[1], 0))
+    return true;
+  if (what == G_BIG || what == G_BIGX) {
+    if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_EXP)) return true;
+    if (what == G_BIGX && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_POW) return true;
+    if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth + 1);
+    if (e->kind == LEIR_EXPR_COMPARE || e->kind == LEIR_EXPR_AND || e->kind == LEIR_EXPR_OR)
+      return false;
+  }
+  switch ((leir_expr_kind)e->kind) {
+  case LEIR_EXPR_NUMBER:
+    return what == G_INF ? !isfinite(e->u.num->value) : e->u.num->value == 0;
+  case LEIR_EXPR_INF: return what == G_INF;
+  case LEIR_EXPR_VAR: return what == G_ZERO;
+  case LEIR_EXPR_TENSOR:
+    if (what == G_ZERO && !is_float(e->dtype)) return true;
+    return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth + 1);
+  case LEIR_EXPR_COMPARE:
+  case LEIR_EXPR_AND:
+  case LEIR_EXPR_OR:
+    if (what == G_ZERO) return true;
+    break;
+  case LEIR_EXPR_BINARY:
+    if (what == G_ZERO) {
+      switch ((leir_op)e->op) {
+      case LEIR_OP_ADD:
+      case LEIR_OP_SUB:
+        /* 1+erf(x): exactly 0 where erf saturates
+         * (GELU's C*0.5*(1+erf(C/sqrt(2))) for C < -9) */
+        if (saturates(e->kids[0]) || saturates(e->kids[1])) return true;
+        return tainted_expr(m, what, e->kids[0], depth + 1) &&
+               tainted_expr(m, what, e->kids[1], depth + 1);
+      case LEIR_OP_MUL: break;
+      case LEIR_OP_DIV: /* x/(1+exp(-C)) is 0 where the exp overflows */
+        return tainted_expr(m, what, e->kids[0], depth + 1) || has_exp(e->kids[1], 0);
+      case LEIR_OP_POW: return tainted_expr(m, what, e->kids[0], depth + 1);
+      default: return true; /* // and %: integers */
+      }
+    }
+    break;
+  case LEIR_EXPR_CALL:
+    if (what == G_ZERO && e->op == LEIR_OP_EXP) return false;
+    break;
+  default: break;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    if (tainted_expr(m, what, e->kids[i], depth + 1)) return true;
+  return false;
+}
+
+static bool tainted_sym(generic_memo *m, int what, uint32_t sym, unsigned depth) {
+  if (sym >= m->nsym || depth > 200) return true;
+  uint8_t *st = &m->state[what][sym];
+  if (*st == T_YES) return true;
+  if (*st == T_NO || *st == T_VISITING) return false; /* an accumulation: its other terms */
+  *st = T_VISITING;
+  const leir__sctx *c = m->c;
+  bool t = false, written = false;
+  for (uint32_t i = 0; i < c->nnests && !t; i++) {
+    const leir_nest *n = c->nests[i].nest;
+    for (uint32_t k = 0; k < n->nitems && !t; k++) {
+      const leir_equation *eq = n->items[k].eq;
+      if (!eq || eq->lhs->sym != sym) continue;
+      written = true;
+      t = what == G_NORM ? norm_expr(m, eq->rhs, false, depth + 1)
+                         : tainted_expr(m, what, eq->rhs, depth + 1);
+    }
+  }
+  for (uint32_t i = 0; !written && !t && what < G_BIG && i < c->p->nsig; i++)
+    if (c->p->sig[i].sym == sym && c->p->sig[i].domain == LEIR_DOMAIN_VALUE)
+      t = what == G_INF ? !isfinite(c->p->sig[i].dom_a) : c->p->sig[i].dom_a == 0;
+  *st = t ? T_YES : T_NO;
+  return t;
+}
+
+/* some tensor read in e (outside subscripts) is tainted (G_INF: or e
+ * holds an infinite constant) */
+static bool reads_tainted(generic_memo *m, int what, const leir_expr *e, unsigned depth) {
+  if (depth > 200) return true;
+  if (e->kind == LEIR_EXPR_TENSOR) return is_float(e->dtype) && tainted_sym(m, what, e->sym, depth);
+  if (e->kind == LEIR_EXPR_INF) return what == G_INF;
+  for (uint32_t i = 0; i < e->n; i++)
+    if (reads_tainted(m, what, e->kids[i], depth + 1)) return true;
+  return false;
 }
 
 /* ---- bounds from the declared input domains (lib/algebra.h) ------------- */
@@ -344,11 +489,14 @@ static uint32_t collect_ys(const leir__sctx *c, const site *s, yval *ys) {
 
 /* ---- the numerical conditions ---------------------------------------------- */
 
-typedef enum { V_EXACT, V_CLOSE, V_UNPROVEN } verdict;
+/* V_ASSUMED: unproven, but covered by the generic assumption (listed
+ * with LEIR_CANDIDATES_GENERIC_VALUES, class reassociating) */
+typedef enum { V_EXACT, V_CLOSE, V_UNPROVEN, V_ASSUMED, V_NO_SITE } verdict;
 
 typedef struct proof {
   const leir__sctx *c;
   finite_memo *fm;
+  generic_memo *gm;
   leir_status st;
 } proof;
 
@@ -389,7 +537,7 @@ static verdict check_exp(proof *pf, const site *s, const yval *y, bool div, uint
   double L = fmin(log(huge), -log(tiny)) / 2 - 1;
   const leir_expr *su = strip(u);
   if (div) {
-    if (su->kind != LEIR_EXPR_BINARY || su->op != LEIR_OP_SUB) return V_UNPROVEN;
+    if (su->kind != LEIR_EXPR_BINARY || su->op != LEIR_OP_SUB) return V_NO_SITE; /* not a-b */
     if (same_value(c, y, su->kids[1]) && y_finite(pf, y)) return V_EXACT;
     double alo, ahi, blo, bhi;
     if (!y_bounds(pf, y, &ylo, &yhi, 0) || !bounds_of(c->p, su->kids[0], &alo, &ahi, &pf->st) ||
@@ -442,6 +590,57 @@ static verdict check(proof *pf, leir__split_kind kind, const site *s, const yval
   }
 }
 
+/* Why the generic assumption does not cover an unproven split (NULL: it
+ * does). A constant y is no generic value: its proof decided. */
+/* exp(u) split so that one factor is exp(y-y) = 1 (check_exp's exact forms,
+ * and the division by exp(b-a)) */
+static bool exact_shape(const leir__sctx *c, const site *s, const yval *y, bool div) {
+  const leir_expr *u = s->x->kids[0], *su = strip(u);
+  bool sub = su->kind == LEIR_EXPR_BINARY && su->op == LEIR_OP_SUB;
+  /* exp(a-b)/exp(b-b), and exp(a-a)/exp(b-a): the exponents are 0 and
+   * those of the original up to a sign, so the second is in range where
+   * the original is (not bitwise: 1/exp(b-a) rounds) */
+  if (div) return sub && (same_value(c, y, su->kids[1]) || same_value(c, y, su->kids[0]));
+  bool more;
+  const leir_expr *t1 = first_term(u, &more);
+  return same_value(c, y, t1) || (sub && strip(su->kids[0]) == t1 && same_value(c, y, su->kids[1]));
+}
+
+static const char *structural(proof *pf, leir__split_kind kind, const site *s, const yval *y,
+                              bool div) {
+  generic_memo *g = pf->gm;
+  const leir_expr *yv = y->shift ? y->z : y->acc;
+  if (tainted_sym(g, G_INF, yv->sym, 0))
+    return "y derives from an infinite constant (a -inf mask): inf where masked, so the "
+           "generic assumption (y finite) does not hold";
+  if (reads_tainted(g, G_INF, s->x, 0))
+    return kind == LEIR__SPLIT_EXP
+               ? "the exponent reads a value derived from an infinite constant (a -inf mask)"
+               : "x derives from an infinite constant (a -inf mask): a masked attention row, "
+                 "where the split meets -inf (and NaN on a fully masked row)";
+  if (tainted_sym(g, G_BIG, yv->sym, 0))
+    return "y derives from an exp: it overflows to inf on inputs of moderate size "
+           "(the verifier's x10 scaling), so the generic assumption (y finite) does not hold";
+  if (kind == LEIR__SPLIT_EXP && !exact_shape(pf->c, s, y, div) &&
+      (tainted_sym(g, G_BIGX, yv->sym, 0) || reads_tainted(g, G_BIGX, s->x->kids[0], 0)))
+    return "y or the exponent derives from an exp, a power or a product of values (a matmul, "
+           "a convolution): on inputs of moderate size (the verifier's x10 scaling) a factor "
+           "exp(t1-y) or exp(y+R) overflows where exp(u) does not, and no factor is "
+           "exp(y-y) = 1";
+  if (kind != LEIR__SPLIT_EXP && tainted_sym(g, G_NORM, yv->sym, 0))
+    return "y derives from a normalization's difference ((F-O)/s, (F-O)**2): exactly 0 where "
+           "a group has one element or equal elements, and of another magnitude than the "
+           "values it normalizes";
+  double lo, hi;
+  if (bounds_of(pf->c->p, yv, &lo, &hi, &pf->st) && lo == hi)
+    return "y is a constant: its value decides, and the condition does not hold for it";
+  if (kind == LEIR__SPLIT_MUL && tainted_sym(g, G_ZERO, yv->sym, 0))
+    return "y is exactly 0 on some inputs by its construction (a bool, integer or comparison "
+           "value, a constant 0, a loop index, or a product, max or min with one), so x/y*y "
+           "is NaN there";
+  return NULL;
+}
+
 /* ---- enumeration ------------------------------------------------------------ */
 
 /* ---- values that reach a comparison ---------------------------------------------
@@ -453,8 +652,8 @@ static verdict check(proof *pf, leir__split_kind kind, const site *s, const yval
  * bounded in the result (fragile): a comparison, a subtraction, a log or sqrt argument
  * (log(0) = -inf where the value is tiny), an exp argument (the absolute
  * error becomes a relative one of the result), a divisor, a power? */
-static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile) {
-  if (e->kind == LEIR_EXPR_COMPARE) return true;
+static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile, bool skip_cmp) {
+  if (e->kind == LEIR_EXPR_COMPARE) return !skip_cmp;
   if (!fragile) return false;
   if (e->kind == LEIR_EXPR_CALL)
     return e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT || e->op == LEIR_OP_EXP;
@@ -469,15 +668,15 @@ static bool fragile_child(const leir_expr *e, uint32_t i, bool fragile) {
 }
 
 static void mark_reads(const leir_expr *e, uint8_t *set, uint32_t nsym, bool inside, bool *grew,
-                       bool fragile, unsigned depth) {
+                       bool fragile, bool skip_cmp, unsigned depth) {
   if (depth > 400) return;
   if (e->kind == LEIR_EXPR_TENSOR) {
     if (inside && e->sym < nsym && !set[e->sym]) set[e->sym] = 1, *grew = true;
     return;
   }
   for (uint32_t i = 0; i < e->n; i++)
-    mark_reads(e->kids[i], set, nsym, inside || fragile_child(e, i, fragile), grew, fragile,
-               depth + 1);
+    mark_reads(e->kids[i], set, nsym, inside || fragile_child(e, i, fragile, skip_cmp), grew,
+               fragile, skip_cmp, depth + 1);
 }
 
 /* Is the site under a fragile place of its own equation? */
@@ -485,15 +684,54 @@ static bool under_fragile(const leir_equation *eq, const uint32_t *path, uint32_
                           bool fragile) {
   const leir_expr *n = eq->rhs;
   for (uint32_t k = 1; k < depth; k++) {
-    if (fragile_child(n, path[k], fragile)) return true;
+    if (fragile_child(n, path[k], fragile, false)) return true;
     n = n->kids[path[k]];
   }
   return false;
 }
 
-/* The tensors whose values reach a comparison (fragile: also a log, sqrt,
- * divisor or power), by symbol. */
-static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
+/* The generic mode's fragile place: an operand of a subtraction that is a
+ * numerator or a power base, (F - mean)/sqrt(var + eps) and (F - mean)**2:
+ * a normalization, where the cancellation of F - mean meets a small
+ * divisor and any rounding of F or mean becomes a MISMATCH (GroupNorm with
+ * groups of 2; LEIR_TEST_SPLITS_GENERIC_ALL=1). `num`: e is a numerator or
+ * a power base. */
+static bool norm_child(const leir_expr *e, bool num) {
+  /* also a log or sqrt argument: log(R-D+D) is log(0) = -inf for a tiny R
+   * (a log-sum-exp's sum of exps) and a large y */
+  if (e->kind == LEIR_EXPR_CALL && (e->op == LEIR_OP_LOG || e->op == LEIR_OP_SQRT)) return true;
+  return num && e->kind == LEIR_EXPR_BINARY && e->op == LEIR_OP_SUB;
+}
+
+static bool norm_num(const leir_expr *e, uint32_t i, bool num) {
+  if (e->kind == LEIR_EXPR_PAREN) return num;
+  return e->kind == LEIR_EXPR_BINARY && (e->op == LEIR_OP_DIV || e->op == LEIR_OP_POW) && i == 0;
+}
+
+static void mark_norm(const leir_expr *e, uint8_t *set, uint32_t nsym, bool inside, bool num,
+                      bool *grew, unsigned depth) {
+  if (depth > 400) return;
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    if (inside && e->sym < nsym && !set[e->sym]) set[e->sym] = 1, *grew = true;
+    return;
+  }
+  for (uint32_t i = 0; i < e->n; i++)
+    mark_norm(e->kids[i], set, nsym, inside || norm_child(e, num), norm_num(e, i, num), grew,
+              depth + 1);
+}
+
+static bool under_norm(const leir_equation *eq, const uint32_t *path, uint32_t depth) {
+  const leir_expr *n = eq->rhs;
+  bool num = false;
+  for (uint32_t k = 1; k < depth; k++) {
+    if (norm_child(n, num)) return true;
+    num = norm_num(n, path[k], num);
+    n = n->kids[path[k]];
+  }
+  return false;
+}
+
+static uint8_t *norm_set(const leir__sctx *c) {
   uint32_t nsym = c->p->syms.count;
   uint8_t *set = calloc(nsym ? nsym : 1, 1);
   if (!set) return NULL;
@@ -506,7 +744,30 @@ static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
         const leir_equation *eq = n->items[k].eq;
         if (!eq) continue;
         bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
-        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile, 0);
+        mark_norm(eq->rhs, set, nsym, flows, false, &grew, 0);
+      }
+    }
+  }
+  return set;
+}
+
+/* The tensors whose values reach a comparison (fragile: also a log, sqrt,
+ * divisor or power), by symbol. */
+static uint8_t *compared_set(const leir__sctx *c, bool fragile, bool discrete_only) {
+  uint32_t nsym = c->p->syms.count;
+  uint8_t *set = calloc(nsym ? nsym : 1, 1);
+  if (!set) return NULL;
+  bool grew = true;
+  for (uint32_t round = 0; grew && round <= nsym; round++) {
+    grew = false;
+    for (uint32_t i = 0; i < c->nnests; i++) {
+      const leir_nest *n = c->nests[i].nest;
+      for (uint32_t k = 0; k < n->nitems; k++) {
+        const leir_equation *eq = n->items[k].eq;
+        if (!eq) continue;
+        bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
+        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile,
+                   discrete_only && is_float(eq->lhs->dtype), 0);
       }
     }
   }
@@ -516,8 +777,15 @@ static uint8_t *compared_set(const leir__sctx *c, bool fragile) {
 typedef struct walk {
   leir__split_kind kind;
   const uint8_t *compared; /* by symbol */
+  /* by symbol: reaching a comparison whose outcome is discrete (it decides
+   * an integer or bool value: argmax's index), refused even in the generic
+   * mode; a float selection (ReLU, clamp) is continuous at its switch */
+  const uint8_t *compared_cmp;
+  const uint8_t *gfragile; /* reaching a normalization (norm_set), by symbol */
   proof pf;
+  bool generic; /* LEIR_CANDIDATES_GENERIC_VALUES */
   uint32_t emitted; /* in the current nest */
+  uint32_t emitted_assumed; /* V_ASSUMED ones, in the current nest */
   const leir__nref *nest;
 } walk;
 
@@ -535,7 +803,13 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
   leir__xpath_format(x, path, sizeof path);
   for (int form = 0; form < (w->kind == LEIR__SPLIT_EXP ? 2 : 1) && leir__more(c); form++) {
     verdict v = check(&w->pf, w->kind, s, y, form == 1);
+    const char *why = NULL;
+    if (v == V_UNPROVEN && (w->generic || c->mode == LEIR__MODE_EXPLAIN)) {
+      why = structural(&w->pf, w->kind, s, y, form == 1);
+      if (!why && w->generic) v = V_ASSUMED;
+    }
     if (w->pf.st != LEIR_OK) return;
+    if (v == V_NO_SITE) continue; /* form=div of an exponent that is no difference */
     const char *fs = w->kind != LEIR__SPLIT_EXP ? "" : form ? " form=div" : " form=mul";
     char what[96];
     if (y->shift)
@@ -546,32 +820,69 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
       if (c->mode == LEIR__MODE_EXPLAIN) {
         snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
                  s->item, path, fs);
-        leir__reject(c, c->site, LEIR__R_SPLIT_UNPROVEN,
-                     w->kind == LEIR__SPLIT_ADD   ? "y is not proven finite"
-                     : w->kind == LEIR__SPLIT_MUL ? "y is not proven non-zero and bounded so "
-                                                    "that x/y cannot overflow"
-                                                  : "no factor is proven exp(0) and the "
-                                                    "exponents are not proven in range");
+        if (why)
+          leir__reject(c, c->site, LEIR__R_SPLIT_STRUCTURAL, "%s", why);
+        else
+          leir__reject(c, c->site, LEIR__R_SPLIT_UNPROVEN, "%s (assumed, not proven, with "
+                       "LEIR_CANDIDATES_GENERIC_VALUES / --generic-values)",
+                       w->kind == LEIR__SPLIT_ADD   ? "y is not proven finite"
+                       : w->kind == LEIR__SPLIT_MUL ? "y is not proven non-zero and bounded so "
+                                                      "that x/y cannot overflow"
+                                                    : "no factor is proven exp(0) and the "
+                                                      "exponents are not proven in range");
       }
       continue;
     }
     bool fragile = w->kind == LEIR__SPLIT_ADD;
-    if (v == V_CLOSE && (w->compared[s->eq->lhs->sym] ||
-                         under_fragile(s->eq, x->path, x->depth, fragile))) {
-      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_COMPARED,
-                   fragile ? "the value reaches a comparison, subtraction, log, sqrt, divisor or "
-                             "power, where "
-                             "the split's absolute rounding error is not bounded"
-                           : "the value reaches a comparison, where a rounding can change the "
-                             "outcome");
-      return;
+    /* a rounding that flips a comparison is wrong by construction; the
+     * other places are a rounding judgement, not a value assumption, which
+     * the generic mode leaves to the verifier */
+    /* refused by the generic mode too (gref): a comparison deciding an
+     * integer or bool value, and for #38/#39 a value reaching a
+     * normalization's difference (norm_set), where the split's rounding
+     * error (absolute for #39, relative to x for #38) cancels to a MISMATCH
+     * (found by LEIR_TEST_SPLITS_GENERIC_ALL=1) */
+    uint32_t lhs = s->eq->lhs->sym;
+    bool gref = w->compared_cmp[lhs] ||
+                (w->kind != LEIR__SPLIT_EXP &&
+                 (w->gfragile[lhs] || under_norm(s->eq, x->path, x->depth)));
+    bool pref = w->compared[lhs] || under_fragile(s->eq, x->path, x->depth, fragile);
+    /* a proven candidate that only the rounding judgement refuses is an
+     * assumed one in the generic mode */
+    if (v == V_CLOSE && w->generic && pref && !gref && !structural(&w->pf, w->kind, s, y, form == 1))
+      v = V_ASSUMED;
+    if (w->pf.st != LEIR_OK) return;
+    if (v != V_EXACT && (v == V_ASSUMED ? gref : pref)) {
+      if (c->mode == LEIR__MODE_EXPLAIN) { /* the step's own site: apply quotes it */
+        snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
+                 s->item, path, fs);
+        leir__reject(c, c->site, LEIR__R_SPLIT_COMPARED, "%s (%s)",
+                     fragile ? "the value reaches a comparison, subtraction, log, sqrt or exp "
+                               "argument, divisor or power, where the split's absolute rounding "
+                               "error is not bounded"
+                             : "the value reaches a comparison, where a rounding can change the "
+                               "outcome",
+                     gref ? "refused even with LEIR_CANDIDATES_GENERIC_VALUES: a discrete "
+                            "comparison or a normalization's (x - mean)/std, where verifying "
+                            "showed such splits MISMATCH"
+                          : "listed with LEIR_CANDIDATES_GENERIC_VALUES / --generic-values, its "
+                            "accuracy assumed and left to the verifier");
+      }
+      continue;
     }
-    if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
-      LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
-                   "nest %s already has %u split candidates", s->r->label, LEIR__SPLIT_MAX_NEST);
-      return;
+    /* the assumed candidates have a cap of their own, so that the proven
+     * ones are the same with and without the flag */
+    if (v == V_ASSUMED) {
+      if (w->emitted_assumed >= LEIR__SPLIT_MAX_NEST_ASSUMED) continue;
+      w->emitted_assumed++;
+    } else {
+      if (w->emitted >= LEIR__SPLIT_MAX_NEST) {
+        LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_CAP,
+                     "nest %s already has %u split candidates", s->r->label, LEIR__SPLIT_MAX_NEST);
+        return;
+      }
+      w->emitted++;
     }
-    w->emitted++;
     if (y->shift)
       leir__emit(c, v == V_EXACT ? LEIR_EXACT : LEIR_REASSOCIATING, "nest=%s loop=%s eq=%u expr=%s%s",
                  s->r->label, leir__loop_name(c, s->r, y->k), s->item, path, fs);
@@ -629,6 +940,7 @@ static bool on_equation(leir__sctx *c, const leir__eqsite *s, void *ud) {
   if (w->nest != s->r) {
     w->nest = s->r;
     w->emitted = 0;
+    w->emitted_assumed = 0;
   }
   if (s->r->depth != 1 || s->r->has_nested) {
     LEIR__REJECT(c, leir__site_eq(c, s), LEIR__R_SPLIT_NEST,
@@ -651,14 +963,42 @@ void leir__split_enumerate(leir__sctx *c, leir__split_kind kind) {
     c->status = LEIR_ERR_NOMEM;
     return;
   }
-  uint8_t *compared = compared_set(c, kind == LEIR__SPLIT_ADD);
-  if (!compared) {
+  uint8_t *compared = compared_set(c, kind == LEIR__SPLIT_ADD, false);
+  uint8_t *compared_cmp = compared_set(c, false, true);
+  uint8_t *gfragile = norm_set(c);
+  if (!compared || !compared_cmp || !gfragile) {
+    free(gfragile);
+    free(compared);
+    free(compared_cmp);
     free(fm.state);
     c->status = LEIR_ERR_NOMEM;
     return;
   }
-  walk w = {.kind = kind, .compared = compared, .pf = {.c = c, .fm = &fm, .st = LEIR_OK}};
-  leir__each_equation(c, on_equation, &w);
+  generic_memo gm = {.c = c, .nsym = fm.nsym};
+  gm.state[G_INF] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  gm.state[G_ZERO] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  gm.state[G_BIG] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  gm.state[G_BIGX] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  gm.state[G_NORM] = calloc(fm.nsym ? fm.nsym : 1, 1);
+  if (gm.state[G_INF] && gm.state[G_ZERO] && gm.state[G_BIG] && gm.state[G_BIGX] &&
+      gm.state[G_NORM]) {
+    walk w = {.kind = kind,
+              .compared = compared,
+              .compared_cmp = compared_cmp,
+              .gfragile = gfragile,
+              .pf = {.c = c, .fm = &fm, .gm = &gm, .st = LEIR_OK},
+              .generic = (c->o.flags & LEIR_CANDIDATES_GENERIC_VALUES) != 0};
+    leir__each_equation(c, on_equation, &w);
+  } else {
+    c->status = LEIR_ERR_NOMEM;
+  }
+  free(gm.state[G_INF]);
+  free(gm.state[G_ZERO]);
+  free(gm.state[G_BIG]);
+  free(gm.state[G_BIGX]);
+  free(gm.state[G_NORM]);
+  free(compared_cmp);
+  free(gfragile);
   free(compared);
   free(fm.state);
 }
@@ -758,4 +1098,35 @@ leir_status leir__split_apply(leir__sctx *c, const leir__pstep *ps, leir_program
   }
   *slot = res;
   return LEIR_OK;
+}
+
+/* ---- leir_candidates_assumed (leir/experimental/candidates.h) ----------------- */
+
+leir_status leir_candidates_assumed(const leir_candidates *l, size_t i, int *assumed) {
+  if (!l || !assumed || i >= l->l.steps.len)
+    return leir__error_arg(NULL, "NULL argument or candidate index out of range");
+  *assumed = 0;
+  if (!l->ctx || !(l->ctx->o.flags & LEIR_CANDIDATES_GENERIC_VALUES)) return LEIR_OK;
+  const leir_step *s = &l->l.steps.data[i];
+  leir__pstep ps;
+  leir_status st = leir__step_parse_text(&ps, s->text, s->len);
+  if (st != LEIR_OK) return st;
+  leir_candidates_options o = l->ctx->o;
+  o.flags &= ~LEIR_CANDIDATES_GENERIC_VALUES;
+  o.strategy = (int32_t)ps.strategy;
+  leir__sctx *c = NULL;
+  st = leir__sctx_new(&c, l->ctx->p, &o);
+  if (st != LEIR_OK) return st;
+  /* the step among the proven candidates of its own nest (MATCH mode) */
+  c->mode = LEIR__MODE_MATCH;
+  c->want = s->text;
+  c->want_len = s->len;
+  c->want_nest = leir__ps_get(&ps, LEIR__K_NEST, NULL);
+  c->want_tensor = leir__ps_get(&ps, LEIR__K_TENSOR, NULL);
+  c->found = false;
+  leir__sctx_run(c, ps.strategy);
+  st = c->status == LEIR_ERR_NOMEM ? leir__error_nomem() : c->status;
+  if (st == LEIR_OK) *assumed = !c->found;
+  leir__sctx_free(c);
+  return st;
 }

@@ -63,6 +63,8 @@
 
 #define LEIR__SPLIT_MAX_Y 8
 #define LEIR__SPLIT_MAX_NEST 64
+/* assumed candidates (LEIR_CANDIDATES_GENERIC_VALUES) per nest, counted apart */
+#define LEIR__SPLIT_MAX_NEST_ASSUMED 256
 
 typedef enum leir__split_kind {
   LEIR__SPLIT_EXP = 0,

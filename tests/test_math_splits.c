@@ -8,8 +8,16 @@
  *   - the numerical conditions: y proven finite (additive), non-zero and
  *     bounded from declared domains (multiplicative), an exact exp(y-y)
  *     factor or exponents proven in range (exponential); refusals with
- *     their rules (masked -inf rows, exp(-C) with y = C, reads of exp).
+ *     their rules (masked -inf rows, exp(-C) with y = C, reads of exp);
+ *   - LEIR_CANDIDATES_GENERIC_VALUES: the reference's verified outputs
+ *     (tests/data/splits-generic.jsonl, from steps-small.jsonl) ground and
+ *     are assumed candidates, not proven ones; the structural refusals (a
+ *     -inf mask, a bool or constant divisor, a loop of extent 1) hold even
+ *     then; the flag adds candidates and changes none; the assumed
+ *     candidates of the corpus verify (sampled; LEIR_TEST_SPLITS_GENERIC_ALL=1:
+ *     every one, with a tally of the verdicts on stderr).
  */
+#define LEIR_EXPERIMENTAL
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +25,8 @@
 
 #include "corpus.h"
 #include "ir.h"
+#include "jsonl.h"
+#include "leir/experimental/candidates.h"
 #include "testutil.h"
 
 static leir_program *prog(const char *text) {
@@ -40,11 +50,13 @@ static void set_uniform(leir_program *p, const char *name, double lo, double hi)
   ck_abort_msg("no input %s", name);
 }
 
-/* the candidate texts of strategy st on p, one per line ("" when none) */
-static char *cands(const leir_program *p, size_t st) {
+/* the candidate texts of strategy st on p with LEIR_CANDIDATES_* flags,
+ * one per line ("" when none) */
+static char *cands_f(const leir_program *p, size_t st, uint32_t flags) {
   leir_candidates *c = NULL;
   leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
   o.strategy = (int32_t)st;
+  o.flags = flags;
   ck_assert_int_eq(leir_candidates_list(&c, p, &o), LEIR_OK);
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_putc(&b, '\0');
@@ -55,6 +67,8 @@ static char *cands(const leir_program *p, size_t st) {
   leir_candidates_free(c);
   return leir__sb_finish(&b, NULL);
 }
+
+static char *cands(const leir_program *p, size_t st) { return cands_f(p, st, 0); }
 
 /* does explain of st on p report rule at a site containing `site`? */
 static bool rejects(const leir_program *p, size_t st, const char *site, const char *rule) {
@@ -289,7 +303,12 @@ START_TEST(test_exponential_split_exact_forms_and_guards) {
   got = cands(p, ex);
   ck_assert_str_eq(got, "");
   free(got);
-  ck_assert(rejects(p, ex, "tensor=M eq=0 expr=1.1 form=div", "split.unproven"));
+  /* wrong by construction, not merely unproven: refused even under the
+   * generic assumption */
+  ck_assert(rejects(p, ex, "tensor=M eq=0 expr=1.1 form=div", "split.structural"));
+  got = cands_f(p, ex, LEIR_CANDIDATES_GENERIC_VALUES);
+  ck_assert_str_eq(got, "");
+  free(got);
   leir_program_free(p);
 
   /* the sigmoid with y = C: exp(-C-C)*exp(C) is inf*0 for C = -400 */
@@ -384,11 +403,12 @@ START_TEST(test_additive_split_needs_a_finite_y) {
                         "additive_split nest=3 tensor=D eq=0 expr=1.0 reassociating\n"
                         "additive_split nest=3 tensor=F eq=0 expr=1.0 reassociating\n");
   free(got);
-  ck_assert(rejects(p, ad, "nest=3 tensor=E eq=0 expr=1.0", "split.unproven"));
+  /* E = exp(A) overflows on moderate inputs: not even assumed finite */
+  ck_assert(rejects(p, ad, "nest=3 tensor=E eq=0 expr=1.0", "split.structural"));
   /* an absolute error in an exp argument or a divisor is not bounded in
    * the result (A-D+D for a tiny A and a large D loses A) */
-  ck_assert(rejects(p, ad, "nest=1 eq=0 expr=1.0", "split.compared"));
-  ck_assert(rejects(p, ad, "nest=2 eq=0 expr=1.1.0.1.0.0", "split.compared"));
+  ck_assert(rejects(p, ad, "nest=1 tensor=D eq=0 expr=1.0", "split.compared"));
+  ck_assert(rejects(p, ad, "nest=2 tensor=D eq=0 expr=1.1.0.1.0.0", "split.compared"));
   ck_assert(rejects(p, ad, "nest=0 eq=0 expr=1.0.0", "split.reused"));
   /* the wrong sign is caught; the right split verifies CLOSE */
   leir_step *s = NULL;
@@ -434,6 +454,297 @@ START_TEST(test_split_steps_reject_what_was_not_emitted) {
 }
 END_TEST
 
+/* ---- LEIR_CANDIDATES_GENERIC_VALUES ------------------------------------------------ */
+
+#define GENERIC LEIR_CANDIDATES_GENERIC_VALUES
+
+/* The reference's verified outputs that only the generic assumption
+ * grounds: leir_ground finds the step, an assumed candidate (its
+ * numerical condition unproven, so leir_step_apply refuses it and says
+ * why), and the output verifies. */
+START_TEST(test_generic_values_ground_reference_outputs) {
+  corpus_entry *rows = NULL;
+  size_t nrows = corpus_read(&rows);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  jsonl_file *f = jsonl_open(test_data_path("splits-generic.jsonl"));
+  ck_assert_ptr_nonnull(f);
+  size_t per[3] = {0};
+  const char *names[3] = {"exponential_split", "multiplicative_split", "additive_split"};
+  const jsonl_value *o;
+  while ((o = jsonl_next(f))) {
+    const char *id = jsonl_str(jsonl_get(o, "id")), *sname = jsonl_str(jsonl_get(o, "strategy"));
+    const char *after_text = jsonl_str(jsonl_get(o, "after")), *want = jsonl_str(jsonl_get(o, "step"));
+    ck_assert(id && sname && after_text && want);
+    const corpus_entry *e = corpus_find(rows, nrows, id);
+    ck_assert_msg(e != NULL, "%s", id);
+    leir_program *before = corpus_program(e), *after = corpus_program_text(e, after_text);
+    size_t st = strategy_index(sname);
+    leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+    co.strategy = (int32_t)st;
+    leir_candidates *g = NULL;
+    ck_assert_int_eq(leir_ground(&g, before, after, &co), LEIR_OK);
+    ck_assert_msg(leir_candidates_count(g) >= 1, "%s: %s does not ground", id, want);
+    ck_assert_str_eq(leir_step_text(leir_candidates_step(g, 0)), want);
+    ck_assert_int_eq(leir_candidates_exactness(g, 0), LEIR_REASSOCIATING);
+    int assumed = 0;
+    ck_assert_int_eq(leir_candidates_assumed(g, 0, &assumed), LEIR_OK);
+    ck_assert_msg(assumed == 1, "%s: %s is a proven candidate", id, want);
+    ck_assert_int_eq(leir_candidates_assumed(g, 1000, &assumed), LEIR_ERR_ARGUMENT);
+    leir_candidates_free(g);
+    /* not among the proven candidates: leir_step_apply says it is assumed */
+    leir_step *s = NULL;
+    ck_assert_int_eq(leir_step_parse(&s, want, strlen(want)), LEIR_OK);
+    leir_program *q = NULL;
+    ck_assert_int_eq(leir_step_apply(&q, before, s, NULL), LEIR_ERR_NOT_APPLICABLE);
+    ck_assert_msg(strstr(leir_error_last()->message, "GENERIC_VALUES"), "%s: %s", want,
+                  leir_error_last()->message);
+    leir_step_free(s);
+    char *plain = cands(before, st), *generic = cands_f(before, st, GENERIC);
+    char line[512];
+    snprintf(line, sizeof line, "%s reassociating\n", want);
+    ck_assert_ptr_null(strstr(plain, line));
+    ck_assert_ptr_nonnull(strstr(generic, line));
+    free(plain);
+    free(generic);
+    /* a verified output of the reference */
+    leir_verifier *v = NULL;
+    ck_assert_int_eq(leir_verifier_new(&v, b, before, NULL), LEIR_OK);
+    leir_verdict verdict = judge(v, after, LEIR_VERIFY_CLASS_ANY);
+    ck_assert_msg(leir_verdict_passes(verdict), "%s: %s verifies %s", id, want,
+                  leir_verdict_name(verdict));
+    leir_verifier_free(v);
+    for (size_t k = 0; k < 3; k++) per[k] += strcmp(names[k], sname) == 0;
+    leir_program_free(before);
+    leir_program_free(after);
+  }
+  jsonl_close(f);
+  for (size_t k = 0; k < 3; k++) ck_assert_uint_ge(per[k], 4);
+  leir_backend_free(b);
+  corpus_free(rows, nrows);
+}
+END_TEST
+
+/* What the generic assumption cannot cover stays refused. */
+START_TEST(test_generic_values_structural_refusals) {
+  size_t ex = strategy_index("exponential_split"), mu = strategy_index("multiplicative_split"),
+         ad = strategy_index("additive_split");
+  /* a -inf mask: every y derived from it is inf where masked */
+  leir_program *p =
+      prog("L^{4}_{a=0}L^{8}_{c=0}[X^{f64,g}_{a,c}=if_then_else(K^{bool,g}_{a,c},A^{f64,g}_{a,c},-inf);];"
+           "L^{4}_{a=0}L^{8}_{c=0}[M^{f64,g}_{a}=max(M^{f64,g}_{a},X^{f64,g}_{a,c});];"
+           "L^{4}_{a=0}L^{8}_{c=0}[S^{f64,g}_{a}=S^{f64,g}_{a}+exp(X^{f64,g}_{a,c}-M^{f64,g}_{a});];");
+  for (size_t k = 0; k < 3; k++) {
+    size_t st = k == 0 ? ex : k == 1 ? mu : ad;
+    char *got = cands_f(p, st, GENERIC);
+    ck_assert_msg(strcmp(got, "") == 0, "%s", got);
+    free(got);
+  }
+  ck_assert(rejects(p, ad, "nest=1 tensor=X eq=0 expr=1.1", "split.structural"));
+  ck_assert(rejects(p, mu, "nest=2 tensor=M eq=0", "split.structural"));
+  leir_program_free(p);
+  /* a divisor that is exactly 0 on some inputs: a bool mask, a relu, a
+   * constant 0; the shift of the normal input C is a generic value */
+  p = prog("L^{4}_{a=0}L^{8}_{c=0}[D^{f64,g}_{a,c}=if_then_else(K^{bool,g}_{a,c},A^{f64,g}_{a,c},0);];"
+           "L^{4}_{a=0}L^{8}_{c=0}[R^{f64,g}_{a,c}=max(A^{f64,g}_{a,c},0);];"
+           "L^{4}_{a=0}L^{8}_{c=0}[Z^{f64,g}_{a,c}=0;];"
+           "L^{4}_{a=0}L^{8}_{c=0}[E^{f64,g}_{a,c}=C^{f64,g}_{a,c}+F^{f64,g}_{a,c};];");
+  char *got = cands_f(p, mu, GENERIC);
+  ck_assert_str_eq(got, "multiplicative_split nest=1 loop=c eq=0 expr=1.0 reassociating\n"
+                        "multiplicative_split nest=3 loop=c eq=0 expr=1.0 reassociating\n"
+                        "multiplicative_split nest=3 loop=c eq=0 expr=1.1 reassociating\n");
+  free(got);
+  ck_assert(rejects(p, mu, "nest=3 tensor=D eq=0 expr=1.0", "split.structural"));
+  ck_assert(rejects(p, mu, "nest=3 tensor=R eq=0 expr=1.0", "split.structural"));
+  ck_assert(rejects(p, mu, "nest=3 tensor=Z eq=0 expr=1.0", "split.structural"));
+  /* additive: D, R are finite values (proven); Z is the constant 0, proven
+   * finite, and a proven candidate is never changed by the flag */
+  char *plain = cands(p, ad);
+  got = cands_f(p, ad, GENERIC);
+  ck_assert_str_eq(got, plain);
+  free(got);
+  free(plain);
+  leir_program_free(p);
+  /* a loop of extent 1: the shift would be the constant boundary */
+  p = prog("L^{4}_{a=0}L^{1}_{c=0}[D^{f64,g}_{a,c}=exp(A^{f64,g}_{a,c})+C^{f64,g}_{a,c};];");
+  for (size_t k = 0; k < 3; k++) {
+    size_t st = k == 0 ? ex : k == 1 ? mu : ad;
+    got = cands_f(p, st, GENERIC);
+    ck_assert_msg(strcmp(got, "") == 0, "%s", got);
+    free(got);
+  }
+  ck_assert(rejects(p, ad, "nest=0 eq=0 expr=1.1", "split.no-y"));
+  leir_program_free(p);
+  /* argmax: a rounding of A flips A>=D, which decides an integer index */
+  p = prog("L^{4}_{a=0}L^{8}_{c=0}[D^{f64,g}_{a}=max(D^{f64,g}_{a},A^{f64,g}_{a,c});C^{i64,g}_{a}=0;];"
+           "L^{4}_{a=0}L^{8}_{c=0}[C^{i64,g}_{a}=if_then_else(A^{f64,g}_{a,c}>=D^{f64,g}_{a},c,C^{i64,g}_{a});];");
+  got = cands_f(p, ad, GENERIC);
+  ck_assert_str_eq(got, "");
+  free(got);
+  ck_assert(rejects(p, ad, "nest=0 loop=c eq=0 expr=1.1", "split.compared"));
+  leir_program_free(p);
+  /* a normalization (F - O)/sqrt(R + eps): a rounding of F or of its mean
+   * O cancels in F - O; the float selection max(S, 0) after it is not a
+   * discrete comparison, and W's own sites are splits */
+  p = prog("L^{4}_{a=0}L^{2}_{c=0}[F^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];"
+           "L^{4}_{a=0}L^{2}_{c=0}[O^{f64,g}_{a}=O^{f64,g}_{a}+F^{f64,g}_{a,c}/2;];"
+           "L^{4}_{a=0}L^{2}_{c=0}[R^{f64,g}_{a}=R^{f64,g}_{a}+(F^{f64,g}_{a,c}-O^{f64,g}_{a})**2/2;];"
+           "L^{4}_{a=0}L^{2}_{c=0}[S^{f64,g}_{a,c}=(F^{f64,g}_{a,c}-O^{f64,g}_{a})/sqrt(R^{f64,g}_{a}+1e-05);];"
+           "L^{4}_{a=0}L^{2}_{c=0}[W^{f64,g}_{a,c}=max(S^{f64,g}_{a,c},0)+C^{f64,g}_{a,c};];");
+  got = cands_f(p, ad, GENERIC);
+  ck_assert_ptr_null(strstr(got, "nest=0 "));
+  ck_assert_ptr_null(strstr(got, "nest=1 "));
+  ck_assert(rejects(p, ad, "nest=3 tensor=O eq=0 expr=1.0.0.0", "split.compared"));
+  /* R in a sqrt argument: sqrt(R-F+F) is NaN where R-F+F rounds below 0 */
+  ck_assert(rejects(p, ad, "nest=3 tensor=F eq=0 expr=1.1.0.0", "split.compared"));
+  ck_assert_ptr_nonnull(strstr(got, "additive_split nest=4 tensor=F eq=0 expr=1.0.0 reassociating\n"));
+  /* y = S derives from the normalization's difference */
+  ck_assert(rejects(p, ad, "nest=4 tensor=S eq=0 expr=1.0.0", "split.structural"));
+  free(got);
+  ck_assert(rejects(p, ad, "nest=0 loop=c eq=0 expr=1.0", "split.compared"));
+  leir_program_free(p);
+}
+END_TEST
+
+/* The flag adds candidates and changes none: the proven list is a
+ * subsequence of the generic one with the same classes, every added
+ * candidate is assumed and reassociating, and applies through the list. */
+static void superset(const leir_program *p, size_t st) {
+  leir_candidates *a = NULL, *g = NULL;
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  o.strategy = (int32_t)st;
+  ck_assert_int_eq(leir_candidates_list(&a, p, &o), LEIR_OK);
+  o.flags = GENERIC;
+  ck_assert_int_eq(leir_candidates_list(&g, p, &o), LEIR_OK);
+  size_t j = 0;
+  for (size_t i = 0; i < leir_candidates_count(g); i++) {
+    const char *t = leir_step_text(leir_candidates_step(g, i));
+    int assumed = -1;
+    ck_assert_int_eq(leir_candidates_assumed(g, i, &assumed), LEIR_OK);
+    if (j < leir_candidates_count(a) && strcmp(t, leir_step_text(leir_candidates_step(a, j))) == 0) {
+      ck_assert_int_eq(leir_candidates_exactness(g, i), leir_candidates_exactness(a, j));
+      ck_assert_int_eq(assumed, 0);
+      ck_assert_int_eq(leir_candidates_assumed(a, j, &assumed), LEIR_OK);
+      ck_assert_int_eq(assumed, 0);
+      j++;
+      continue;
+    }
+    ck_assert_msg(assumed == 1, "%s", t);
+    ck_assert_int_eq(leir_candidates_exactness(g, i), LEIR_REASSOCIATING);
+    leir_program *q = NULL;
+    ck_assert_int_eq(leir_candidates_apply(&q, g, i), LEIR_OK);
+    ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
+    leir_program_free(q);
+  }
+  ck_assert_uint_eq(j, leir_candidates_count(a));
+  leir_candidates_free(a);
+  leir_candidates_free(g);
+}
+
+START_TEST(test_generic_values_only_add) {
+  leir_program *p = prog(SOFTMAX);
+  size_t names[3] = {strategy_index("exponential_split"), strategy_index("multiplicative_split"),
+                     strategy_index("additive_split")};
+  for (size_t k = 0; k < 3; k++) superset(p, names[k]);
+  /* y = M, not proven finite here (M reads A, a max of normal values is
+   * finite, but the proof does not look into max accumulations of reads):
+   * exp(A-M)*exp(M-M) stays exact; the shift of A is assumed */
+  char *got = cands_f(p, names[0], GENERIC);
+  ck_assert_ptr_nonnull(strstr(got, "exponential_split nest=1 tensor=M eq=0 expr=1.1 form=mul exact\n"));
+  ck_assert_ptr_nonnull(strstr(got, "exponential_split nest=1 loop=c eq=0 expr=1.1 form=mul reassociating\n"));
+  free(got);
+  leir_program_free(p);
+  corpus_programs small;
+  corpus_programs_load(&small);
+  for (size_t i = 0; i < small.n; i += 5)
+    for (size_t k = 0; k < 3; k++) superset(small.e[i].program, names[k]);
+  corpus_programs_free(&small);
+}
+END_TEST
+
+/* The assumed candidates of the corpus verify EQUAL or CLOSE (class
+ * reassociating). Default: one per program, rotating over the three
+ * strategies and the list; LEIR_TEST_SPLITS_GENERIC_ALL=1: every one,
+ * each failure and the tally on stderr. */
+START_TEST(test_generic_values_candidates_verify) {
+  corpus_programs small;
+  corpus_programs_load(&small);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  bool all = getenv("LEIR_TEST_SPLITS_GENERIC_ALL") != NULL;
+  const char *only = getenv("LEIR_TEST_SPLITS_GENERIC_ONLY"); /* one strategy's name */
+#if defined(__SANITIZE_ADDRESS__)
+  const size_t every = all ? 1 : 6;
+#else
+  const size_t every = all ? 1 : 2;
+#endif
+  const char *names[3] = {"exponential_split", "multiplicative_split", "additive_split"};
+  size_t tally[3][LEIR_VERDICT_COUNT + 1];
+  memset(tally, 0, sizeof tally);
+  size_t failing = 0, verified = 0;
+  /* LEIR_TEST_SPLITS_GENERIC_FROM=N: start at program N (a rerun of the tail) */
+  size_t from = getenv("LEIR_TEST_SPLITS_GENERIC_FROM")
+                    ? (size_t)strtoul(getenv("LEIR_TEST_SPLITS_GENERIC_FROM"), NULL, 10)
+                    : 0;
+  for (size_t i = from; i < small.n; i += every) {
+    const leir_program *src = small.e[i].program;
+    leir_verifier *v = NULL;
+    for (size_t s = 0; s < 3; s++) {
+      if (!all && (i / every) % 3 != s) continue; /* one strategy per program, rotating */
+      if (only && strcmp(only, names[s]) != 0) continue;
+      leir_candidates *cs = NULL;
+      leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+      o.strategy = (int32_t)strategy_index(names[s]);
+      o.flags = GENERIC;
+      ck_assert_int_eq(leir_candidates_list(&cs, src, &o), LEIR_OK);
+      size_t n = leir_candidates_count(cs), done = 0;
+      for (size_t k0 = 0; k0 < n && (all || done == 0); k0++) {
+        size_t k = (k0 + i * 7) % n;
+        int assumed = 0;
+        ck_assert_int_eq(leir_candidates_assumed(cs, k, &assumed), LEIR_OK);
+        if (!assumed) continue;
+        leir_program *q = NULL;
+        ck_assert_int_eq(leir_candidates_apply(&q, cs, k), LEIR_OK);
+        if (!v) ck_assert_int_eq(leir_verifier_new(&v, b, src, NULL), LEIR_OK);
+        leir_verdict verdict = judge(v, q, LEIR_VERIFY_CLASS_ANY);
+        leir_program_free(q);
+        tally[s][verdict < LEIR_VERDICT_COUNT ? verdict : LEIR_VERDICT_COUNT]++;
+        verified++;
+        done++;
+        if (!leir_verdict_passes(verdict)) {
+          failing++;
+          fprintf(stderr, "generic split %s: %s %s\n", small.e[i].id,
+                  leir_step_text(leir_candidates_step(cs, k)), leir_verdict_name(verdict));
+          ck_assert_msg(all, "%s: %s verifies %s", small.e[i].id,
+                        leir_step_text(leir_candidates_step(cs, k)), leir_verdict_name(verdict));
+        }
+      }
+      leir_candidates_free(cs);
+    }
+    leir_verifier_free(v);
+    if (all) /* a running tally: a partial run still says what it saw */
+      fprintf(stderr, "after %s (%zu of %zu): %zu verified (EQUAL %zu, CLOSE %zu), %zu failing\n",
+              small.e[i].id, i + 1, small.n, verified,
+              tally[0][LEIR_VERDICT_EQUAL] + tally[1][LEIR_VERDICT_EQUAL] + tally[2][LEIR_VERDICT_EQUAL],
+              tally[0][LEIR_VERDICT_CLOSE] + tally[1][LEIR_VERDICT_CLOSE] + tally[2][LEIR_VERDICT_CLOSE],
+              failing);
+  }
+  if (all || getenv("SPLIT_STATS"))
+    for (size_t s = 0; s < 3; s++) {
+      fprintf(stderr, "%s assumed candidates:", names[s]);
+      for (int d = 0; d <= LEIR_VERDICT_COUNT; d++)
+        if (tally[s][d])
+          fprintf(stderr, " %s %zu", d < LEIR_VERDICT_COUNT ? leir_verdict_name((leir_verdict)d) : "?",
+                  tally[s][d]);
+      fprintf(stderr, "\n");
+    }
+  ck_assert_uint_gt(verified, only || from ? 0 : 20 / every);
+  ck_assert_uint_eq(failing, 0);
+  leir_backend_free(b);
+  corpus_programs_free(&small);
+}
+END_TEST
+
 static Suite *splits_suite(void) {
   Suite *s = suite_create("math_splits");
   TCase *tc = tcase_create("math_splits");
@@ -441,10 +752,16 @@ static Suite *splits_suite(void) {
   tcase_add_test(tc, test_multiplicative_split_needs_a_bounded_nonzero_y);
   tcase_add_test(tc, test_additive_split_needs_a_finite_y);
   tcase_add_test(tc, test_split_steps_reject_what_was_not_emitted);
+  tcase_add_test(tc, test_generic_values_structural_refusals);
+  tcase_add_test(tc, test_generic_values_ground_reference_outputs);
   suite_add_tcase(s, tc);
   TCase *corpus = tcase_create("corpus");
   tcase_add_test(corpus, test_split_candidates_on_the_corpus);
+  tcase_add_test(corpus, test_generic_values_only_add);
   suite_add_tcase(s, corpus);
+  TCase *generic = tcase_create("generic_corpus");
+  tcase_add_test(generic, test_generic_values_candidates_verify);
+  suite_add_tcase(s, generic);
   return s;
 }
 

@@ -152,6 +152,27 @@ typedef struct leir_candidates_options {
  * leir_step_apply keeps the reference domain. */
 #define LEIR_CANDIDATES_ALL_DIVISORS 0x1u
 
+/** The split strategies (exponential_split, multiplicative_split,
+ * additive_split) also list the splits whose numerical condition is only
+ * assumed, not proven: under the "generic values" assumption (every value
+ * finite; a value that is not a constant and not structurally zero is
+ * non-zero), the reference's own, sympy's assumption about symbols. Such a
+ * candidate is never LEIR_EXACT, and leir_candidates_assumed
+ * (leir/experimental/candidates.h) tells it from a proven one. Refused even
+ * then (rule split.structural or split.compared; docs/strategies.md lists
+ * them): a y derived from an infinite constant (a -inf mask) or from an
+ * exp, a divisor y that is structurally 0 on some inputs (a bool or
+ * comparison value, a constant 0, a max/min with 0, a saturating 1+erf), a
+ * constant y, a loop of extent 1, and the classes that verifying every
+ * assumed candidate found MISMATCH (argmax's comparison, normalizations,
+ * exponents of matmul outputs). Without the flag (the default, what search
+ * and datasets propose) a split never introduces an inf or NaN the
+ * original avoids.
+ * leir_ground sets this flag for the split strategies: grounding asks
+ * whether an answer is one step of a strategy; whether it is equivalent is
+ * the verifier's question. */
+#define LEIR_CANDIDATES_GENERIC_VALUES 0x2u
+
 /** Defaults of leir_candidates_options: every implemented strategy, vector
  * width 8, no limit, the reference's split domain. */
 #define LEIR_CANDIDATES_OPTIONS_INIT \

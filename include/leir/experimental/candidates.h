@@ -1,0 +1,37 @@
+/**
+ * @file
+ * libleir — which candidates rest on an assumption (experimental: the API
+ * may change between minor versions).
+ *
+ * With LEIR_CANDIDATES_GENERIC_VALUES (leir/strategy.h) the split
+ * strategies also list splits whose numerical condition is assumed (values
+ * finite, non-zero where divided), not proven; leir_ground lists them too.
+ * leir_candidates_assumed tells such a candidate from a proven one.
+ */
+#ifndef LEIR_EXPERIMENTAL_CANDIDATES_H
+#define LEIR_EXPERIMENTAL_CANDIDATES_H
+
+#include <stddef.h>
+
+#include "leir/experimental/experimental.h"
+#include "leir/strategy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** *assumed = 1 when candidate i of `candidates` (a list of
+ * leir_candidates_list or leir_ground) is a candidate only under
+ * LEIR_CANDIDATES_GENERIC_VALUES: its numerical condition is assumed, not
+ * proven, and leir_step_apply (which validates without the flag) refuses
+ * it; 0 when it is also a candidate without the flag, or the list was made
+ * without it. Costs one enumeration of the candidate's strategy.
+ * Errors: LEIR_ERR_ARGUMENT (NULL, i out of range), LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_candidates_assumed(const leir_candidates *candidates, size_t i,
+                                             int *assumed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
