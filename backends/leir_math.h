@@ -62,9 +62,18 @@ LEIR_RT float leir__sel_f32(int c, float a, float b) {
 /* e^x, faithfully rounded (see the top of the file), in float only: 16
  * lanes a step on AVX-512 instead of 8 doubles. */
 LEIR_RT float leir_exp_f32(float x0) {
-  /* beyond [-160, 100] the result is 0 or +inf anyway; NaN passes */
-  float x = leir__sel_f32(x0 > 100.0f, 100.0f, x0);
-  x = leir__sel_f32(x < -160.0f, -160.0f, x);
+  /* beyond [-160, 100] the result is 0 or +inf anyway: clamped on the
+   * bits, as integer minima (which compilers turn into min instructions,
+   * vector or scalar, with no branch and no if-conversion): as int32 a
+   * positive float is a positive integer in the order of its value (+inf
+   * and positive NaNs above 100), as uint32 a negative one is above every
+   * positive one and grows with its magnitude (negative NaNs above -160);
+   * a NaN is put back at the end */
+  int32_t ix = (int32_t)leir_f32_bits(x0);
+  ix = ix < 0x42c80000 ? ix : 0x42c80000; /* 100 */
+  uint32_t ux = (uint32_t)ix;
+  ux = ux < 0xc3200000u ? ux : 0xc3200000u; /* -160 */
+  float x = leir_f32_from_bits(ux);
   /* k = nearest integer to x / ln 2, by the 1.5 * 2^23 shifter; ku = k + 512 */
   float t = fmaf(x, 0x1.715476p+0f, 0x1.8p23f);
   uint32_t ku = leir_f32_bits(t) - leir_f32_bits(0x1.8p23f) + 512u;
