@@ -55,12 +55,6 @@ LEIR_RT double leir__sel_f64(int c, double a, double b) {
   return leir_f64_from_bits((leir_f64_bits(a) & m) | (leir_f64_bits(b) & ~m));
 }
 
-/* c ? a : b on the bits, c being 0 or 1 */
-LEIR_RT float leir__sel_f32(int c, float a, float b) {
-  uint32_t m = 0u - (uint32_t)c;
-  return leir_f32_from_bits((leir_f32_bits(a) & m) | (leir_f32_bits(b) & ~m));
-}
-
 /* e^x, faithfully rounded (see the top of the file), in float only: 16
  * lanes a step on AVX-512 instead of 8 doubles. */
 LEIR_RT float leir_exp_f32(float x0) {
