@@ -10,12 +10,16 @@
  * inlines it), so it follows the prelude's rules: self-contained C99,
  * <math.h>/<stdint.h>/<string.h> only, functions are LEIR_RT.
  *
- * Accuracy (docs/verification.md, "Elementwise math"): both functions
- * evaluate in double with an argument reduction and a polynomial whose
- * relative error is below 2^-32 before the one final rounding to float,
- * so the result is faithfully rounded (error < 1 ulp; < 0.5 + 2^-8 ulp)
- * and correctly rounded except for inputs whose exact value lies within
- * 2^-32 relative of a midpoint between two floats.
+ * Accuracy (docs/verification.md, "Elementwise math"): log evaluates in
+ * double with an argument reduction and a polynomial whose relative error
+ * is below 2^-32 before the one final rounding to float, so it is
+ * faithfully rounded (error < 1 ulp; < 0.5 + 2^-8 ulp) and correctly
+ * rounded except for inputs whose exact value lies within 2^-32 relative
+ * of a midpoint between two floats. exp evaluates in float only (16
+ * lanes a step on AVX-512 rather than 8 doubles): 1 + r is kept as an
+ * exact pair and the rest of e^r to about 2^-29, so a normal result is
+ * within 0.65 ulp and a subnormal one, rounded twice, within 0.8 ulp:
+ * faithfully rounded everywhere.
  * tests/test_math.c checks this against double-precision libm over
  * sweeps of the whole float range, subnormals, +-0, +-inf and NaN.
  *
@@ -23,10 +27,12 @@
  * fma(), every other operation is one IEEE operation written in order, so
  * the result does not depend on contraction (-ffp-contract) or on whether
  * the loop was vectorized. Selections are done on bits with masks built
- * from comparisons (no ?:, which GCC vectorizes only through loop
- * if-conversion, disabled by the C backend). NaN inputs give a NaN with
- * the input's payload (quieted); no operation ever sees two NaNs, so the
- * result does not depend on operand order either.
+ * from comparisons (no ?: on floats, which GCC vectorizes only through
+ * loop if-conversion, disabled by the C backend; integer minima are
+ * fine). NaN inputs give a NaN with the input's payload (quieted): in log
+ * no operation ever sees two NaNs; in exp every NaN an operation sees is
+ * the input's, quieted, so the result does not depend on operand order
+ * either.
  *
  * Special values: exp(-inf) = +0, exp(+inf) = +inf, exp overflows to +inf
  * above ~88.72 and is subnormal/zero below ~-87.34; log(+-0) = -inf,
@@ -49,34 +55,65 @@ LEIR_RT double leir__sel_f64(int c, double a, double b) {
   return leir_f64_from_bits((leir_f64_bits(a) & m) | (leir_f64_bits(b) & ~m));
 }
 
-/* e^x, faithfully rounded (see the top of the file). */
-LEIR_RT float leir_exp_f32(float xf) {
-  double x = (double)xf;
-  /* beyond [-160, 100] the float result is 0 or +inf anyway; NaN stays */
-  x = leir__sel_f64(x > 100.0, 100.0, x);
-  x = leir__sel_f64(x < -160.0, -160.0, x);
-  /* k = nearest integer to x / ln 2, by the 1.5 * 2^52 shifter */
-  double t = fma(x, 0x1.71547652b82fep+0, 0x1.8p52);
-  int64_t k = (int64_t)(leir_f64_bits(t) - leir_f64_bits(0x1.8p52));
-  double kd = t - 0x1.8p52;
-  /* r = x - k ln 2 in [-0.35, 0.35] (ln 2 in two parts, fdlibm's split) */
-  double r = fma(kd, -0x1.62e42fee00000p-1, x);
-  r = fma(kd, -0x1.a39ef35793c76p-33, r);
-  /* e^r by its Taylor series to r^9 (truncation < 2^-38 relative) */
-  double p = 0x1.71de3a556c734p-19; /* 1/9! */
-  p = fma(p, r, 0x1.a01a01a01a01ap-16); /* 1/8! */
-  p = fma(p, r, 0x1.a01a01a01a01ap-13); /* 1/7! */
-  p = fma(p, r, 0x1.6c16c16c16c17p-10); /* 1/6! */
-  p = fma(p, r, 0x1.1111111111111p-7); /* 1/5! */
-  p = fma(p, r, 0x1.5555555555555p-5); /* 1/4! */
-  p = fma(p, r, 0x1.5555555555555p-3); /* 1/3! */
-  p = fma(p, r, 0.5);
-  p = fma(p, r, 1.0);
-  p = fma(p, r, 1.0);
-  /* times 2^k; k is in [-231, 145] for every non-NaN input, and the
-   * exponent field is masked so that 2^k is never a NaN */
-  double s = leir_f64_from_bits((uint64_t)((k + 1023) & 0x7ff) << 52);
-  return (float)(p * s);
+/* e^x, faithfully rounded (see the top of the file), in float only: 16
+ * lanes a step on AVX-512 instead of 8 doubles. */
+LEIR_RT float leir_exp_f32(float x0) {
+  /* beyond [-160, 100] the result is 0 or +inf anyway: clamped on the
+   * bits, as integer minima (which compilers turn into min instructions,
+   * vector or scalar, with no branch, no if-conversion and no mask). The
+   * bits are first rotated by 2^23 - 1 so that NaNs wrap below the bounds
+   * and pass unchanged: as int32, a positive float is then a positive
+   * integer in the order of its value (+inf above 100) and a positive NaN
+   * negative; as uint32, a negative float is above every positive one and
+   * grows with its magnitude (-inf above -160), a negative NaN wraps to
+   * the bottom. */
+  uint32_t ux = leir_f32_bits(x0) + 0x007fffffu;
+  int32_t ix = (int32_t)ux;
+  ix = ix < 0x42c80000 + 0x7fffff ? ix : 0x42c80000 + 0x7fffff; /* 100 */
+  ux = (uint32_t)ix;
+  ux = ux < 0xc3200000u + 0x7fffffu ? ux : 0xc3200000u + 0x7fffffu; /* -160 */
+  float x = leir_f32_from_bits(ux - 0x007fffffu);
+  /* k = nearest integer to x / ln 2, by the 1.5 * 2^23 shifter; ku = k + 512 */
+  float t = fmaf(x, 0x1.715476p+0f, 0x1.8p23f);
+  uint32_t ku = leir_f32_bits(t) - leir_f32_bits(0x1.8p23f) + 512u;
+  float kf = t - 0x1.8p23f;
+  /* r + rl = x - k ln 2, |r| <= 0.3466: ln 2 = L1 - L2 with L1 the float
+   * nearest ln 2; x - k L1 is exact (|k| <= 231, L1 has 20 fraction bits),
+   * r is that minus k L2 rounded, and rl is the rounding error of r (to
+   * float precision) */
+  float rh = fmaf(kf, -0x1.62e430p-1f, x);
+  float r = fmaf(kf, 0x1.05c610p-29f, rh);
+  float rl = fmaf(kf, 0x1.05c610p-29f, rh - r);
+  /* e^(r + rl) - 1 - r = r^2 p(r) + rl (1 + r) to ~2^-29: p is the Taylor
+   * series of (e^r - 1 - r) / r^2 to r^6 (truncation: r^9/9! < 2^-32) */
+  float p = 0x1.a01a02p-16f; /* 1/8! */
+  p = fmaf(p, r, 0x1.a01a02p-13f); /* 1/7! */
+  p = fmaf(p, r, 0x1.6c16c2p-10f); /* 1/6! */
+  p = fmaf(p, r, 0x1.111112p-7f); /* 1/5! */
+  p = fmaf(p, r, 0x1.555556p-5f); /* 1/4! */
+  p = fmaf(p, r, 0x1.555556p-3f); /* 1/3! */
+  p = fmaf(p, r, 0.5f);
+  float lo = fmaf(r * r, p, fmaf(rl, r, rl));
+  /* 1 + r split exactly into u + e1 (Fast2Sum, |r| < 1), then one
+   * rounding of u + (e1 + lo) */
+  float u = 1.0f + r;
+  float e1 = r - (u - 1.0f);
+  float m = u + (e1 + lo);
+  /* times 2^k as 2^k1 2^k2, k1 + k2 = k, both normal floats for every
+   * non-NaN input (k in [-231, 145]); the first product is exact, the
+   * second rounds once (to +inf above FLT_MAX, into the subnormals below
+   * FLT_MIN, where that is a second rounding); exponent fields are masked
+   * so that no factor is ever a NaN */
+  uint32_t k1 = ku >> 1, k2 = ku - k1;
+  float s1 = leir_f32_from_bits(((k1 - 129u) & 0xffu) << 23);
+  float s2 = leir_f32_from_bits(((k2 - 129u) & 0xffu) << 23);
+  /* A NaN input flows through every operation above as itself, quieted:
+   * no value derived from it is ever negated, so whichever NaN operand an
+   * instruction propagates (x86 and Arm take the first in encoding order,
+   * which depends on register allocation), the bits are the same; s1 and
+   * s2 are never NaNs. (A final select on x != x did the same but made the
+   * scalar loop of online softmax 1.7x slower.) */
+  return (m * s1) * s2;
 }
 
 /* natural logarithm, faithfully rounded (see the top of the file). */
