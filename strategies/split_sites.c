@@ -731,7 +731,14 @@ static bool under_norm(const leir_equation *eq, const uint32_t *path, uint32_t d
   return false;
 }
 
-static uint8_t *norm_set(const leir__sctx *c) {
+/* Marks, in one equation, the tensors a flow reaches from its right-hand
+ * side; `flows` says whether the equation's own left-hand tensor is marked. */
+typedef void (*flow_mark)(const leir_equation *eq, uint8_t *set, uint32_t nsym, bool flows,
+                          bool *grew, const void *arg);
+
+/* The least set of symbols closed under `mark` over every equation of the
+ * program (at most one round per symbol). Caller frees; NULL on NOMEM. */
+static uint8_t *flow_fixpoint(const leir__sctx *c, flow_mark mark, const void *arg) {
   uint32_t nsym = c->p->syms.count;
   uint8_t *set = calloc(nsym ? nsym : 1, 1);
   if (!set) return NULL;
@@ -744,34 +751,37 @@ static uint8_t *norm_set(const leir__sctx *c) {
         const leir_equation *eq = n->items[k].eq;
         if (!eq) continue;
         bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
-        mark_norm(eq->rhs, set, nsym, flows, false, &grew, 0);
+        mark(eq, set, nsym, flows, &grew, arg);
       }
     }
   }
   return set;
 }
 
+static void norm_mark(const leir_equation *eq, uint8_t *set, uint32_t nsym, bool flows,
+                      bool *grew, const void *arg) {
+  (void)arg;
+  mark_norm(eq->rhs, set, nsym, flows, false, grew, 0);
+}
+
+static uint8_t *norm_set(const leir__sctx *c) { return flow_fixpoint(c, norm_mark, NULL); }
+
 /* The tensors whose values reach a comparison (fragile: also a log, sqrt,
  * divisor or power), by symbol. */
+typedef struct compared_flow {
+  bool fragile, discrete_only;
+} compared_flow;
+
+static void compared_mark(const leir_equation *eq, uint8_t *set, uint32_t nsym, bool flows,
+                          bool *grew, const void *arg) {
+  const compared_flow *f = arg;
+  mark_reads(eq->rhs, set, nsym, flows, grew, f->fragile,
+             f->discrete_only && is_float(eq->lhs->dtype), 0);
+}
+
 static uint8_t *compared_set(const leir__sctx *c, bool fragile, bool discrete_only) {
-  uint32_t nsym = c->p->syms.count;
-  uint8_t *set = calloc(nsym ? nsym : 1, 1);
-  if (!set) return NULL;
-  bool grew = true;
-  for (uint32_t round = 0; grew && round <= nsym; round++) {
-    grew = false;
-    for (uint32_t i = 0; i < c->nnests; i++) {
-      const leir_nest *n = c->nests[i].nest;
-      for (uint32_t k = 0; k < n->nitems; k++) {
-        const leir_equation *eq = n->items[k].eq;
-        if (!eq) continue;
-        bool flows = eq->lhs->sym < nsym && set[eq->lhs->sym];
-        mark_reads(eq->rhs, set, nsym, flows, &grew, fragile,
-                   discrete_only && is_float(eq->lhs->dtype), 0);
-      }
-    }
-  }
-  return set;
+  compared_flow f = {fragile, discrete_only};
+  return flow_fixpoint(c, compared_mark, &f);
 }
 
 typedef struct walk {
