@@ -44,24 +44,6 @@
 #define LEIR__SPLIT_MAX_ELEMENTS ((int64_t)1 << 24)
 #define LEIR__SPLIT_MAX_PERM 5
 
-/* The next permutation in lexicographic order; false after the last. */
-static bool next_perm(uint8_t *p, uint32_t n) {
-  uint32_t i = n - 1;
-  while (i > 0 && p[i - 1] >= p[i]) i--;
-  if (i == 0) return false;
-  uint32_t j = n - 1;
-  while (p[j] <= p[i - 1]) j--;
-  uint8_t t = p[i - 1];
-  p[i - 1] = p[j];
-  p[j] = t;
-  for (uint32_t a = i, b = n - 1; a < b; a++, b--) {
-    t = p[a];
-    p[a] = p[b];
-    p[b] = t;
-  }
-  return true;
-}
-
 static bool float_dtype(uint8_t dt) {
   return dt == LEIR_F64 || dt == LEIR_F32 || dt == LEIR_F16 || dt == LEIR_BF16;
 }
@@ -150,13 +132,11 @@ static bool site(leir__sctx *c, const leir__xsite *x, void *ud) {
    * LEIR__SPLIT_MAX_PERM loops */
   uint32_t k = (uint32_t)__builtin_popcountll(used);
   if (k < 2 || k > LEIR__SPLIT_MAX_PERM) return leir__more(c);
-  uint8_t p[LEIR__SPLIT_MAX_PERM];
-  for (uint32_t i = 0; i < k; i++) p[i] = (uint8_t)i;
-  while (leir__more(c) && next_perm(p, k)) {
+  uint32_t p[LEIR__SPLIT_MAX_PERM];
+  for (uint32_t i = 0; i < k; i++) p[i] = i;
+  while (leir__more(c) && leir__next_perm(p, k)) {
     char perm[LEIR__SPLIT_MAX_PERM * 4];
-    size_t off = 0;
-    for (uint32_t i = 0; i < k; i++)
-      off += (size_t)snprintf(perm + off, sizeof perm - off, i ? ",%u" : "%u", p[i]);
+    leir__format_list(perm, sizeof perm, p, k);
     leir__emit(c, LEIR_EXACT, "nest=%s perm=%s eq=%u expr=%s", r->label, perm, x->eq.item, path);
   }
   return leir__more(c);

@@ -189,42 +189,17 @@ void leir__finish_copy_nest(leir_program *out, leir_nest *m) {
 
 /* ---- layouts ------------------------------------------------------------------- */
 
-bool leir__next_perm(uint32_t *v, uint32_t n) {
-  if (n < 2) return false;
-  uint32_t i = n - 1;
-  while (i > 0 && v[i - 1] >= v[i]) i--;
-  if (i == 0) return false;
-  uint32_t j = n - 1;
-  while (v[j] <= v[i - 1]) j--;
-  uint32_t t = v[i - 1];
-  v[i - 1] = v[j];
-  v[j] = t;
-  for (uint32_t a = i, b = n - 1; a < b; a++, b--) {
-    t = v[a];
-    v[a] = v[b];
-    v[b] = t;
-  }
-  return true;
-}
-
-static size_t put_list(char *buf, size_t cap, const uint32_t *v, uint32_t n) {
-  size_t off = 0;
-  for (uint32_t k = 0; k < n && off < cap; k++)
-    off += (size_t)snprintf(buf + off, cap - off, k ? ",%u" : "%u", v[k]);
-  return off;
-}
-
 void leir__layout_params(const leir__layout *L, char *buf, size_t cap) {
   size_t off = 0;
   switch (L->kind) {
     case LEIR__LAYOUT_TRANSPOSE:
       off = (size_t)snprintf(buf, cap, "layout=transpose perm=");
-      put_list(buf + off, cap - off, L->perm, L->nperm);
+      leir__format_list(buf + off, cap - off, L->perm, L->nperm);
       break;
     case LEIR__LAYOUT_FLATTEN: snprintf(buf, cap, "layout=flatten"); break;
     case LEIR__LAYOUT_RESHAPE2:
       off = (size_t)snprintf(buf, cap, "layout=reshape2 dims=%u,%u perm=", L->dims[0], L->dims[1]);
-      put_list(buf + off, cap - off, L->perm, L->nperm);
+      leir__format_list(buf + off, cap - off, L->perm, L->nperm);
       break;
     case LEIR__LAYOUT_RESHAPE1:
       snprintf(buf, cap, "layout=reshape1 dim=%u factor=%lld", L->dim, (long long)L->factor);

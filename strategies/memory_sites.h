@@ -71,7 +71,5 @@ void leir__layout_params(const leir__layout *L, char *buf, size_t cap);
  * copies of the entries (which live in program src). Returns the rank. */
 uint32_t leir__layout_apply(leir_program *p, const leir_program *src, leir_expr *const *e, uint32_t n,
                             const int64_t *ext, const leir__layout *L, leir_expr **out);
-/* Next permutation in lexicographic order; false after the last. */
-bool leir__next_perm(uint32_t *v, uint32_t n);
 
 #endif

@@ -380,6 +380,52 @@ int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uin
   return -1;
 }
 
+void leir__copy_nest_kinds(leir_nest *m) {
+  uint64_t pinned = ~(uint64_t)0, used = 0;
+  for (uint32_t i = 0; i < m->nitems; i++) {
+    const leir_expr *lhs = m->items[i].eq->lhs;
+    pinned &= leir__pinned_by_subscript(m, lhs);
+    used |= leir__loops_in(m, lhs);
+  }
+  for (uint32_t j = 0; j < m->nloops && j < 64; j++) {
+    leir__loop *lp = &m->loops[j];
+    if (lp->extent <= 1 || (pinned >> j & 1)) continue;
+    if (lp->kind == LEIR_LOOP_BOUND && !(used >> j & 1))
+      lp->extent = 1;
+    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED ||
+             lp->kind == LEIR_LOOP_BOUND)
+      lp->kind = LEIR_LOOP_SERIAL;
+  }
+}
+
+/* ---- permutations ---------------------------------------------------------------- */
+
+bool leir__next_perm(uint32_t *v, uint32_t n) {
+  if (n < 2) return false;
+  uint32_t i = n - 1;
+  while (i > 0 && v[i - 1] >= v[i]) i--;
+  if (i == 0) return false;
+  uint32_t j = n - 1;
+  while (v[j] <= v[i - 1]) j--;
+  uint32_t t = v[i - 1];
+  v[i - 1] = v[j];
+  v[j] = t;
+  for (uint32_t a = i, b = n - 1; a < b; a++, b--) {
+    t = v[a];
+    v[a] = v[b];
+    v[b] = t;
+  }
+  return true;
+}
+
+size_t leir__format_list(char *buf, size_t cap, const uint32_t *v, uint32_t n) {
+  if (cap) buf[0] = '\0';
+  size_t off = 0;
+  for (uint32_t k = 0; k < n && off < cap; k++)
+    off += (size_t)snprintf(buf + off, cap - off, k ? ",%u" : "%u", v[k]);
+  return off;
+}
+
 /* ---- ranges ------------------------------------------------------------------------ */
 
 bool leir__entry_range(const leir__sctx *c, const leir__nref *r, const leir_expr *e, int64_t *lo,

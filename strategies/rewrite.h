@@ -48,12 +48,28 @@ uint32_t leir__divisors(int64_t n, int64_t *out, uint32_t cap);
  * the others write an element from several iterations. */
 uint64_t leir__pinned_by_subscript(const leir_nest *n, const leir_expr *t);
 
+/* The kinds of the loops of a copy or write-back nest m (tensor_split's
+ * and tensor_concat's): a B loop that no written subscript uses gets
+ * extent 1 (the reference's tx rule); a P, V or B loop that does not pin
+ * every written element becomes L (spec/leir.md §3.2: an annotated loop
+ * must not carry a dependence; the reference keeps B when one copy uses the
+ * loop and another does not, and the CUDA lowering refuses that nest,
+ * cuda.bound-dependence). */
+void leir__copy_nest_kinds(leir_nest *m);
+
 /* The reference's fix-up of a copy nest over loops sel[0..n) of `src`:
  * when none of them is a bound loop that `pinned` (bits over src's loops)
  * contains, the first pinned one with extent < 1024 becomes B and is
  * renamed tx. Returns the index in sel of that loop, n when a pinned bound
  * loop is already there, -1 when no loop qualifies. */
 int leir__fixup_index(const leir_nest *src, const uint32_t *sel, uint32_t n, uint64_t pinned);
+
+/* Next permutation of v[0..n) in lexicographic order; false after the
+ * last (and for n < 2). */
+bool leir__next_perm(uint32_t *v, uint32_t n);
+/* Writes v[0..n) as "a,b,c" into buf (NUL-terminated, truncated to cap);
+ * returns the length snprintf would have written. */
+size_t leir__format_list(char *buf, size_t cap, const uint32_t *v, uint32_t n);
 
 /* Every loop variable used inside e, as a bit mask over n's loops. */
 uint64_t leir__loops_in(const leir_nest *n, const leir_expr *e);

@@ -266,23 +266,6 @@ static int check_axis(const leir__sctx *c, uint32_t t, uint32_t l, pairing *p, c
   return 0;
 }
 
-static bool next_perm(uint8_t *p, uint32_t n) {
-  uint32_t i = n - 1;
-  while (i > 0 && p[i - 1] >= p[i]) i--;
-  if (i == 0) return false;
-  uint32_t j = n - 1;
-  while (p[j] <= p[i - 1]) j--;
-  uint8_t t = p[i - 1];
-  p[i - 1] = p[j];
-  p[j] = t;
-  for (uint32_t a = i, b = n - 1; a < b; a++, b--) {
-    t = p[a];
-    p[a] = p[b];
-    p[b] = t;
-  }
-  return true;
-}
-
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
@@ -320,13 +303,11 @@ static void enumerate(leir__sctx *c) {
       const char *ln = leir__loop_name(c, r, l);
       leir__emit(c, LEIR_EXACT, "nest=%s loop=%s", r->label, ln);
       if (p.nacc < 2 || p.nacc > LEIR__TCONCAT_MAX_PERM) continue;
-      uint8_t pm[LEIR__TCONCAT_MAX_PERM];
-      for (uint32_t q = 0; q < p.nacc; q++) pm[q] = (uint8_t)q;
-      while (leir__more(c) && next_perm(pm, p.nacc)) {
+      uint32_t pm[LEIR__TCONCAT_MAX_PERM];
+      for (uint32_t q = 0; q < p.nacc; q++) pm[q] = q;
+      while (leir__more(c) && leir__next_perm(pm, p.nacc)) {
         char perm[LEIR__TCONCAT_MAX_PERM * 4];
-        size_t off = 0;
-        for (uint32_t q = 0; q < p.nacc; q++)
-          off += (size_t)snprintf(perm + off, sizeof perm - off, q ? ",%u" : "%u", pm[q]);
+        leir__format_list(perm, sizeof perm, pm, p.nacc);
         leir__emit(c, LEIR_EXACT, "nest=%s loop=%s perm=%s", r->label, ln, perm);
       }
     }
@@ -354,27 +335,6 @@ static leir_expr *retag(leir_program *out, const leir_program *src, const leir_e
   e->sym = sym;
   e->scope = LEIR_SCOPE_GLOBAL;
   return e;
-}
-
-/* The kinds of a copy or write-back nest (as tensor_split's): an unused B
- * loop gets extent 1, a P, V or B loop that does not pin every written
- * element becomes L (no dependence across an annotated loop). */
-static void fix_kinds(leir_nest *m) {
-  uint64_t pinned = ~(uint64_t)0, used = 0;
-  for (uint32_t i = 0; i < m->nitems; i++) {
-    const leir_expr *lhs = m->items[i].eq->lhs;
-    pinned &= leir__pinned_by_subscript(m, lhs);
-    used |= leir__loops_in(m, lhs);
-  }
-  for (uint32_t j = 0; j < m->nloops && j < 64; j++) {
-    leir__loop *lp = &m->loops[j];
-    if (lp->extent <= 1 || (pinned >> j & 1)) continue;
-    if (lp->kind == LEIR_LOOP_BOUND && !(used >> j & 1))
-      lp->extent = 1;
-    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED ||
-             lp->kind == LEIR_LOOP_BOUND)
-      lp->kind = LEIR_LOOP_SERIAL;
-  }
 }
 
 typedef struct repl {
@@ -445,8 +405,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
       shift(out, lhs2, k2, V1);
       m2->items[q].eq = leir__new_equation(out, lhs2, leir__copy_expr(out, c->p, p.b[i]));
     }
-    fix_kinds(m1);
-    fix_kinds(m2);
+    leir__copy_nest_kinds(m1);
+    leir__copy_nest_kinds(m2);
     made[nmade++] = m1;
     made[nmade++] = m2;
   }
@@ -465,8 +425,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   leir_expr *src2 = retag(out, c->p, e2->lhs, o);
   shift(out, src2, k2, V1);
   w2->items[0].eq = leir__new_equation(out, leir__copy_expr(out, c->p, e2->lhs), src2);
-  fix_kinds(w1);
-  fix_kinds(w2);
+  leir__copy_nest_kinds(w1);
+  leir__copy_nest_kinds(w2);
   made[nmade++] = w1;
   made[nmade++] = w2;
   (void)k1;

@@ -269,23 +269,6 @@ static uint32_t split_points(int64_t V, int64_t *out) {
   return n;
 }
 
-static bool next_perm(uint8_t *p, uint32_t n) {
-  uint32_t i = n - 1;
-  while (i > 0 && p[i - 1] >= p[i]) i--;
-  if (i == 0) return false;
-  uint32_t j = n - 1;
-  while (p[j] <= p[i - 1]) j--;
-  uint8_t t = p[i - 1];
-  p[i - 1] = p[j];
-  p[j] = t;
-  for (uint32_t a = i, b = n - 1; a < b; a++, b--) {
-    t = p[a];
-    p[a] = p[b];
-    p[b] = t;
-  }
-  return true;
-}
-
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
@@ -312,13 +295,11 @@ static void enumerate(leir__sctx *c) {
       for (uint32_t j = 0; j < npts && leir__more(c); j++) {
         leir__emit(c, cls, "nest=%s loop=%s at=%lld", r->label, ln, (long long)pts[j]);
         if (s.nacc < 2 || s.nacc > LEIR__TSPLIT_MAX_PERM) continue;
-        uint8_t p[LEIR__TSPLIT_MAX_PERM];
-        for (uint32_t q = 0; q < s.nacc; q++) p[q] = (uint8_t)q;
-        while (leir__more(c) && next_perm(p, s.nacc)) {
+        uint32_t p[LEIR__TSPLIT_MAX_PERM];
+        for (uint32_t q = 0; q < s.nacc; q++) p[q] = q;
+        while (leir__more(c) && leir__next_perm(p, s.nacc)) {
           char perm[LEIR__TSPLIT_MAX_PERM * 4];
-          size_t off = 0;
-          for (uint32_t q = 0; q < s.nacc; q++)
-            off += (size_t)snprintf(perm + off, sizeof perm - off, q ? ",%u" : "%u", p[q]);
+          leir__format_list(perm, sizeof perm, p, s.nacc);
           leir__emit(c, cls, "nest=%s loop=%s perm=%s at=%lld", r->label, ln, perm,
                      (long long)pts[j]);
         }
@@ -386,30 +367,6 @@ static leir_expr *tensor_like(build *b, const leir_expr *t, uint32_t sym, uint8_
   e->dtype = dtype;
   e->scope = LEIR_SCOPE_GLOBAL;
   return e;
-}
-
-/* Kinds of the loops of a copy or write-back nest m: a B loop that no
- * written subscript uses gets extent 1 (the reference's tx rule); a P, V
- * or B loop that does not pin every written element becomes L (spec/leir.md
- * §3.2: an annotated loop must not carry a dependence; the reference keeps
- * B when one copy uses the loop and another does not, and the CUDA
- * lowering refuses that nest, cuda.bound-dependence). */
-static void fix_kinds(leir_nest *m) {
-  uint64_t pinned = ~(uint64_t)0, used = 0;
-  for (uint32_t i = 0; i < m->nitems; i++) {
-    const leir_expr *lhs = m->items[i].eq->lhs;
-    pinned &= leir__pinned_by_subscript(m, lhs);
-    used |= leir__loops_in(m, lhs);
-  }
-  for (uint32_t j = 0; j < m->nloops && j < 64; j++) {
-    leir__loop *lp = &m->loops[j];
-    if (lp->extent <= 1 || (pinned >> j & 1)) continue;
-    if (lp->kind == LEIR_LOOP_BOUND && !(used >> j & 1))
-      lp->extent = 1;
-    else if (lp->kind == LEIR_LOOP_PARALLEL || lp->kind == LEIR_LOOP_VECTORIZED ||
-             lp->kind == LEIR_LOOP_BOUND)
-      lp->kind = LEIR_LOOP_SERIAL;
-  }
 }
 
 /* The partial result O_h at X's subscript (x, a node of X in program
@@ -510,7 +467,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
         if (h) shift_subscript(&b, rhs);
         m->items[i].eq = leir__new_equation(out, lhs, rhs);
       }
-      fix_kinds(m);
+      leir__copy_nest_kinds(m);
       made[nmade++] = m;
     }
   }
@@ -534,7 +491,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
       if (h) shift_subscript(&b, lhs);
       leir_expr *rhs = tensor_like(&b, X, b.o[h], X->dtype);
       m->items[0].eq = leir__new_equation(out, lhs, rhs);
-      fix_kinds(m);
+      leir__copy_nest_kinds(m);
       made[nmade++] = m;
     }
   } else {
