@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "spawn_attr.h"
 #include "runner_path.h" /* generated: LEIR_RUNNER_INSTALLED, LEIR_RUNNER_BUILT */
 
 extern char **environ;
@@ -191,16 +192,7 @@ static leir_status start(leir__runner *r) {
     posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
     /* its own process group (killed as a whole), every signal at its
      * default action (the host may ignore some), none blocked */
-    sigset_t all, none;
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETSIGMASK);
+    leir__spawnattr_isolate(&attr);
     char *argv[] = {r->path, "--serve", NULL};
     rc = posix_spawn(&r->pid, r->path, &fa, &attr, argv, environ);
   }

@@ -28,6 +28,7 @@
 
 #include "arena.h"
 #include "error.h"
+#include "spawn_attr.h"
 #include "literal.h"
 #include "llm_internal.h"
 #include "options.h"
@@ -199,16 +200,7 @@ static leir_status command_start(leir_llm *c) {
     posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETSIGMASK);
+    leir__spawnattr_isolate(&attr);
     rc = posix_spawnp(&c->pid, c->argv[0], &fa, &attr, c->argv, environ);
   }
   if (fa_ok) posix_spawn_file_actions_destroy(&fa);

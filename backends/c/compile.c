@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "spawn_attr.h"
 #include "sandbox.h"
 #include "vec.h"
 
@@ -228,16 +229,7 @@ static int spawn(const char *runner, char *const *argv, uint64_t memory_bytes, d
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigdelset(&all, SIGKILL);
-  sigdelset(&all, SIGSTOP);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  leir__spawnattr_isolate(&attr);
   rc = posix_spawn(pid, runner, &fa, &attr, full, env);
 done:
   if (fa_ok) posix_spawn_file_actions_destroy(&fa);
