@@ -19,6 +19,11 @@ column and rule). docs/python.md has the tour.
 from __future__ import annotations
 
 from . import _lib
+from . import errors as _errors
+from . import program as _program
+from . import run as _run
+from . import search as _search
+from . import strategy as _strategy
 from .errors import (
     ArgumentError,
     CancelledError,
@@ -99,67 +104,13 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'leir' has no attribute {name!r}")
 
 
+# The public names: each submodule's own list, plus the two above.
 __all__ = [
-    "LeirError",
-    "ParseError",
-    "InvalidProgramError",
-    "ArgumentError",
-    "ShapeError",
-    "LeirMemoryError",
-    "LeirIOError",
-    "LimitError",
-    "SignatureError",
-    "NotApplicableError",
-    "CompileError",
-    "LeirRuntimeError",
-    "LeirTimeoutError",
-    "NoDeviceError",
-    "UnsupportedError",
-    "NotFoundError",
-    "CancelledError",
-    "InternalError",
-    "DTYPES",
-    "Diagnostic",
-    "Equation",
-    "Expr",
-    "Loop",
-    "Nest",
-    "Program",
-    "TensorDecl",
-    "load",
-    "parse",
-    "Candidate",
-    "Explanation",
-    "Reason",
-    "Step",
-    "StrategyInfo",
-    "apply",
-    "candidates",
-    "candidates_json",
-    "cot",
-    "explain",
-    "ground",
-    "strategies",
-    "strategy_index",
+    *_errors.__all__,
+    *_program.__all__,
+    *_strategy.__all__,
     "library_version",
     "library_path",
-    "Backend",
-    "Kernel",
-    "Verdict",
-    "Timing",
-    "backends",
-    "run",
-    "verify",
-    "bench",
-    "time",
-    "seeded_inputs",
-    "lower",
-    "NUMPY_DTYPES",
-    "optimize",
-    "Database",
-    "SearchResult",
-    "Record",
-    "Query",
-    "ALGORITHMS",
-    "POLICIES",
+    *_run.__all__,
+    *_search.__all__,
 ]

@@ -21,6 +21,7 @@ __all__ = [
     "strategies",
     "strategy_index",
     "candidates",
+    "candidates_json",
     "apply",
     "explain",
     "ground",
