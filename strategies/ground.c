@@ -234,39 +234,48 @@ static leir_status target_of(const leir_program *before, const leir_program *aft
 
 /* ---- the verification gate of the split strategies ------------------------------------ */
 
-/* Caps of one gated verification (docs/strategies.md, "Gated grounding"):
- * a hostile `leir ground` input must not hang it or exhaust memory. The
- * interpreter's limit is per execution; a verification runs the reference
- * and the program on LEIR_INPUT_SETS_DEFAULT input sets. */
+/* Caps of the gated verifications (docs/strategies.md, "Gated grounding"):
+ * hostile `leir ground` input must not hang it or exhaust memory. The
+ * interpreter's limits are per execution of one program on one input set;
+ * a program's run on the LEIR_INPUT_SETS_DEFAULT input sets takes at most
+ * GATE_SECONDS. The reference (`before`) runs once per ground call (a
+ * verifier), then each verification runs only the program judged. */
 #define GATE_SECONDS 5.0
 #define GATE_BUFFER_BYTES ((uint64_t)64 << 20)
 #define GATE_EVALUATIONS ((uint64_t)1 << 26)
 #define GATE_MAX_VERIFY 4
 
 typedef struct gate {
-  leir_backend *b; /* opened on first use */
-  bool failed;     /* the backend could not be opened: nothing passes */
-  unsigned used;   /* verifications run (at most GATE_MAX_VERIFY) */
+  leir_backend *b;   /* opened on first use */
+  leir_verifier *v;  /* `before` run on every input set, on first use */
+  bool failed;       /* the backend or the verifier could not be made: nothing passes */
+  unsigned used;     /* verifications run (at most GATE_MAX_VERIFY) */
 } gate;
+
+static void gate_free(gate *g) {
+  leir_verifier_free(g->v);
+  leir_backend_free(g->b);
+}
 
 /* Does `p` verify EQUAL or CLOSE against `before` within the caps? */
 static bool gate_verify(gate *g, const leir_program *before, const leir_program *p) {
   if (g->failed || g->used >= GATE_MAX_VERIFY) return false;
-  if (!g->b) {
+  if (!g->v) {
     leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
     bo.flags |= LEIR_BACKEND_NO_CACHE;
-    bo.timeout_s = GATE_SECONDS / (2.0 * LEIR_INPUT_SETS_DEFAULT);
+    bo.timeout_s = GATE_SECONDS / LEIR_INPUT_SETS_DEFAULT;
     bo.max_buffer_bytes = GATE_BUFFER_BYTES;
     bo.max_evaluations = GATE_EVALUATIONS;
-    if (leir_backend_open(&g->b, "interp", &bo) != LEIR_OK) {
+    if (leir_backend_open(&g->b, "interp", &bo) != LEIR_OK ||
+        leir_verifier_new(&g->v, g->b, before, NULL) != LEIR_OK) {
       g->failed = true;
       return false;
     }
   }
   g->used++;
-  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
   leir_verify_report *r = NULL;
-  bool ok = leir_verify(g->b, before, p, &vo, &r) == LEIR_OK && leir_verdict_passes(r->verdict);
+  bool ok = leir_verifier_judge(g->v, p, LEIR_VERIFY_CLASS_ANY, &r) == LEIR_OK &&
+            leir_verdict_passes(r->verdict);
   leir_verify_report_free(r);
   return ok;
 }
@@ -363,7 +372,6 @@ static leir_status ground_relaxed(const ground_ctx *g, const leir_candidates_opt
     return st;
   }
   all->ctx = NULL; /* moved to `hits` */
-  rc->mode = LEIR__MODE_LIST;
   st = ground_pass(g, all, hits);
   leir_candidates_free(all);
   if (st != LEIR_OK) {
@@ -423,19 +431,22 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
      * grounding"); the caller's last error survives these internal calls */
     leir__error_state saved;
     leir__error_save(&saved);
-    gate gt = {NULL, false, 0};
+    gate gt = {NULL, NULL, false, 0};
     g.gate = &gt;
     struct leir_candidates *rh = NULL;
     st = ground_relaxed(&g, &go, &rh);
-    leir_backend_free(gt.b);
-    if (st == LEIR_OK) {
+    gate_free(&gt);
+    if (st == LEIR_OK && rh->l.steps.len) {
+      leir_candidates_free(hits);
+      hits = rh;
+    } else {
+      leir_candidates_free(rh);
+    }
+    /* the pass only adds: its failures (a max_candidates limit reached by
+     * the relaxed list) leave the first pass's answer, but for memory */
+    if (st != LEIR_ERR_NOMEM) {
+      st = LEIR_OK;
       leir__error_restore(&saved);
-      if (rh->l.steps.len) {
-        leir_candidates_free(hits);
-        hits = rh;
-      } else {
-        leir_candidates_free(rh);
-      }
     }
   }
   if (st != LEIR_OK) {

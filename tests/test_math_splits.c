@@ -15,7 +15,15 @@
  *     -inf mask, a bool or constant divisor, a loop of extent 1) hold even
  *     then; the flag adds candidates and changes none; the assumed
  *     candidates of the corpus verify (sampled; LEIR_TEST_SPLITS_GENERIC_ALL=1:
- *     every one, with a tally of the verdicts on stderr).
+ *     every one, with a tally of the verdicts on stderr);
+ *   - gated grounding (case `gated`): the reference's verified outputs that
+ *     only leir_ground's verification-gated pass grounds
+ *     (tests/data/splits-gated.jsonl: refused forms, compound and constant
+ *     subscript shifts, extent-1 loops) ground, listed by no candidate
+ *     list, with the caller's last error kept; their mutations (a sign, a
+ *     dropped term, a wrong shift) do not; the same split grounds or not
+ *     as its verification decides; the caps (memory, evaluations, time)
+ *     hold.
  */
 #define LEIR_EXPERIMENTAL
 #include <math.h>

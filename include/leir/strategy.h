@@ -303,9 +303,10 @@ LEIR_API leir_status leir_explanation_text(const leir_explanation *explanation, 
  * strategies with the refusals of the generic mode lifted and with shifts of
  * compound and constant subscripts (`if_then_else(d*3+g-1<0,1,A_{..,d*3+g-1})`).
  * Such a match is kept only when both its result and `after` verify EQUAL
- * or CLOSE against `before` on the "interp" backend (leir_verify), each
- * verification capped at 64 MiB of buffers, 2^26 equation evaluations and
- * about 5 s, at most 4 per call; it is LEIR_REASSOCIATING and
+ * or CLOSE against `before` on the "interp" backend (a leir_verifier),
+ * each run capped at 64 MiB of buffers and 2^26 equation evaluations, a
+ * program's run on the 3 input sets at about 5 s, at most 4 verifications
+ * per call; it is LEIR_REASSOCIATING and
  * leir_candidates_assumed returns 1 for it (leir_step_apply refuses its
  * step). The calling thread's last error (leir_error_last,
  * leir_error_sequence) is left as it was by these internal calls.
