@@ -860,10 +860,16 @@ START_TEST(test_gated_reference_outputs_ground) {
     int assumed = 0;
     ck_assert_int_eq(leir_candidates_assumed(g, 0, &assumed), LEIR_OK);
     ck_assert_int_eq(assumed, 1);
-    /* the step applies through the list leir_ground returned */
+    /* the step applies through the list leir_ground returned, not as a
+     * step of its own (leir_step_apply validates against the candidates) */
     leir_program *q = NULL;
     ck_assert_int_eq(leir_candidates_apply(&q, g, 0), LEIR_OK);
     leir_candidates_free(g);
+    leir_step *s = NULL;
+    ck_assert_int_eq(leir_step_parse(&s, want, strlen(want)), LEIR_OK);
+    leir_program *q2 = NULL;
+    ck_assert_int_eq(leir_step_apply(&q2, before, s, NULL), LEIR_ERR_NOT_APPLICABLE);
+    leir_step_free(s);
     /* every strategy grounds it too (strategy -1: the gated pass runs the
      * three split strategies) */
     leir_candidates *ga = NULL;
