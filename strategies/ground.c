@@ -30,6 +30,7 @@
 #include "error.h"
 #include "options.h"
 #include "visit.h"
+#include "leir/run.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -231,6 +232,156 @@ static leir_status target_of(const leir_program *before, const leir_program *aft
   return LEIR_OK;
 }
 
+/* ---- the verification gate of the split strategies ------------------------------------ */
+
+/* Caps of the gated verifications (docs/strategies.md, "Gated grounding"):
+ * hostile `leir ground` input must not hang it or exhaust memory. The
+ * interpreter's limits are per execution of one program on one input set;
+ * a program's run on the LEIR_INPUT_SETS_DEFAULT input sets takes at most
+ * GATE_SECONDS. The reference (`before`) runs once per ground call (a
+ * verifier), then each verification runs only the program judged. */
+#define GATE_SECONDS 5.0
+#define GATE_BUFFER_BYTES ((uint64_t)64 << 20)
+#define GATE_EVALUATIONS ((uint64_t)1 << 26)
+#define GATE_MAX_VERIFY 4
+
+typedef struct gate {
+  leir_backend *b;   /* opened on first use */
+  leir_verifier *v;  /* `before` run on every input set, on first use */
+  bool failed;       /* the backend or the verifier could not be made: nothing passes */
+  unsigned used;     /* verifications run (at most GATE_MAX_VERIFY) */
+} gate;
+
+static void gate_free(gate *g) {
+  leir_verifier_free(g->v);
+  leir_backend_free(g->b);
+}
+
+/* Does `p` verify EQUAL or CLOSE against `before` within the caps? */
+static bool gate_verify(gate *g, const leir_program *before, const leir_program *p) {
+  if (g->failed || g->used >= GATE_MAX_VERIFY) return false;
+  if (!g->v) {
+    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+    bo.flags |= LEIR_BACKEND_NO_CACHE;
+    bo.timeout_s = GATE_SECONDS / LEIR_INPUT_SETS_DEFAULT;
+    bo.max_buffer_bytes = GATE_BUFFER_BYTES;
+    bo.max_evaluations = GATE_EVALUATIONS;
+    if (leir_backend_open(&g->b, "interp", &bo) != LEIR_OK ||
+        leir_verifier_new(&g->v, g->b, before, NULL) != LEIR_OK) {
+      g->failed = true;
+      return false;
+    }
+  }
+  g->used++;
+  leir_verify_report *r = NULL;
+  bool ok = leir_verifier_judge(g->v, p, LEIR_VERIFY_CLASS_ANY, &r) == LEIR_OK &&
+            leir_verdict_passes(r->verdict);
+  leir_verify_report_free(r);
+  return ok;
+}
+
+/* A relaxed candidate's result q matches the answer (target): it counts
+ * only when both q and the answer verify against `before` (one
+ * verification when they are equal up to fresh names: the same program). */
+static bool gate_passes(gate *g, const leir_program *before, const leir_program *q,
+                        const leir_program *target, uint64_t want) {
+  bool same = leir_program_hash_alpha(q) == want;
+  if (g->used + (same ? 1u : 2u) > GATE_MAX_VERIFY) return false;
+  return gate_verify(g, before, q) && (same || gate_verify(g, before, target));
+}
+
+static bool is_split(int s) {
+  return s == LEIR__S_exponential_split || s == LEIR__S_multiplicative_split ||
+         s == LEIR__S_additive_split;
+}
+
+/* ---- grounding ----------------------------------------------------------------- */
+
+typedef struct ground_ctx {
+  const leir_program *before, *target;
+  uint64_t want;
+  const uint32_t *first, *last;
+  uint32_t P, S, n;
+  gate *gate; /* the relaxed pass: a match must pass the gate */
+} ground_ctx;
+
+/* Applies every listed candidate of `all` near the region that differs
+ * and pushes those whose result is the answer to `hits` (whose context,
+ * moved from `all`, applies them). With g->gate, an apply that fails or a
+ * match that does not verify is no hit, never an error. */
+static leir_status ground_pass(const ground_ctx *g, leir_candidates *all,
+                               struct leir_candidates *hits) {
+  leir__sctx *c = hits->ctx;
+  leir_status st = LEIR_OK;
+  for (size_t i = 0; i < all->l.steps.len && st == LEIR_OK; i++) {
+    const leir_step *s = &all->l.steps.data[i];
+    leir__pstep ps;
+    st = leir__step_parse_text(&ps, s->text, s->len);
+    if (st != LEIR_OK) break;
+    uint32_t t0, t1;
+    step_region(&ps, g->before, g->first, g->last, &t0, &t1);
+    if (t0 > g->P || t1 + g->S < g->n) continue; /* a nest outside the site differs */
+    leir_program *q = NULL;
+    st = leir__apply_parsed(c, &ps, &q);
+    if (st != LEIR_OK) {
+      if (g->gate && st != LEIR_ERR_NOMEM) st = LEIR_OK; /* a relaxed site apply refuses */
+      continue;
+    }
+    bool match = leir_program_hash_alpha(q) == g->want || ac_grounds(c, &ps, q, g->target);
+    if (match && g->gate) match = gate_passes(g->gate, g->before, q, g->target, g->want);
+    if (match) {
+      c->strategy = s->strategy;
+      c->sb.len = 0;
+      leir__sb_put(&c->sb, s->text, s->len);
+      c->list = &hits->l;
+      leir__steplist_push(c, (leir_exactness)s->exactness);
+      c->list = NULL;
+      if (c->status != LEIR_OK) st = leir__error_nomem();
+    }
+    leir_program_free(q);
+  }
+  return st;
+}
+
+/* The relaxed pass: the split strategies' candidates with their refusals
+ * lifted (split_relaxed), each match gated by verification. *out: the
+ * hits (possibly none), bound to a relaxed context so that they apply. */
+static leir_status ground_relaxed(const ground_ctx *g, const leir_candidates_options *go,
+                                  struct leir_candidates **out) {
+  *out = NULL;
+  leir__sctx *rc = NULL;
+  leir_status st = leir__sctx_new(&rc, g->before, go);
+  if (st != LEIR_OK) return st;
+  rc->split_relaxed = true;
+  struct leir_candidates *all = NULL;
+  st = leir__candidates_new(&all, rc);
+  if (st != LEIR_OK) {
+    leir__sctx_free(rc);
+    return st;
+  }
+  rc->mode = LEIR__MODE_LIST;
+  rc->list = &all->l;
+  for (int s = 0; s < LEIR__NSTRATEGIES && rc->status == LEIR_OK; s++)
+    if (is_split(s) && (go->strategy < 0 || go->strategy == s)) leir__sctx_run(rc, s);
+  rc->list = NULL;
+  st = rc->status == LEIR_ERR_NOMEM ? leir__error_nomem() : rc->status;
+  struct leir_candidates *hits = NULL;
+  if (st == LEIR_OK) st = leir__candidates_new(&hits, rc);
+  if (st != LEIR_OK) {
+    leir_candidates_free(all);
+    return st;
+  }
+  all->ctx = NULL; /* moved to `hits` */
+  st = ground_pass(g, all, hits);
+  leir_candidates_free(all);
+  if (st != LEIR_OK) {
+    leir_candidates_free(hits);
+    return st;
+  }
+  *out = hits;
+  return LEIR_OK;
+}
+
 leir_status leir_ground(leir_candidates **out, const leir_program *before,
                         const leir_program *after, const leir_candidates_options *opts) {
   if (!out || !before || !after)
@@ -271,30 +422,33 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
     goto done;
   }
   all->ctx = NULL; /* moved to `hits` */
-  leir__sctx *c = hits->ctx;
-  for (size_t i = 0; i < all->l.steps.len && st == LEIR_OK; i++) {
-    const leir_step *s = &all->l.steps.data[i];
-    leir__pstep ps;
-    st = leir__step_parse_text(&ps, s->text, s->len);
-    if (st != LEIR_OK) break;
-    uint32_t t0, t1;
-    step_region(&ps, before, first, last, &t0, &t1);
-    if (t0 > P || t1 + S < n) continue; /* a nest outside the site differs */
-    leir_program *q = NULL;
-    st = leir__apply_parsed(c, &ps, &q);
-    if (st != LEIR_OK) break;
-    if (leir_program_hash_alpha(q) == want || ac_grounds(c, &ps, q, target)) {
-      c->strategy = s->strategy;
-      c->sb.len = 0;
-      leir__sb_put(&c->sb, s->text, s->len);
-      c->list = &hits->l;
-      leir__steplist_push(c, (leir_exactness)s->exactness);
-      c->list = NULL;
-      if (c->status != LEIR_OK) st = leir__error_nomem();
-    }
-    leir_program_free(q);
-  }
+  ground_ctx g = {before, target, want, first, last, P, S, n, NULL};
+  st = ground_pass(&g, all, hits);
   leir_candidates_free(all);
+  if (st == LEIR_OK && hits->l.steps.len == 0 && (go.strategy < 0 || is_split(go.strategy))) {
+    /* nothing grounds: the split strategies' refused and compound-shift
+     * forms, each only with a verified answer (docs/strategies.md, "Gated
+     * grounding"); the caller's last error survives these internal calls */
+    leir__error_state saved;
+    leir__error_save(&saved);
+    gate gt = {NULL, NULL, false, 0};
+    g.gate = &gt;
+    struct leir_candidates *rh = NULL;
+    st = ground_relaxed(&g, &go, &rh);
+    gate_free(&gt);
+    if (st == LEIR_OK && rh->l.steps.len) {
+      leir_candidates_free(hits);
+      hits = rh;
+    } else {
+      leir_candidates_free(rh);
+    }
+    /* the pass only adds: its failures (a max_candidates limit reached by
+     * the relaxed list) leave the first pass's answer, but for memory */
+    if (st != LEIR_ERR_NOMEM) {
+      st = LEIR_OK;
+      leir__error_restore(&saved);
+    }
+  }
   if (st != LEIR_OK) {
     leir_candidates_free(hits);
     goto done;

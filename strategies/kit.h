@@ -203,6 +203,11 @@ struct leir__sctx {
   leir__strbuf sb;         /* step text being emitted */
   char site[256];          /* scratch for LEIR__REJECT sites */
   leir_status status;      /* sticky failure (no memory, limit) */
+  /* leir_ground's verification-gated second pass only (ground.c): the split
+   * strategies lift their refusals and also shift a compound subscript
+   * (split_sites.h). Never set by leir_candidates_list, so candidate lists
+   * do not change; every step found this way is verified before it counts. */
+  bool split_relaxed;
 };
 
 /* Builds the context of a valid program (analysis, nests, fresh names). */

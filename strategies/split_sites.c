@@ -409,6 +409,9 @@ typedef struct yval {
   uint32_t k;             /* shift: loop index in the nest */
   const leir_expr *z;     /* shift: the read shifted */
   const leir_expr *acc;   /* tensor: Y's left-hand access in its writer */
+  /* shift of a compound last subscript E (d*3+g: y reads Z_{..,E-1}, k the
+   * innermost loop of E); only in the relaxed pass (split_relaxed) */
+  bool compound;
 } yval;
 
 typedef struct site {
@@ -461,16 +464,34 @@ static uint32_t collect_ys(const leir__sctx *c, const site *s, yval *ys) {
   uint32_t n = 0;
   const leir_nest *nest = s->r->nest;
   const leir_expr *z = s->z;
-  if (z && is_float(z->dtype) && z->n >= 1 && !s->under_ite && !nest_writes(nest, z->sym)) {
+  /* The relaxed pass (leir_ground's gated pass) keeps only what apply
+   * needs to build y; whether the result is right is then the verifier's
+   * question: Z written in the nest, a site under an if_then_else, k in
+   * another entry of Z, a loop of extent 1 (y is the boundary constant)
+   * and a compound last subscript E (y = if_then_else(E-1<0,B,Z_{..,E-1}),
+   * the reference's shift of a strided or padded read). */
+  bool relaxed = c->split_relaxed;
+  if (z && is_float(z->dtype) && z->n >= 1 &&
+      (relaxed || (!s->under_ite && !nest_writes(nest, z->sym)))) {
     const leir_expr *last = strip(z->kids[z->n - 1]);
     for (uint32_t k = 0; last->kind == LEIR_EXPR_VAR && k < nest->nloops; k++) {
       if (nest->loops[k].sym != last->sym) continue;
-      if (nest->loops[k].extent < 2) break; /* y would be the constant B: no split */
+      if (nest->loops[k].extent < 2 && !relaxed) break; /* y would be the constant B: no split */
       bool alone = true;
-      for (uint32_t j = 0; j + 1 < z->n && alone; j++)
+      for (uint32_t j = 0; j + 1 < z->n && alone && !relaxed; j++)
         alone = !leir__expr_uses_var(z->kids[j], last->sym);
       if (alone) ys[n++] = (yval){.shift = true, .k = k, .z = z};
       break;
+    }
+    if (relaxed && last->kind != LEIR_EXPR_VAR) {
+      /* named by the innermost loop E uses, or for a constant E (Z_{..,0}:
+       * y is the boundary B) by the nest's innermost loop: a site has one
+       * last subscript, so one shift, and the name only has to find it */
+      uint32_t k = nest->nloops;
+      for (uint32_t j = nest->nloops; j-- > 0 && k == nest->nloops;)
+        if (leir__expr_uses_var(last, nest->loops[j].sym)) k = j;
+      if (k == nest->nloops && nest->nloops) k = nest->nloops - 1;
+      if (k < nest->nloops) ys[n++] = (yval){.shift = true, .k = k, .z = z, .compound = true};
     }
   }
   for (uint32_t t = 0; t < s->r->path[0] && n < LEIR__SPLIT_MAX_Y; t++) {
@@ -478,7 +499,8 @@ static uint32_t collect_ys(const leir__sctx *c, const site *s, yval *ys) {
     if (!same_loops(w, nest)) continue;
     for (uint32_t k = 0; k < w->nitems && n < LEIR__SPLIT_MAX_Y; k++) {
       const leir_equation *eq = w->items[k].eq;
-      if (!eq || !is_float(eq->lhs->dtype) || nest_writes(nest, eq->lhs->sym)) continue;
+      if (!eq || !is_float(eq->lhs->dtype) || (!relaxed && nest_writes(nest, eq->lhs->sym)))
+        continue;
       bool dup = false;
       for (uint32_t j = 0; j < n && !dup; j++) dup = !ys[j].shift && ys[j].acc->sym == eq->lhs->sym;
       if (!dup) ys[n++] = (yval){.shift = false, .acc = eq->lhs};
@@ -820,6 +842,8 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
     }
     if (w->pf.st != LEIR_OK) return;
     if (v == V_NO_SITE) continue; /* form=div of an exponent that is no difference */
+    /* the relaxed pass: every structural split, left to the verifier */
+    if (c->split_relaxed && v == V_UNPROVEN) v = V_ASSUMED;
     const char *fs = w->kind != LEIR__SPLIT_EXP ? "" : form ? " form=div" : " form=mul";
     char what[96];
     if (y->shift)
@@ -862,7 +886,7 @@ static void emit_y(leir__sctx *c, walk *w, const site *s, const leir__xsite *x, 
     if (v == V_CLOSE && w->generic && pref && !gref && !structural(&w->pf, w->kind, s, y, form == 1))
       v = V_ASSUMED;
     if (w->pf.st != LEIR_OK) return;
-    if (v != V_EXACT && (v == V_ASSUMED ? gref : pref)) {
+    if (v != V_EXACT && !c->split_relaxed && (v == V_ASSUMED ? gref : pref)) {
       if (c->mode == LEIR__MODE_EXPLAIN) { /* the step's own site: apply quotes it */
         snprintf(c->site, sizeof c->site, "nest=%.40s %.50s eq=%u expr=%.100s%s", s->r->label, what,
                  s->item, path, fs);
@@ -927,7 +951,8 @@ static bool on_node(leir__sctx *c, const leir__xsite *x, void *ud) {
   walk *w = ud;
   site s;
   if (!site_of(x, w->kind, &s)) return true;
-  if (w->kind != LEIR__SPLIT_EXP && count_reads(x->eq.eq->rhs, s.x->sym, 0) != 1) {
+  if (w->kind != LEIR__SPLIT_EXP && !c->split_relaxed &&
+      count_reads(x->eq.eq->rhs, s.x->sym, 0) != 1) {
     LEIR__REJECT(c, leir__site_expr(c, x), LEIR__R_SPLIT_REUSED,
                  "%s is read more than once on the right-hand side", leir__name(c, s.x->sym));
     return true;
@@ -1019,11 +1044,16 @@ static leir_expr *build_y(leir_program *out, const leir__sctx *c, const site *s,
                           int64_t boundary) {
   if (!y->shift) return leir__copy_expr(out, c->p, y->acc);
   uint32_t ksym = s->r->nest->loops[y->k].sym;
+  /* the shifted entry: k-1, or E-1 for a compound subscript E */
+  const leir_expr *last = strip(y->z->kids[y->z->n - 1]);
   leir_expr *prev = leir__copy_expr(out, c->p, y->z);
-  prev->kids[prev->n - 1] =
-      leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
+  prev->kids[prev->n - 1] = leir__mk_bin(
+      out, LEIR_OP_SUB, y->compound ? leir__copy_expr(out, c->p, last) : leir__mk_var(out, ksym),
+      leir__mk_int(out, 1));
   leir_expr *cond = leir__new_expr(out, LEIR_EXPR_COMPARE, LEIR_OP_NONE, 2);
-  cond->kids[0] = leir__mk_bin(out, LEIR_OP_SUB, leir__mk_var(out, ksym), leir__mk_int(out, 1));
+  cond->kids[0] = leir__mk_bin(
+      out, LEIR_OP_SUB, y->compound ? leir__copy_expr(out, c->p, last) : leir__mk_var(out, ksym),
+      leir__mk_int(out, 1));
   cond->kids[1] = leir__mk_int(out, 0);
   cond->u.cmp_ops[0] = LEIR_OP_LT;
   return leir__stream_ite(out, cond, leir__mk_int(out, boundary), prev);

@@ -55,6 +55,16 @@
  *        Otherwise proven bounds: with R empty, y in [0, p*ln 2] (exp(u-y)
  *        <= exp(u), exp(y) <= 2^p); else both exponents within [-L, L],
  *        L = min(ln huge, -ln tiny)/2 - 1. Reassociating.
+ *
+ * The relaxed mode (c->split_relaxed, set only by leir_ground's
+ * verification-gated pass, strategies/ground.c) keeps the sites and the
+ * rewrites but lifts every refusal above (the numerical conditions, the
+ * generic mode's structural ones, split.compared, split.reused, Z written
+ * in the nest, a site under an if_then_else, k in another entry of Z, a
+ * loop of extent 1), and also shifts a compound or constant last subscript
+ * E: if_then_else(E-1<0,B,Z_{..,E-1}), `loop=` the innermost loop E uses
+ * (the nest's innermost loop for a constant E). Its steps are assumed
+ * (reassociating) and count only once verified.
  */
 #ifndef LEIR_STRATEGIES_SPLIT_SITES_H
 #define LEIR_STRATEGIES_SPLIT_SITES_H

@@ -15,13 +15,22 @@
  *     -inf mask, a bool or constant divisor, a loop of extent 1) hold even
  *     then; the flag adds candidates and changes none; the assumed
  *     candidates of the corpus verify (sampled; LEIR_TEST_SPLITS_GENERIC_ALL=1:
- *     every one, with a tally of the verdicts on stderr).
+ *     every one, with a tally of the verdicts on stderr);
+ *   - gated grounding (case `gated`): the reference's verified outputs that
+ *     only leir_ground's verification-gated pass grounds
+ *     (tests/data/splits-gated.jsonl: refused forms, compound and constant
+ *     subscript shifts, extent-1 loops) ground, listed by no candidate
+ *     list, with the caller's last error kept; their mutations (a sign, a
+ *     dropped term, a wrong shift) do not; the same split grounds or not
+ *     as its verification decides; the caps (memory, evaluations, time)
+ *     hold.
  */
 #define LEIR_EXPERIMENTAL
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "corpus.h"
 #include "ir.h"
@@ -745,6 +754,322 @@ START_TEST(test_generic_values_candidates_verify) {
 }
 END_TEST
 
+/* ---- gated grounding (strategies/ground.c, docs/strategies.md) -------------------
+ * When nothing grounds, leir_ground re-enumerates the split strategies with
+ * their refusals lifted and compound or constant subscript shifts allowed,
+ * and accepts a match only when it and the answer verify on the
+ * interpreter, under caps. */
+
+/* An answer without a signature: leir_ground reads it with the program's
+ * (an inferred one would make C, read by the split, an intermediate). */
+static leir_program *answer(const char *text) {
+  leir_program *p = NULL;
+  ck_assert_msg(leir_program_parse(&p, text, strlen(text), NULL) == LEIR_OK, "%s: %s", text,
+                leir_error_last()->message);
+  return p;
+}
+
+/* The caller's last error, to check that grounding leaves it alone. */
+typedef struct saved_error {
+  leir_status status;
+  uint64_t sequence;
+  char message[1024];
+} saved_error;
+
+static void set_known_error(saved_error *e) {
+  leir_program *p = NULL;
+  ck_assert_int_ne(leir_program_parse(&p, "@", 1, NULL), LEIR_OK);
+  e->status = leir_error_last()->status;
+  e->sequence = leir_error_sequence();
+  snprintf(e->message, sizeof e->message, "%s", leir_error_last()->message);
+}
+
+static void expect_error_kept(const saved_error *e, const char *what) {
+  ck_assert_msg(leir_error_sequence() == e->sequence, "%s: the last error was rewritten (%s)",
+                what, leir_error_last()->message);
+  ck_assert_int_eq(leir_error_last()->status, e->status);
+  ck_assert_str_eq(leir_error_last()->message, e->message);
+}
+
+static size_t ground_count(const leir_program *before, const leir_program *after, size_t st) {
+  leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+  co.strategy = (int32_t)st;
+  leir_candidates *g = NULL;
+  ck_assert_int_eq(leir_ground(&g, before, after, &co), LEIR_OK);
+  size_t n = leir_candidates_count(g);
+  leir_candidates_free(g);
+  return n;
+}
+
+/* A mutation of a grounded split that is no split any more: its program
+ * must neither ground nor verify. */
+static void expect_rejected(leir_verifier *v, const leir_program *before, const leir_program *m,
+                            size_t st, const char *what) {
+  ck_assert_msg(ground_count(before, m, st) == 0, "%s grounds", what);
+  leir_verdict verdict = judge(v, m, LEIR_VERIFY_CLASS_ANY);
+  ck_assert_msg(!leir_verdict_passes(verdict), "%s verifies %s", what, leir_verdict_name(verdict));
+}
+
+/* The reference's verified outputs that only the gated pass grounds
+ * (tests/data/splits-gated.jsonl, from steps-small.jsonl): a split refused
+ * even under LEIR_CANDIDATES_GENERIC_VALUES, a compound subscript shift
+ * (A_{..,d*3+g-1}), a loop of extent 1 and a constant subscript (Z_{..,0}:
+ * y is the boundary). Each grounds to its step, assumed and reassociating,
+ * listed by no candidate list; the caller's last error is kept; the
+ * grounded step applies through the returned list; and the answer mutated
+ * (a wrong sign, a dropped term, a wrong shift) grounds to nothing. */
+START_TEST(test_gated_reference_outputs_ground) {
+  corpus_entry *rows = NULL;
+  size_t nrows = corpus_read(&rows);
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  jsonl_file *f = jsonl_open(test_data_path("splits-gated.jsonl"));
+  ck_assert_ptr_nonnull(f);
+  const char *kinds[4] = {"refused", "compound", "extent1", "constant"};
+  size_t per_kind[4] = {0}, per_strategy[3] = {0}, mutations = 0;
+  const char *names[3] = {"exponential_split", "multiplicative_split", "additive_split"};
+  const jsonl_value *o;
+  while ((o = jsonl_next(f))) {
+    const char *id = jsonl_str(jsonl_get(o, "id")), *sname = jsonl_str(jsonl_get(o, "strategy"));
+    const char *after_text = jsonl_str(jsonl_get(o, "after")), *want = jsonl_str(jsonl_get(o, "step"));
+    const char *kind = jsonl_str(jsonl_get(o, "kind"));
+    ck_assert(id && sname && after_text && want && kind);
+    const corpus_entry *e = corpus_find(rows, nrows, id);
+    ck_assert_msg(e != NULL, "%s", id);
+    leir_program *before = corpus_program(e), *after = corpus_program_text(e, after_text);
+    size_t st = strategy_index(sname);
+    for (size_t k = 0; k < 4; k++) per_kind[k] += strcmp(kinds[k], kind) == 0;
+    for (size_t k = 0; k < 3; k++) per_strategy[k] += strcmp(names[k], sname) == 0;
+    /* no candidate list has the step, with or without the generic flag */
+    char *plain = cands(before, st), *generic = cands_f(before, st, LEIR_CANDIDATES_GENERIC_VALUES);
+    char line[512];
+    snprintf(line, sizeof line, "%s reassociating\n", want);
+    ck_assert_msg(!strstr(plain, line) && !strstr(generic, line), "%s: %s is listed", id, want);
+    free(plain);
+    free(generic);
+    saved_error se;
+    set_known_error(&se);
+    leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+    co.strategy = (int32_t)st;
+    leir_candidates *g = NULL;
+    ck_assert_int_eq(leir_ground(&g, before, after, &co), LEIR_OK);
+    expect_error_kept(&se, want);
+    ck_assert_msg(leir_candidates_count(g) >= 1, "%s: %s does not ground", id, want);
+    ck_assert_str_eq(leir_step_text(leir_candidates_step(g, 0)), want);
+    ck_assert_int_eq(leir_candidates_exactness(g, 0), LEIR_REASSOCIATING);
+    int assumed = 0;
+    ck_assert_int_eq(leir_candidates_assumed(g, 0, &assumed), LEIR_OK);
+    ck_assert_int_eq(assumed, 1);
+    /* the step applies through the list leir_ground returned, not as a
+     * step of its own (leir_step_apply validates against the candidates) */
+    leir_program *q = NULL;
+    ck_assert_int_eq(leir_candidates_apply(&q, g, 0), LEIR_OK);
+    leir_candidates_free(g);
+    leir_step *s = NULL;
+    ck_assert_int_eq(leir_step_parse(&s, want, strlen(want)), LEIR_OK);
+    leir_program *q2 = NULL;
+    ck_assert_int_eq(leir_step_apply(&q2, before, s, NULL), LEIR_ERR_NOT_APPLICABLE);
+    leir_step_free(s);
+    /* every strategy grounds it too (strategy -1: the gated pass runs the
+     * three split strategies) */
+    leir_candidates *ga = NULL;
+    ck_assert_int_eq(leir_ground(&ga, before, after, NULL), LEIR_OK);
+    bool found = false;
+    for (size_t i = 0; i < leir_candidates_count(ga) && !found; i++)
+      found = strcmp(leir_step_text(leir_candidates_step(ga, i)), want) == 0;
+    ck_assert_msg(found, "%s: %s does not ground with every strategy", id, want);
+    leir_candidates_free(ga);
+    leir_verifier *v = NULL;
+    ck_assert_int_eq(leir_verifier_new(&v, b, before, NULL), LEIR_OK);
+    ck_assert(leir_verdict_passes(judge(v, q, LEIR_VERIFY_CLASS_ANY)));
+    /* mutations, where y is a value (with y the boundary constant, x-0-0
+     * is still x): */
+    if (strcmp(kind, "refused") == 0 || strcmp(kind, "compound") == 0) {
+      char what[600];
+      /* the sign: x-y-y, x/y/y, exp(..)/exp(..) (or * for form=div) */
+      leir_program *m = NULL;
+      ck_assert_int_eq(leir_program_clone(&m, q), LEIR_OK);
+      leir_expr *n = *site_slot(m, want);
+      ck_assert_int_eq(n->kind, LEIR_EXPR_BINARY);
+      n->op = n->op == LEIR_OP_ADD   ? LEIR_OP_SUB
+              : n->op == LEIR_OP_SUB ? LEIR_OP_ADD
+              : n->op == LEIR_OP_MUL ? LEIR_OP_DIV
+                                     : LEIR_OP_MUL;
+      snprintf(what, sizeof what, "%s: %s with the sign flipped", id, want);
+      expect_rejected(v, before, m, st, what);
+      leir_program_free(m);
+      /* a dropped term: x-y, x/y, the first exp factor alone */
+      ck_assert_int_eq(leir_program_clone(&m, q), LEIR_OK);
+      leir_expr **slot = site_slot(m, want);
+      *slot = (*slot)->kids[0];
+      snprintf(what, sizeof what, "%s: %s with a term dropped", id, want);
+      expect_rejected(v, before, m, st, what);
+      leir_program_free(m);
+      mutations += 2;
+    }
+    if (strcmp(kind, "compound") == 0) {
+      /* a wrong shift: the first y reads E-2, the second E-1 */
+      size_t len = strlen(after_text);
+      char *text = malloc(len + 1);
+      ck_assert_ptr_nonnull(text);
+      memcpy(text, after_text, len + 1);
+      char *at = strstr(text, "-1}");
+      ck_assert_ptr_nonnull(at);
+      at[1] = '2';
+      leir_program *m = corpus_program_text(e, text);
+      char what[600];
+      snprintf(what, sizeof what, "%s: %s shifted by 2 once", id, want);
+      expect_rejected(v, before, m, st, what);
+      leir_program_free(m);
+      free(text);
+      mutations++;
+    }
+    leir_verifier_free(v);
+    leir_program_free(q);
+    leir_program_free(before);
+    leir_program_free(after);
+  }
+  jsonl_close(f);
+  for (size_t k = 0; k < 4; k++) ck_assert_msg(per_kind[k] >= 1, "no %s row", kinds[k]);
+  for (size_t k = 0; k < 3; k++) ck_assert_msg(per_strategy[k] >= 2, "few %s rows", names[k]);
+  ck_assert_uint_ge(mutations, 10);
+  leir_backend_free(b);
+  corpus_free(rows, nrows);
+}
+END_TEST
+
+/* The verification decides, not the structure: the same split x/C*C of
+ * the same program shape grounds where C = exp(A) (refused even under the
+ * generic assumption: y derives from an exp) and does not where
+ * C = max(A,0) (x/0*0 is NaN where A <= 0, which the answer then is). */
+START_TEST(test_gated_grounding_is_decided_by_verification) {
+  const char *good = "B^{4}_{tx=0}L^{6}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a});];"
+                     "B^{4}_{tx=0}L^{6}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,a}*2;];";
+  const char *good_after =
+      "B^{4}_{tx=0}L^{6}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a});];"
+      "B^{4}_{tx=0}L^{6}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,a}/C^{f64,g}_{tx,a}*C^{f64,g}_{tx,a}*2;];";
+  const char *bad = "B^{4}_{tx=0}L^{6}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];"
+                    "B^{4}_{tx=0}L^{6}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,a}*2;];";
+  const char *bad_after =
+      "B^{4}_{tx=0}L^{6}_{a=0}[C^{f64,g}_{tx,a}=max(A^{f64,g}_{tx,a},0);];"
+      "B^{4}_{tx=0}L^{6}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,a}/C^{f64,g}_{tx,a}*C^{f64,g}_{tx,a}*2;];";
+  size_t mu = strategy_index("multiplicative_split");
+  leir_program *p = prog(good), *a = answer(good_after);
+  /* not among the candidates, even with the generic flag */
+  char *generic = cands_f(p, mu, LEIR_CANDIDATES_GENERIC_VALUES);
+  ck_assert_ptr_null(strstr(generic, "tensor=C"));
+  free(generic);
+  ck_assert(rejects(p, mu, "nest=1 tensor=C", "split.structural"));
+  saved_error se;
+  set_known_error(&se);
+  leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+  co.strategy = (int32_t)mu;
+  leir_candidates *g = NULL;
+  ck_assert_int_eq(leir_ground(&g, p, a, &co), LEIR_OK);
+  expect_error_kept(&se, good_after);
+  ck_assert_uint_eq(leir_candidates_count(g), 1);
+  ck_assert_str_eq(leir_step_text(leir_candidates_step(g, 0)),
+                   "multiplicative_split nest=1 tensor=C eq=0 expr=1.0");
+  leir_candidates_free(g);
+  leir_program_free(p);
+  leir_program_free(a);
+
+  p = prog(bad);
+  a = answer(bad_after);
+  set_known_error(&se);
+  ck_assert_int_eq(leir_ground(&g, p, a, &co), LEIR_OK);
+  expect_error_kept(&se, bad_after);
+  ck_assert_uint_eq(leir_candidates_count(g), 0);
+  leir_candidates_free(g);
+  /* the answer is wrong: NaN where the original is finite */
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verify(b, p, a, NULL, &r), LEIR_OK);
+  ck_assert_int_eq(r->verdict, LEIR_VERDICT_MISMATCH);
+  leir_verify_report_free(r);
+  leir_backend_free(b);
+  leir_program_free(p);
+  leir_program_free(a);
+}
+END_TEST
+
+/* A split of E_{tx,c} = exp(A_{tx,c}) summed over a: D += E/y*y with y
+ * its shift on c, over tx x a x c. */
+static void shifted_sum(char *before, char *after, size_t cap, unsigned tx, unsigned a,
+                        unsigned c) {
+  snprintf(before, cap,
+           "B^{%u}_{tx=0}L^{%u}_{c=0}[E^{f64,g}_{tx,c}=exp(A^{f64,g}_{tx,c});];"
+           "B^{%u}_{tx=0}L^{%u}_{a=0}L^{%u}_{c=0}[D^{f64,g}_{tx,a}=D^{f64,g}_{tx,a}+E^{f64,g}_{tx,c};];",
+           tx, c, tx, a, c);
+  const char *y = "if_then_else(c-1<0,1,E^{f64,g}_{tx,c-1})";
+  snprintf(after, cap,
+           "B^{%u}_{tx=0}L^{%u}_{c=0}[E^{f64,g}_{tx,c}=exp(A^{f64,g}_{tx,c});];"
+           "B^{%u}_{tx=0}L^{%u}_{a=0}L^{%u}_{c=0}[D^{f64,g}_{tx,a}=D^{f64,g}_{tx,a}+E^{f64,g}_{tx,c}/%s*%s;];",
+           tx, c, tx, a, c, y, y);
+}
+
+/* x/C*C with C = exp(A), over n x n */
+static void divided(char *before, char *after, size_t cap, unsigned n) {
+  snprintf(before, cap,
+           "B^{%u}_{tx=0}L^{%u}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a});];"
+           "B^{%u}_{tx=0}L^{%u}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,a}*2;];",
+           n, n, n, n);
+  snprintf(after, cap,
+           "B^{%u}_{tx=0}L^{%u}_{a=0}[C^{f64,g}_{tx,a}=exp(A^{f64,g}_{tx,a});];"
+           "B^{%u}_{tx=0}L^{%u}_{a=0}[D^{f64,g}_{tx,a}=E^{f64,g}_{tx,a}/C^{f64,g}_{tx,a}*"
+           "C^{f64,g}_{tx,a}*2;];",
+           n, n, n, n);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double ground_seconds(const char *before, const char *after, size_t st, size_t *count) {
+  leir_program *p = prog(before), *a = answer(after);
+  saved_error se;
+  set_known_error(&se);
+  double t0 = now_s();
+  *count = ground_count(p, a, st);
+  double s = now_s() - t0;
+  expect_error_kept(&se, after);
+  leir_program_free(p);
+  leir_program_free(a);
+  return s;
+}
+
+/* The caps of a gated verification: a split that verifies at a small size
+ * grounds; the same split over 2^26 evaluations (64 x 1024 x 1100) or
+ * 64 MiB of buffers (four 3000 x 3000 f64 tensors) is refused at once,
+ * unverified; one that runs past the time cap (64 x 1024 x 900, under
+ * both other caps) returns within the time of 4 capped verifications. */
+START_TEST(test_gated_grounding_caps) {
+  size_t mu = strategy_index("multiplicative_split"), n = 0;
+  char before[1024], after[1024];
+  shifted_sum(before, after, sizeof before, 2, 3, 4);
+  ground_seconds(before, after, mu, &n);
+  ck_assert_uint_eq(n, 1);
+  divided(before, after, sizeof before, 4);
+  ground_seconds(before, after, mu, &n);
+  ck_assert_uint_eq(n, 1);
+
+  shifted_sum(before, after, sizeof before, 64, 1024, 1100);
+  double s = ground_seconds(before, after, mu, &n);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_msg(s < 5.0, "over the evaluation cap: %.1f s", s);
+  divided(before, after, sizeof before, 3000);
+  s = ground_seconds(before, after, mu, &n);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_msg(s < 5.0, "over the memory cap: %.1f s", s);
+  shifted_sum(before, after, sizeof before, 64, 1024, 900);
+  s = ground_seconds(before, after, mu, &n);
+  ck_assert_msg(s < 4 * 5.0 + 10.0, "the time cap: %.1f s", s);
+}
+END_TEST
+
 static Suite *splits_suite(void) {
   Suite *s = suite_create("math_splits");
   TCase *tc = tcase_create("math_splits");
@@ -755,6 +1080,11 @@ static Suite *splits_suite(void) {
   tcase_add_test(tc, test_generic_values_structural_refusals);
   tcase_add_test(tc, test_generic_values_ground_reference_outputs);
   suite_add_tcase(s, tc);
+  TCase *gated = tcase_create("gated");
+  tcase_add_test(gated, test_gated_reference_outputs_ground);
+  tcase_add_test(gated, test_gated_grounding_is_decided_by_verification);
+  tcase_add_test(gated, test_gated_grounding_caps);
+  suite_add_tcase(s, gated);
   TCase *corpus = tcase_create("corpus");
   tcase_add_test(corpus, test_split_candidates_on_the_corpus);
   tcase_add_test(corpus, test_generic_values_only_add);

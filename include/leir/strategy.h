@@ -294,7 +294,23 @@ LEIR_API leir_status leir_explanation_text(const leir_explanation *explanation, 
 /** Every candidate step of `before` whose result equals `after` up to fresh
  * names (leir_program_hash_alpha, with `before`'s signature when `after`
  * has none). `opts` selects strategies as for leir_candidates_list (may be
- * NULL). *out lists the matches (possibly none) and is bound to `before`.
+ * NULL); the split strategies are enumerated with
+ * LEIR_CANDIDATES_GENERIC_VALUES. *out lists the matches (possibly none)
+ * and is bound to `before`: leir_candidates_apply applies them.
+ *
+ * Verification-gated splits: when nothing matches and `opts` selects every
+ * strategy or one of the three splits, a second pass enumerates the split
+ * strategies with the refusals of the generic mode lifted and with shifts of
+ * compound and constant subscripts (`if_then_else(d*3+g-1<0,1,A_{..,d*3+g-1})`).
+ * Such a match is kept only when both its result and `after` verify EQUAL
+ * or CLOSE against `before` on the "interp" backend (a leir_verifier),
+ * each run capped at 64 MiB of buffers and 2^26 equation evaluations, a
+ * program's run on the 3 input sets at about 5 s, at most 4 verifications
+ * per call; it is LEIR_REASSOCIATING and
+ * leir_candidates_assumed returns 1 for it (leir_step_apply refuses its
+ * step). The calling thread's last error (leir_error_last,
+ * leir_error_sequence) is left as it was by these internal calls.
+ * docs/strategies.md, "Gated grounding".
  * Caller frees *out. Errors as for leir_candidates_list. */
 LEIR_API leir_status leir_ground(leir_candidates **out, const leir_program *before,
                                  const leir_program *after, const leir_candidates_options *opts);

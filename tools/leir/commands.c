@@ -83,7 +83,11 @@ const tool_command tool_commands[] = {
     {"ground", "ground BEFORE AFTER [--strategy S] [--json]",
      "Finds every step that turns BEFORE into AFTER, comparing programs up to\n"
      "fresh names (leir hash --alpha). Prints STEP<TAB>CLASS per match; exit\n"
-     "status 1 when there is none.\n"
+     "status 1 when there is none. Splits (exponential_, multiplicative_,\n"
+     "additive_split) also match the forms their candidates refuse and shifts of\n"
+     "compound subscripts, but only when the step's result and AFTER both\n"
+     "verify against BEFORE on the interpreter (capped: 64 MiB, 2^26\n"
+     "evaluations, about 5 s per verification, 4 verifications).\n"
      "\n"
      "  --strategy S   only search strategy S\n"
      "  --input, --output: the signature of both programs\n",
