@@ -123,16 +123,60 @@ static leir_expr *lane_access(leir_program *out, const leir_expr *row, uint32_t 
   return e;
 }
 
+/* max(F,-3.4028234663852886e38): F, or float's lowest finite value where F
+ * is -inf. Narrow equations compute in float (docs/verification.md), so
+ * the literal is finite whatever the dtype. */
+static leir_expr *clamped(leir_program *out, const leir_expr *like, uint32_t f) {
+  static const char lowest[] = "3.4028234663852886e38";
+  return leir__stream_call2(
+      out, LEIR_OP_MAX, leir__stream_tensor(out, like, f),
+      leir__new_unary(out, LEIR_EXPR_NEG, leir__new_number(out, lowest, sizeof lowest - 1)));
+}
+
+/* The running equations of one lane, without a branch (if_then_else is
+ * lazy, a branch in C, and the CPU backend compiles without loop
+ * if-conversion, so a V loop with one does not vectorize):
+ *   F=max(G,X); W=exp(X-max(F,lowest)); H=H*exp(G-max(F,lowest))+W; G=F;
+ * While F is -inf (a masked prefix) X and G are -inf too, so both
+ * exponents are -inf and H stays 0 where exp(-inf - -inf) would be NaN;
+ * once F is finite, max(F,lowest) is F and an unchanged maximum scales H
+ * by exp(0) = 1 exactly: the values of leir__stream_running's guarded
+ * form, at two exps per element instead of one (in vector lanes). */
+static void lane_running(leir_program *out, leir_nest *body, const leir_expr *glike,
+                         const leir_expr *x, uint32_t f, uint32_t w,
+                         const leir__stream_accum *t) {
+#define G_ (leir__stream_tensor(out, glike, glike->sym))
+#define F_ (leir__stream_tensor(out, glike, f))
+#define W_ (leir__stream_tensor(out, glike, w))
+#define H_ (leir__stream_acc(out, glike, t))
+#define X_ (leir__copy_expr(out, out, x))
+  leir__stream_set_eq(out, body, 0, F_, leir__stream_call2(out, LEIR_OP_MAX, G_, X_));
+  leir__stream_set_eq(out, body, 1, W_,
+                      leir__stream_call1(out, LEIR_OP_EXP,
+                                         leir__mk_bin(out, LEIR_OP_SUB, X_, clamped(out, glike, f))));
+  leir_expr *scale = leir__stream_call1(
+      out, LEIR_OP_EXP, leir__mk_bin(out, LEIR_OP_SUB, G_, clamped(out, glike, f)));
+  leir__stream_set_eq(out, body, 2, H_,
+                      leir__mk_bin(out, LEIR_OP_ADD, leir__mk_bin(out, LEIR_OP_MUL, H_, scale), W_));
+  leir__stream_set_eq(out, body, 3, G_, F_);
+#undef G_
+#undef F_
+#undef W_
+#undef H_
+#undef X_
+}
+
 /* acc=native lanes=L: R[ V^{L}_{l}[G_{s,l}=-inf;H_{s,l}=0;];
  *                        L^{N/L}_{j}V^{L}_{l}[running equations on G, H with k=j*L+l];
  *                        M_s=-inf; L^{L}_{l}[M_s=max(M_s,G_{s,l});];
- *                        S_s=0; L^{L}_{l}[S_s=S_s+if_then_else(G_{s,l}==-inf,0,H_{s,l}*exp(G_{s,l}-M_s));];
+ *                        S_s=0; L^{L}_{l}[S_s=S_s+H_{s,l}*exp(G_{s,l}-M_s);];
  *                        L^{N}_{k}[P_u=exp(X-M_s)/S_s;]; ]
- * Each lane is the running form of one interleaved slice of the row (so an
- * element's rounding happens in its lane's sum); a lane that saw only -inf
- * contributes 0 (its G is -inf: exp(-inf - M) is 0 unless M is -inf too,
- * the entirely masked row, where the guard keeps S at 0 and P is 0/0 = NaN
- * as in the original). The lane tensors are local: L values per row. */
+ * (the running equations: lane_running). Each lane is the running form of
+ * one interleaved slice of the row (an element's rounding happens in its
+ * lane's sum, in S's dtype); a lane that saw only -inf contributes 0 (its
+ * H is 0 and exp(-inf - M) is 0) unless M is -inf too, the entirely masked
+ * row, where S and P are NaN as in the original. The lane tensors are
+ * local: L values per row. */
 static leir_status apply_lanes(leir__sctx *c, const leir__stream_max *mx, uint32_t s,
                                leir_program *out) {
   uint32_t t = mx->t;
@@ -163,7 +207,7 @@ static leir_status apply_lanes(leir__sctx *c, const leir__stream_max *mx, uint32
   run->loops[0] = outer;
   leir_nest *inner = leir__new_nest(out, 1, 4);
   inner->loops[0] = lane;
-  leir__stream_running(out, inner, 0, glike, eq->rhs->kids[1], f, w, &hacc);
+  lane_running(out, inner, glike, eq->rhs->kids[1], f, w, &hacc);
   run->items[0].nest = inner;
   run->items[0].eq = NULL;
   leir_expr *kexpr = leir__mk_bin(out, LEIR_OP_ADD,
@@ -178,7 +222,9 @@ static leir_status apply_lanes(leir__sctx *c, const leir__stream_max *mx, uint32
   leir__stream_set_eq(out, mcomb, 0, leir__copy_expr(out, out, ml),
                       leir__stream_call2(out, LEIR_OP_MAX, leir__copy_expr(out, out, ml),
                                          lane_access(out, ml, g, mdt, l)));
-  /* S_s=0; L^{L}_{l}[S_s=S_s+if_then_else(G_{s,l}==-inf,0,H_{s,l}*exp(G_{s,l}-M_s));] */
+  /* S_s=0; L^{L}_{l}[S_s=S_s+H_{s,l}*exp(G_{s,l}-M_s);] (no guard: a lane that saw only
+   * -inf has H=0 and adds 0*exp(-inf - M) = 0 while M is finite; where M is -inf the row is
+   * masked entirely and S is NaN, as the original's exp(-inf - -inf) makes it) */
   leir_nest *scomb = leir__new_nest(out, 1, 1);
   scomb->loops[0] = mcomb->loops[0];
   leir_expr *sl = leir__stream_tensor(out, ml, s);
@@ -190,11 +236,7 @@ static leir_status apply_lanes(leir__sctx *c, const leir__stream_max *mx, uint32
                          leir__mk_bin(out, LEIR_OP_SUB, lane_access(out, ml, g, mdt, l),
                                       leir__copy_expr(out, out, ml))));
   leir_expr *sr = leir__copy_expr(out, out, sl);
-  leir__stream_set_eq(
-      out, scomb, 0, sl,
-      leir__mk_bin(out, LEIR_OP_ADD, sr,
-                   leir__stream_ite(out, leir__stream_is_neg_inf(out, lane_access(out, ml, g, mdt, l)),
-                                    leir__mk_int(out, 0), part)));
+  leir__stream_set_eq(out, scomb, 0, sl, leir__mk_bin(out, LEIR_OP_ADD, sr, part));
   leir_nest *norm = leir__stream_nest_of(out, src, mx->k, 1);
   norm->items[0] = out->nests[t + 2]->items[0];
   rows->items[0].nest = init;
