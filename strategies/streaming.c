@@ -685,10 +685,9 @@ static void native_cot(leir__strbuf *b, const leir_program *before, const leir__
   if (lt) leir__tok_int(lt, &lanes);
   leir__sb_printf(b, " (the running sum is kept in %s, the dtype of %.*s, as the reference keeps it: "
                   "each element costs a rounding of the sum in %s, and each growth of the running "
-                  "maximum one more for the rescaling, where the f64 accumulator rounds once, when "
-                  "%.*s is stored",
-                  dt, (int)leir__sym_len(before, s->sym), leir__sym_name(before, s->sym), dt,
-                  (int)leir__sym_len(before, s->sym), leir__sym_name(before, s->sym));
+                  "maximum one more for the rescaling, where an f64 accumulator rounds to %s once, "
+                  "at the end",
+                  dt, (int)leir__sym_len(before, s->sym), leir__sym_name(before, s->sym), dt, dt);
   if (lanes > 1)
     leir__sb_printf(b, "; the row is reduced in %lld interleaved lanes, each with its own running "
                     "maximum and sum, combined once per row with one rescaling per lane, so the "

@@ -19,6 +19,7 @@
  *  - on rows that start with -inf (and one entirely -inf) the native and
  *    lane forms verify on the interpreter and the CPU backend, and the lane
  *    form without its guards is MISMATCH;
+ *  - the chain of thought names the accumulator's dtype and its cost;
  *  - the lane form's lane loop is a V loop (the CPU backend emits it as
  *    `#pragma omp simd`), and a reduced extent that is no multiple of 8
  *    has no lane candidate (stream.lanes).
@@ -335,7 +336,8 @@ static leir_verdict verdict(leir_backend *b, const leir_program *p, const leir_p
   leir_verify_report *r = NULL;
   ck_assert_int_eq(leir_verify(b, p, q, &o, &r), LEIR_OK);
   leir_verdict v = r->verdict;
-  if (!leir_verdict_passes(v)) fprintf(stderr, "streaming_native: %s\n", r->message);
+  if (!leir_verdict_passes(v))
+    fprintf(stderr, "streaming_native: %s (a mutant is expected to be here)\n", r->message);
   leir_verify_report_free(r);
   return v;
 }
@@ -385,6 +387,19 @@ START_TEST(test_masked_rows_verify_and_lanes_vectorize) {
       leir_program_free(q);
     }
     leir_backend_free(b);
+  }
+  /* the chain of thought says the accumulator's dtype and what it costs */
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    leir_step *st = NULL;
+    ck_assert_int_eq(leir_step_parse(&st, steps[i], strlen(steps[i])), LEIR_OK);
+    char *cot = NULL;
+    ck_assert_int_eq(leir_step_cot(&cot, NULL, p, st), LEIR_OK);
+    ck_assert_msg(strstr(cot, "the running sum is kept in f32, the dtype of E") &&
+                      strstr(cot, "each element costs a rounding of the sum in f32"),
+                  "%s: %s", steps[i], cot);
+    ck_assert(!strstr(steps[i], "lanes") || strstr(cot, "8 interleaved lanes"));
+    leir_free(cot);
+    leir_step_free(st);
   }
   /* the lane loop is a V loop, emitted as a simd loop of 8 */
   leir_program *q = apply_step(p, S41 " nest=1 acc=native lanes=8");
