@@ -37,11 +37,16 @@
  * no signature variable, written by nest N only and used by no nest
  * before it (stream.prefix-shape).
  *
+ * acc=native (with or without state=prefix): the sum in S's own dtype
+ * instead of f64, as the reference writes it (S itself in the running
+ * form, no copy back; T in S's dtype in the prefix form): a rounding per
+ * element in f32/f16; refused where S is f64 (stream.acc-f64).
+ *
  * Sites: every top-level nest N that is a max reduction (streaming.h) with
  * at least one row loop, followed by nest N+1 with the same loops computing
  * S_s=S_s+exp(X-M_s) with the same X and subscript s, from the implicit 0.
  * Parameters: `nest=N` (the site spans N and N+1; with state=prefix also
- * the later nests that read M) and `state=prefix`. Reassociating: the sum
+ * the later nests that read M), `state=prefix` and `acc=native`. Reassociating: the sum
  * is accumulated with rescaling.
  */
 #include "streaming.h"

@@ -29,12 +29,19 @@
  * S disappears, so it must be no signature variable, written by nest N+1
  * only (and M as for #40; stream.prefix-shape).
  *
+ * acc=native (with or without state=prefix): the sum in S's own dtype
+ * instead of f64, the reference's spelling (S itself in the running form;
+ * T in S's dtype in the prefix form); refused where S is f64
+ * (stream.acc-f64). acc=native lanes=8: the running pass in 8 interleaved
+ * lanes on a V loop, combined per row (apply_lanes; stream.lanes where N
+ * is no multiple of 8 above 8). docs/streaming.md.
+ *
  * Sites: a #40 site at nest N (streaming.h) whose nest N+2 has the same
  * loops and computes P_u=exp(X-M_s)/S_s with the same X and s, u one
  * distinct loop variable per loop (each iteration writes its own element,
  * so moving k inside changes no value). Parameters: `nest=N` (the site
- * spans N..N+2; with state=prefix also the later nests that read M or S)
- * and `state=prefix`. Reassociating (the rescaled sum).
+ * spans N..N+2; with state=prefix also the later nests that read M or S),
+ * `state=prefix`, `acc=native`, `lanes=8`. Reassociating (the rescaled sum).
  */
 #include "streaming.h"
 
