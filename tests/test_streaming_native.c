@@ -361,7 +361,14 @@ START_TEST(test_masked_rows_verify_and_lanes_vectorize) {
   static const char *const backends[] = {"interp", "cpu"};
   for (size_t bi = 0; bi < 2; bi++) {
     leir_backend *b = NULL;
-    ck_assert_int_eq(leir_backend_open(&b, backends[bi], NULL), LEIR_OK);
+    if (leir_backend_open(&b, backends[bi], NULL) != LEIR_OK) {
+      /* as tests/test_streaming_prefix.c: the cpu backend is not available
+       * in every build (sanitizers) */
+      ck_assert_str_eq(backends[bi], "cpu");
+      fprintf(stderr, "streaming_native: no cpu backend (%s); masked rows not run there\n",
+              leir_error_last()->message);
+      continue;
+    }
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
       leir_program *q = apply_step(p, steps[i]);
       leir_verdict v = verdict(b, p, q);
