@@ -15,7 +15,9 @@
  * Online softmax: the online_softmax strategy's rewrite of the naive
  * program (one nest per row: a running max and a rescaled running sum in
  * f64, then the normalizing pass), as it comes and with P on the rows and V
- * on the normalizing pass.
+ * on the normalizing pass; and its `acc=native lanes=8` form (8 interleaved
+ * lanes on a V loop, each with its own f32 running max and sum, combined
+ * per row), as it comes and with P rows and V on the normalizing pass.
  * f32 exp goes through libleir's leir_exp_f32 (backends/leir_math.h), which
  * the compiler vectorizes (in float since 2026-12-03: 16 lanes a step on
  * AVX-512); docs/verification.md, "Elementwise math".
@@ -29,7 +31,7 @@
 
 #include "leir/leir.h"
 
-#define NP 8
+#define NP 10
 
 static leir_program *rewrite(const leir_program *p, const char *step_text) {
   leir_step *s = NULL;
@@ -53,7 +55,8 @@ int main(int argc, char **argv) {
   static char text[NP][4096];
   const char *names[NP] = {"copy (P rows, V columns)", "softmax, naive", "softmax, scheduled",
                            "layernorm, naive", "layernorm, scheduled", "softmax, online",
-                           "softmax, online, P rows + V", "softmax, scheduled, exp stored"};
+                           "softmax, online, P rows + V", "softmax, scheduled, exp stored",
+                           "softmax, online f32, 8 lanes", "softmax, online f32, 8 lanes, P + V"};
   snprintf(text[0], sizeof text[0], "P^{%d}_{a=0}V^{%d}_{c=0}[C^{f32,g}_{a,c}=A^{f32,g}_{a,c};];", n,
            n);
   snprintf(text[1], sizeof text[1],
@@ -111,7 +114,7 @@ int main(int argc, char **argv) {
            n, q, q, n);
   leir_program *p[NP];
   for (int i = 0; i < NP; i++) {
-    if (i == 5) continue;
+    if (i == 5 || i >= 8) continue;
     if (leir_program_parse(&p[i], text[i], strlen(text[i]), NULL) != LEIR_OK ||
         leir_program_infer_signature(p[i]) != LEIR_OK) {
       fprintf(stderr, "%s: %s\n", names[i], leir_error_last()->message);
@@ -123,6 +126,35 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", names[5], leir_error_last()->message);
     return 1;
   }
+  p[8] = rewrite(p[1], "online_softmax nest=0 acc=native lanes=8");
+  {
+    /* #9: #8 with P on the rows and V on the normalizing pass, as #6 */
+    char *t = NULL;
+    if (leir_program_print(p[8], 0, &t, NULL) != LEIR_OK) {
+      fprintf(stderr, "print: %s\n", leir_error_last()->message);
+      return 1;
+    }
+    char rows[64], norm[64];
+    snprintf(rows, sizeof rows, "L^{%d}_{a=0}[", n);
+    snprintf(norm, sizeof norm, "L^{%d}_{c=0}[C^", n);
+    char *r = strstr(t, rows), *c = strstr(t, norm);
+    if (r != t || !c) {
+      fprintf(stderr, "unexpected lanes form: %.200s\n", t);
+      return 1;
+    }
+    r[0] = 'P';
+    c[0] = 'V';
+    if (leir_program_parse(&p[9], t, strlen(t), NULL) != LEIR_OK) {
+      fprintf(stderr, "%s: %s\n", names[9], leir_error_last()->message);
+      return 1;
+    }
+    leir_free(t);
+  }
+  for (int i = 8; i < NP; i++)
+    if (leir_program_infer_signature(p[i]) != LEIR_OK) {
+      fprintf(stderr, "%s: %s\n", names[i], leir_error_last()->message);
+      return 1;
+    }
   leir_backend *b;
   if (leir_backend_open(&b, "cpu", NULL) != LEIR_OK) {
     fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
@@ -130,8 +162,8 @@ int main(int argc, char **argv) {
   }
   printf("softmax and layernorm %dx%d f32, cpu backend, %s\n", n, n,
          getenv("LEIR_CFLAGS") ? getenv("LEIR_CFLAGS") : "-O3 -march=native -fopenmp");
-  static const int cand[] = {2, 4, 5, 6, 7}, ref[] = {1, 3, 1, 1, 1};
-  for (int j = 0; j < 5; j++) {
+  static const int cand[] = {2, 4, 5, 6, 7, 8, 9}, ref[] = {1, 3, 1, 1, 1, 1, 1};
+  for (int j = 0; j < 7; j++) {
     int i = cand[j];
     leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
     vo.input_sets = 1;

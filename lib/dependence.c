@@ -236,7 +236,8 @@ static int64_t coef_of(const leir__affine *f, const leir__eqinfo *info, const le
  * writes of different iterations of L being disjoint (rule 1a), the
  * element is this iteration's own: the column-major flatten of a prefix
  * scan, D_{(a-1)*4+tx} under if_then_else(a-1<0,...) with D_{a*4+tx}
- * written. */
+ * written, also when precompute_indices has stored (a-1)*4+tx in an index
+ * table (read through it). */
 static bool read_shifted_write(const reads *r, const leir_expr *e, uint32_t b, uint32_t s,
                                const leir__env *env) {
   const leir__analysis *a = r->w->a;
@@ -255,8 +256,12 @@ static bool read_shifted_write(const reads *r, const leir_expr *e, uint32_t b, u
         same |= 1ull << dim;
         continue;
       }
+      /* through index tables (leir__affine_subst_of): precompute_indices
+       * turns the read's (a-1)*2+tx into G_{tx,a}, which names the same
+       * element at every iteration */
       leir__affine fr, fw;
-      ok = leir__affine_of(a, e->kids[dim], &fr) && leir__affine_of(a, w->kids[dim], &fw);
+      ok = leir__affine_subst_of(a, e->kids[dim], &fr) &&
+           leir__affine_subst_of(a, w->kids[dim], &fw);
       for (uint32_t t = 0; ok && t < fr.nterms; t++)
         ok = coef_of(&fr, ri, ri->loops[fr.slot[t]]) == coef_of(&fw, wi, ri->loops[fr.slot[t]]);
       for (uint32_t t = 0; ok && t < fw.nterms; t++)

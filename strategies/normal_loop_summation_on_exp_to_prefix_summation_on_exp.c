@@ -37,11 +37,16 @@
  * no signature variable, written by nest N only and used by no nest
  * before it (stream.prefix-shape).
  *
+ * acc=native (with or without state=prefix): the sum in S's own dtype
+ * instead of f64, as the reference writes it (S itself in the running
+ * form, no copy back; T in S's dtype in the prefix form): a rounding per
+ * element in f32/f16; refused where S is f64 (stream.acc-f64).
+ *
  * Sites: every top-level nest N that is a max reduction (streaming.h) with
  * at least one row loop, followed by nest N+1 with the same loops computing
  * S_s=S_s+exp(X-M_s) with the same X and subscript s, from the implicit 0.
  * Parameters: `nest=N` (the site spans N and N+1; with state=prefix also
- * the later nests that read M) and `state=prefix`. Reassociating: the sum
+ * the later nests that read M), `state=prefix` and `acc=native`. Reassociating: the sum
  * is accumulated with rescaling.
  */
 #include "streaming.h"
@@ -71,23 +76,30 @@ static void enumerate(leir__sctx *c) {
       continue;
     }
     leir__emit(c, LEIR_REASSOCIATING, "nest=%s", r->label);
-    if (!leir__stream_prefix_ok(c, &mx, s, false, why, sizeof why)) {
-      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_STREAM_PREFIX_SHAPE, "%s", why);
+    bool prefix = leir__stream_prefix_ok(c, &mx, s, false, why, sizeof why);
+    if (prefix) leir__emit(c, LEIR_REASSOCIATING, "nest=%s state=prefix", r->label);
+    else LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_STREAM_PREFIX_SHAPE, "%s", why);
+    /* the same forms with the sum in the program's dtype (the reference's) */
+    if (leir__stream_sum_is_f64(c, mx.t + 1)) {
+      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_STREAM_ACC_F64,
+                   "%s is f64: acc=native would be the f64 candidate again", leir__name(c, s));
       continue;
     }
-    leir__emit(c, LEIR_REASSOCIATING, "nest=%s state=prefix", r->label);
+    leir__emit(c, LEIR_REASSOCIATING, "nest=%s acc=native", r->label);
+    if (prefix) leir__emit(c, LEIR_REASSOCIATING, "nest=%s state=prefix acc=native", r->label);
   }
 }
 
 /* state=prefix: the scan nest, S_s=T_{..N-1..}, the later reads of M */
-static leir_status apply_prefix(leir__sctx *c, const leir__stream_max *mx, leir_program *out) {
+static leir_status apply_prefix(leir__sctx *c, const leir__stream_max *mx, bool native,
+                                leir_program *out) {
   uint32_t t = mx->t;
   const leir_nest *src = out->nests[t];
   const leir_equation *meq = src->items[0].eq, *seq = out->nests[t + 1]->items[0].eq;
   leir__stream_prefix pl;
   leir__stream_prefix_layout(mx, &pl);
   uint32_t tsym = leir__tensor_sym(out, c->next_tensor);
-  uint8_t tdt = LEIR_F64, tsc = seq->lhs->scope;
+  uint8_t tdt = native ? seq->lhs->dtype : LEIR_F64, tsc = seq->lhs->scope;
   bool guard = leir__stream_may_be_neg_inf(c, leir__stream_x(mx));
   leir_nest *scan = leir__stream_nest_without(out, src, -1, 2);
   for (uint32_t k = 0; k < src->nloops; k++) scan->loops[k].pos = src->loops[k].pos;
@@ -110,7 +122,8 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   leir__rule rule;
   char why[256];
   if (!site(c, r, &mx, &s, &rule, why, sizeof why)) return LEIR_ERR_INTERNAL;
-  if (leir__ps_get(ps, LEIR__K_STATE, NULL)) return apply_prefix(c, &mx, out);
+  bool native = leir__ps_get(ps, LEIR__K_ACC, NULL) != NULL;
+  if (leir__ps_get(ps, LEIR__K_STATE, NULL)) return apply_prefix(c, &mx, native, out);
   uint32_t t = mx.t;
   const leir_nest *src = out->nests[t];
   const leir_equation *eq = src->items[0].eq;
@@ -118,7 +131,10 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   uint32_t f = leir__tensor_sym(out, next++);
   uint32_t w = leir__tensor_sym(out, next++);
   leir__stream_accum acc;
-  leir__stream_accum_for(out, eq->lhs, s, &next, &acc);
+  if (native)
+    leir__stream_accum_native(s, out->nests[t + 1]->items[0].eq->lhs->dtype, &acc);
+  else
+    leir__stream_accum_for(out, eq->lhs, s, &next, &acc);
 
   leir_nest *init = leir__stream_nest_without(out, src, (int)mx.k, 2);
   leir__stream_init(out, init, 0, eq->lhs, &acc);
@@ -135,16 +151,11 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   return LEIR_OK;
 }
 
-static bool cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps) {
-  if (!leir__ps_get(ps, LEIR__K_STATE, NULL)) return false;
-  return leir__stream_prefix_cot(b, d, ps);
-}
-
 const leir__strategy_impl leir__normal_loop_summation_on_exp_to_prefix_summation_on_exp = {
-    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_STATE),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_STATE) | LEIR__KEY(LEIR__K_ACC),
     .required = LEIR__KEY(LEIR__K_NEST),
     .enumerate = enumerate,
     .apply = apply,
-    .cot = cot,
+    .cot = leir__stream_cot,
     .span = 255, /* state=prefix also rewrites the later reads of M */
 };

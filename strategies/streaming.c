@@ -305,6 +305,16 @@ void leir__stream_accum_for(leir_program *out, const leir_expr *like, uint32_t s
   }
 }
 
+void leir__stream_accum_native(uint32_t s, uint8_t dt, leir__stream_accum *a) {
+  a->sym = s;
+  a->dtype = dt;
+  a->fresh = false;
+}
+
+bool leir__stream_sum_is_f64(const leir__sctx *c, uint32_t t) {
+  return c->p->nests[t]->items[0].eq->lhs->dtype == LEIR_F64;
+}
+
 void leir__stream_running(leir_program *out, leir_nest *body, uint32_t at, const leir_expr *mlhs,
                           const leir_expr *x, uint32_t f, uint32_t w,
                           const leir__stream_accum *t) {
@@ -658,6 +668,44 @@ bool leir__stream_prefix_cot(leir__strbuf *b, const leir__diff *d, const leir__p
                     scan->nitems > 1 ? "keep" : "keeps", (long long)src->loops[k].extent, (int)leir__sym_len(before, src->loops[k].sym),
                     leir__sym_name(before, src->loops[k].sym), (long long)src->loops[k].extent);
     break;
+  }
+  return true;
+}
+
+/* acc=native and lanes=L: what the accumulator costs in precision */
+static void native_cot(leir__strbuf *b, const leir_program *before, const leir__pstep *ps) {
+  const leir__tok *nt = leir__ps_get(ps, LEIR__K_NEST, NULL);
+  int64_t t, lanes = 0;
+  if (!nt || !leir__tok_int(nt, &t) || t < 0 || (uint64_t)t + 1 >= before->nnests) return;
+  const leir_nest *sum = before->nests[t + 1];
+  if (!is_single_eq_nest(sum)) return;
+  const leir_expr *s = sum->items[0].eq->lhs;
+  const char *dt = leir_dtype_name((leir_dtype)s->dtype);
+  const leir__tok *lt = leir__ps_get(ps, LEIR__K_LANES, NULL);
+  if (lt) leir__tok_int(lt, &lanes);
+  leir__sb_printf(b, " (the running sum is kept in %s, the dtype of %.*s, as the reference keeps it: "
+                  "each element costs a rounding of the sum in %s, and each growth of the running "
+                  "maximum one more for the rescaling, where an f64 accumulator rounds to %s once, "
+                  "at the end",
+                  dt, (int)leir__sym_len(before, s->sym), leir__sym_name(before, s->sym), dt, dt);
+  if (lanes > 1)
+    leir__sb_printf(b, "; the row is reduced in %lld interleaved lanes, each with its own running "
+                    "maximum and sum, combined once per row with one rescaling per lane, so the "
+                    "lanes can run as vector lanes",
+                    (long long)lanes);
+  leir__sb_putc(b, ')');
+}
+
+bool leir__stream_cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps) {
+  bool prefix = leir__ps_get(ps, LEIR__K_STATE, NULL) != NULL;
+  bool native = leir__ps_get(ps, LEIR__K_ACC, NULL) != NULL;
+  if (!prefix && !native) return false; /* the generic facts */
+  if (prefix) leir__stream_prefix_cot(b, d, ps);
+  else leir__cot_generic_facts(b, d);
+  if (native) {
+    const leir_program *before, *after;
+    leir__diff_programs(d, &before, &after);
+    native_cot(b, before, ps);
   }
   return true;
 }

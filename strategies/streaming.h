@@ -94,6 +94,18 @@ typedef struct leir__stream_accum {
  * fresh names from *next. */
 void leir__stream_accum_for(leir_program *out, const leir_expr *like, uint32_t sym,
                             uint64_t *next, leir__stream_accum *a);
+/* acc=native: the running sum is S itself in S's dtype (dt), as the
+ * reference keeps it. In f32 or f16 every element costs a rounding of the
+ * sum in that dtype (and each growth of the maximum one more for the
+ * rescaling): the reassociation bound of docs/verification.md is what
+ * decides whether that is close enough; the candidate is offered next to
+ * the f64 one, never instead of it. */
+void leir__stream_accum_native(uint32_t s, uint8_t dt, leir__stream_accum *a);
+
+/* Is the sum nest's accumulator (S at top-level nest t) f64 already? Then
+ * acc=native would repeat the f64 candidate (stream.acc-f64). */
+bool leir__stream_sum_is_f64(const leir__sctx *c, uint32_t t);
+
 /* An access of accumulator a with like's subscript. */
 leir_expr *leir__stream_acc(leir_program *out, const leir_expr *like, const leir__stream_accum *a);
 
@@ -181,6 +193,11 @@ void leir__stream_prefix_reads(leir_program *out, uint32_t from, const leir__str
  * then what the prefix arrays of the scan at top-level nest `nest=N` cost
  * in memory. */
 bool leir__stream_prefix_cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
+
+/* The chain of thought of #40 and #41: the generic facts for the running
+ * f64 form (false), the prefix facts with state=prefix, and with acc=native
+ * (and lanes) what the accumulator's dtype costs. */
+bool leir__stream_cot(leir__strbuf *b, const leir__diff *d, const leir__pstep *ps);
 
 /* ---- the product with the softmax output: O_o=O_o+P_q*V_v ------------- */
 

@@ -17,8 +17,9 @@
  *  - a broken recurrence (a wrong shift, the wrong last element, a masked
  *    row without the guard) is caught by verification;
  *  - the scan under P loops (CPU) is race-free under the strict rule, also
- *    with M's storage flattened or reshaped, a scan reading another row is
- *    INVALID, and under B loops the CUDA
+ *    with M's storage flattened or reshaped (and #36's read at a-1 through
+ *    a precomputed index table), a scan reading another row is INVALID,
+ *    and under B loops the CUDA
  *    lowering (run on the host emulation) gives the interpreter's bits;
  *  - every candidate of every strategy on a prefix result checks and
  *    verifies against the original program.
@@ -404,6 +405,21 @@ START_TEST(test_prefix_scan_under_parallel_loops) {
     leir_program *m = mutate(q, "_{tx,a-1}", "_{3-tx,a-1}", SIG_PLAIN);
     ck_assert_int_eq(verdict(b, p, m, LEIR_VERIFY_STRICT_PARALLEL), LEIR_VERDICT_INVALID);
     leir_program_free(m);
+    if (k == 0) {
+      /* #36's scan flattened column-major, then its entry (a-1)*4+tx
+       * precomputed into an index table Z_{tx,a}: the read Y_{Z_{tx,a}} is
+       * still the element the row wrote at a-1 (the strict check reads
+       * through the table; it called this INVALID before); a table that
+       * points into another row is not */
+      leir_program *f = apply_step(q, "set_storage_layout tensor=Y layout=flatten");
+      leir_program *g = apply_step(f, "precompute_indices nest=1 entry=(a-1)*4+tx");
+      ck_assert(leir_verdict_passes(verdict(b, p, g, LEIR_VERIFY_STRICT_PARALLEL)));
+      m = mutate(g, "=(a-1)*4+tx;", "=(a-1)*4+3-tx;", SIG_PLAIN);
+      ck_assert_int_eq(verdict(b, p, m, LEIR_VERIFY_STRICT_PARALLEL), LEIR_VERDICT_INVALID);
+      leir_program_free(m);
+      leir_program_free(g);
+      leir_program_free(f);
+    }
     if (k == 1) {
       /* M's storage flattened column-major (D_{(a-1)*4+tx}: the element the
        * same row writes at a-1) or reshaped (D_{tx//2,tx%2,a-1}): still
