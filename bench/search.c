@@ -13,14 +13,23 @@
  * take the whole run.
  *
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
- *                [--trajectory F.jsonl] [--rounds R] [--compare-time S] [--time S]
+ *                [--lookahead D[,D...]] [--trajectory F.jsonl] [--rounds R]
+ *                [--compare-time S] [--time S] [--db FILE|'']
+ *   bench/search --softmax N [same options]
  *
  * The matmul benchmark of issue 15: the search (each algorithm of
- * --algorithms, cost policy, every divisor for splits and tilings, vector
- * width 16) from the naive N^3 f32 matmul within --samples measured
- * samples; then the best program it found, timed in 7 rounds alternating
- * with OpenBLAS sgemm in a process of its own (bench/sgemm, same thread
- * count): median and IQR GFLOP/s of both, side by side, and the load.
+ * --algorithms, each lookahead depth of --lookahead (default 0: none; "6,0"
+ * runs the search with a 6-step lookahead in the cost model, then without),
+ * cost policy, every divisor for splits and tilings, vector width 16) from
+ * the naive N^3 f32 matmul within --samples measured samples; then every
+ * best program found, timed side by side with the source in 7 alternating
+ * rounds, each followed by OpenBLAS sgemm in a process of its own
+ * (bench/sgemm, same thread count): median and IQR GFLOP/s, the share of
+ * OpenBLAS's median, and the load. --softmax N does the same from the
+ * naive softmax of the catalogue (workload softmax, batch_size = dim = N,
+ * f32; needs LEIR_WORKLOADS_DIR) against a copy kernel (P rows, V columns)
+ * timed in the same rounds, in GB/s of input and output. In these modes
+ * the database is off unless --db names one (--db '' : none). 
  *
  * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
  * machine: every algorithm shares one measurement database (--db; default a

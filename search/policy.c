@@ -131,8 +131,10 @@ static bool lookahead(const struct search_ctx *ctx, const search_node *n, const 
    seen (its steps, then the marking steps of its potential) becomes one
    macro-step of the policy. */
 #define LA_MARKS 3
-#define LA_PRICE 48
+#define LA_PRICE 32
 #define LA_KEEP 6
+#define LA_SAME 3
+#define LA_DISTINCT 0.005
 
 typedef struct la_state {
   leir_program *p;
@@ -220,6 +222,26 @@ static char *la_join(const char *a, const char *b) {
   return s;
 }
 
+/* Whether an unrolling step ("loop_unrolling nest=N loop=V") names a
+ * top-level loop of more than LA_UNROLL iterations: the potential leaves it
+ * out (a register tile unrolls a few rows; the model sees no gain in
+ * unrolling a long loop, and pricing it costs evaluations). */
+#define LA_UNROLL 16
+static bool la_long_unroll(const leir_program *p, const char *step) {
+  const char *ns = strstr(step, "nest="), *ls = strstr(step, "loop=");
+  if (!ns || !ls) return false;
+  size_t ni = (size_t)strtoul(ns + 5, NULL, 10);
+  const leir_nest *nest = leir_program_nest(p, ni);
+  if (!nest) return false;
+  size_t vl = strcspn(ls + 5, " ");
+  for (size_t i = 0; i < leir_nest_loop_count(nest); i++) {
+    leir_loop l = leir_nest_loop(p, nest, i);
+    if (l.var && strlen(l.var) == vl && strncmp(l.var, ls + 5, vl) == 0)
+      return l.extent > LA_UNROLL;
+  }
+  return false;
+}
+
 /* The potential of x (x->t set): x->pot, x->fh and x->marks. */
 static bool la_potential(la_run *L, la_state *x) {
   const leir_program *cur = x->p;
@@ -238,6 +260,7 @@ static bool la_potential(la_run *L, la_state *x) {
       leir_candidates *c = NULL;
       if (leir_candidates_list(&c, cur, &o) != LEIR_OK) continue;
       for (size_t i = 0; i < leir_candidates_count(c) && la_budget(L); i++) {
+        if (k == 2 && la_long_unroll(cur, leir_step_text(leir_candidates_step(c, i)))) continue;
         leir_program *q = NULL;
         if (leir_candidates_apply(&q, c, i) != LEIR_OK) continue;
         double t = la_eval(L, q);
@@ -286,6 +309,11 @@ static int la_cmp_t(const void *a, const void *b) {
   const la_state *x = a, *y = b;
   if (x->strategy != y->strategy) return x->strategy < y->strategy ? -1 : 1;
   if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order ? 1 : 0;
+}
+
+static int la_cmp_order(const void *a, const void *b) {
+  const la_state *x = a, *y = b;
   return x->order < y->order ? -1 : x->order > y->order ? 1 : 0;
 }
 
@@ -349,9 +377,24 @@ static bool la_expand(la_run *L, const la_state *x, la_state **pool, size_t *npo
       y->steps = st;
       if (!st || !isfinite(y->t)) la_state_free(&kids[--nk]);
     }
-    /* this strategy's LA_KEEP fastest children get a potential */
+    /* LA_KEEP children of this strategy get a potential: the fastest half
+     * by the model, and the other half spread evenly over the rest in
+     * enumeration order: a plateau step (a split the model prices like its
+     * parent) gains nothing alone, so its rank among its ties says little
+     * about what it enables */
     qsort(kids + first, nk - first, sizeof *kids, la_cmp_t);
-    while (nk - first > LA_KEEP) la_state_free(&kids[--nk]);
+    if (nk - first > LA_KEEP) {
+      size_t fast = LA_KEEP / 2, rest = nk - first - fast, spread = LA_KEEP - fast;
+      /* the rest back in enumeration order */
+      qsort(kids + first + fast, rest, sizeof *kids, la_cmp_order);
+      for (size_t k = 0; k < spread; k++) {
+        size_t from = first + fast + (k * rest + rest / 2) / spread, to = first + fast + k;
+        la_state t = kids[to];
+        kids[to] = kids[from];
+        kids[from] = t;
+      }
+      while (nk - first > LA_KEEP) la_state_free(&kids[--nk]);
+    }
     for (size_t k = first; k < nk; k++)
       if (!la_budget(L) || !la_potential(L, &kids[k])) {
         while (nk > k) la_state_free(&kids[--nk]);
@@ -444,14 +487,61 @@ static void la_prune(la_run *L, const search_node *n, char **seq, double *pot, u
   }
 }
 
-/* The lookahead from node n: on success *out is the best sequence (steps
- * then marking steps, one a line; owned) with its potential *pot and the
- * hash of its program *fh, or NULL when no sequence of two or more steps
- * reaches a new program the model prefers to the node. */
-static leir_status la_search(struct search_ctx *ctx, const search_node *n, char **out,
-                             double *pot, uint64_t *fh) {
+/* The LA_TOP best sequences seen, each a distinct final program whose
+ * potential differs by more than LA_DISTINCT from the others' (sequences
+ * that differ only in a tile factor the model hardly prices are one
+ * candidate: the better is kept); several are proposed, so that a model
+ * error on the first does not end the lookahead's contribution at a node. */
+#define LA_TOP 3
+
+typedef struct la_best {
+  char *seq;
+  double pot;
+  uint64_t fh;
+} la_best;
+
+static bool la_consider(la_run *L, const search_node *n, la_best *top, const la_state *x) {
+  size_t len = (*x->steps ? 1 : 0) + (*x->marks ? 1 : 0);
+  for (const char *c = x->steps; *c; c++) len += *c == '\n';
+  for (const char *c = x->marks; *c; c++) len += *c == '\n';
+  if (len < 2 || !isfinite(x->pot) || x->fh == n->hash || leir__search_seen(L->ctx, x->fh))
+    return true;
+  size_t slot = LA_TOP;
+  for (size_t k = 0; k < LA_TOP && top[k].seq; k++)
+    if (top[k].fh == x->fh || fabs(top[k].pot - x->pot) <= LA_DISTINCT * x->pot) {
+      if (!(x->pot < top[k].pot)) return true;
+      slot = k; /* replaces its near twin */
+      break;
+    }
+  if (slot == LA_TOP) {
+    slot = LA_TOP - 1;
+    if (top[slot].seq && !(x->pot < top[slot].pot)) return true;
+  }
+  char *seq = la_join(x->steps, x->marks);
+  if (!seq) return false;
+  free(top[slot].seq);
+  top[slot].seq = seq;
+  top[slot].pot = x->pot;
+  top[slot].fh = x->fh;
+  /* keep the list sorted by potential, empty entries last */
+  for (size_t a = 1; a < LA_TOP; a++)
+    for (size_t b = a; b > 0; b--) {
+      double pb = top[b].seq ? top[b].pot : INFINITY, pa = top[b - 1].seq ? top[b - 1].pot : INFINITY;
+      if (!(pb < pa)) break;
+      la_best t = top[b];
+      top[b] = top[b - 1];
+      top[b - 1] = t;
+    }
+  return true;
+}
+
+/* The lookahead from node n: on success top[0..LA_TOP) holds the best
+ * sequences (steps then marking steps, one a line; owned; seq NULL when
+ * fewer were found), best first, each of two or more steps reaching a new
+ * program, with its potential and the hash of its program. */
+static leir_status la_search(struct search_ctx *ctx, const search_node *n, la_best *top) {
   const leir_search_options *o = leir__search_opts(ctx);
-  *out = NULL;
+  memset(top, 0, LA_TOP * sizeof *top);
   la_run L;
   memset(&L, 0, sizeof L);
   L.ctx = ctx;
@@ -471,9 +561,6 @@ static leir_status la_search(struct search_ctx *ctx, const search_node *n, char 
   uint32_t width = o->lookahead_width ? o->lookahead_width : 1;
   la_state *beam = calloc(1, sizeof *beam), *pool = NULL;
   size_t nbeam = 1, npool = 0, cappool = 0, order = 0;
-  char *best_seq = NULL; /* the best sequence so far (steps, then marks) */
-  double best_pot = INFINITY;
-  uint64_t best_fh = 0;
   leir_status st = LEIR_OK;
   if (!beam || leir_program_clone(&beam[0].p, n->program) != LEIR_OK ||
       !(beam[0].steps = strdup(""))) {
@@ -484,54 +571,61 @@ static leir_status la_search(struct search_ctx *ctx, const search_node *n, char 
   la_visit(&L, n->hash);
   beam[0].t = la_eval(&L, n->program);
   beam[0].strategy = -1;
-  if (!la_potential(&L, &beam[0])) {
+  if (!la_potential(&L, &beam[0]) || !la_consider(&L, n, top, &beam[0])) {
     st = leir__error_nomem();
     goto done;
   }
-  for (uint32_t depth = 0;; depth++) {
-    for (size_t i = 0; i < nbeam; i++) {
-      la_state *x = &beam[i];
-      size_t len = (*x->steps ? 1 : 0) + (*x->marks ? 1 : 0);
-      for (const char *c = x->steps; *c; c++) len += *c == '\n';
-      for (const char *c = x->marks; *c; c++) len += *c == '\n';
-      if (len >= 2 && x->pot < best_pot && x->fh != n->hash &&
-          !leir__search_seen(ctx, x->fh)) {
-        char *seq = la_join(x->steps, x->marks);
-        if (!seq) {
-          st = leir__error_nomem();
-          goto done;
-        }
-        free(best_seq);
-        best_seq = seq;
-        best_pot = x->pot;
-        best_fh = x->fh;
-      }
-    }
-    if (depth >= o->lookahead_depth || !la_budget(&L)) break;
+  for (uint32_t depth = 0; depth < o->lookahead_depth && la_budget(&L); depth++) {
     for (size_t i = 0; i < nbeam && la_budget(&L); i++)
       if (!la_expand(&L, &beam[i], &pool, &npool, &cappool, &order)) {
         st = leir__error_nomem();
         goto done;
       }
     if (!npool) break;
+    /* every child with a potential is a candidate sequence, kept in the
+     * beam or not */
+    for (size_t i = 0; i < npool; i++)
+      if (!la_consider(&L, n, top, &pool[i])) {
+        st = leir__error_nomem();
+        goto done;
+      }
     qsort(pool, npool, sizeof *pool, la_cmp_pot);
     for (size_t i = 0; i < nbeam; i++) la_state_free(&beam[i]);
     free(beam);
-    nbeam = npool < width ? npool : width;
+    /* the next beam: lowest potential first, at most LA_SAME programs of
+     * one potential (within LA_DISTINCT), so that the beam does not fill
+     * with variants of one program (tilings by 2 x 2, 2 x 4, ... of a
+     * nest whose potential they do not change) and keeps the structural
+     * steps whose gain is more than one step away */
+    nbeam = 0;
+    for (size_t i = 0; i < npool; i++) {
+      size_t same = 0;
+      for (size_t j = 0; j < nbeam && same < LA_SAME; j++)
+        same += fabs(pool[j].pot - pool[i].pot) <= LA_DISTINCT * pool[i].pot;
+      if (nbeam < width && same < LA_SAME) {
+        la_state t = pool[nbeam];
+        pool[nbeam++] = pool[i];
+        pool[i] = t;
+      }
+    }
     for (size_t i = nbeam; i < npool; i++) la_state_free(&pool[i]);
     beam = pool;
     pool = NULL;
     npool = cappool = 0;
   }
-  if (best_seq) {
-    la_prune(&L, n, &best_seq, &best_pot, &best_fh);
-    *out = best_seq;
-    *pot = best_pot;
-    *fh = best_fh;
-    best_seq = NULL;
+  for (size_t k = 0; k < LA_TOP && top[k].seq; k++) {
+    la_prune(&L, n, &top[k].seq, &top[k].pot, &top[k].fh);
+    for (size_t j = 0; j < k; j++)
+      if (top[j].seq && top[j].fh == top[k].fh) {
+        free(top[k].seq);
+        top[k].seq = NULL;
+        top[k].pot = INFINITY;
+        break;
+      }
   }
 done:
-  free(best_seq);
+  if (st != LEIR_OK)
+    for (size_t k = 0; k < LA_TOP; k++) free(top[k].seq), top[k].seq = NULL;
   for (size_t i = 0; beam && i < nbeam; i++) la_state_free(&beam[i]);
   for (size_t i = 0; i < npool; i++) la_state_free(&pool[i]);
   free(beam);
@@ -546,7 +640,7 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
   size_t count = leir_candidates_count(q->candidates);
   /* room for every single step, one macro-step per single step and the
    * lookahead's macro-step */
-  ranked *r = calloc(2 * count + 1, sizeof *r);
+  ranked *r = calloc(2 * count + LA_TOP, sizeof *r);
   if (!r) return leir__error_nomem();
   size_t m = 0;
   uint64_t seed = mix(q->seed ^ n->hash);
@@ -639,30 +733,30 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
     free(turn);
   }
   if (policy == LEIR_POLICY_COST && isfinite(here) && leir__search_opts(ctx)->lookahead_depth) {
-    /* the lookahead's best sequence, proposed as one macro-step when the
-     * model predicts it GAIN faster than the node and every single step */
-    char *seq = NULL;
-    double pot = INFINITY;
-    uint64_t fh = 0;
-    leir_status st = la_search(ctx, n, &seq, &pot, &fh);
+    /* the lookahead's best sequences, each proposed as one macro-step when
+     * the model predicts it GAIN faster than the node and every single step */
+    la_best top[LA_TOP];
+    leir_status st = la_search(ctx, n, top);
     if (st != LEIR_OK) {
-      for (size_t k = nsingle; k < m; k++) free(r[k].macro);
+      for (size_t k = 0; k < m; k++) free(r[k].macro);
       free(r);
       return st;
     }
     double bar = (best_single < here ? best_single : here) * (1 - GAIN);
-    bool dup = false;
-    for (size_t t = 0; t < m && !dup; t++) dup = r[t].hash == fh;
-    if (seq && pot < bar && !dup) {
-      ranked *y = &r[m++];
-      memset(y, 0, sizeof *y);
-      y->index = (size_t)LEIR__ORDER_CHAIN;
-      y->hash = fh;
-      y->score = pot;
-      y->prior = -1; /* before a single step the model prices the same */
-      y->macro = seq;
-    } else {
-      free(seq);
+    for (size_t k = 0; k < LA_TOP; k++) {
+      bool dup = false;
+      for (size_t t = 0; t < m && !dup; t++) dup = r[t].hash == top[k].fh;
+      if (top[k].seq && top[k].pot < bar && !dup) {
+        ranked *y = &r[m++];
+        memset(y, 0, sizeof *y);
+        y->index = (size_t)LEIR__ORDER_CHAIN;
+        y->hash = top[k].fh;
+        y->score = top[k].pot;
+        y->prior = -1; /* before a single step the model prices the same */
+        y->macro = top[k].seq;
+      } else {
+        free(top[k].seq);
+      }
     }
   }
   if (policy != LEIR_POLICY_EXHAUSTIVE) qsort(r, m, sizeof *r, cmp_ranked);
