@@ -749,7 +749,7 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
       if (top[k].seq && top[k].pot < bar && !dup) {
         ranked *y = &r[m++];
         memset(y, 0, sizeof *y);
-        y->index = (size_t)LEIR__ORDER_CHAIN;
+        y->index = SIZE_MAX;
         y->hash = top[k].fh;
         y->score = top[k].pot;
         y->prior = -1; /* before a single step the model prices the same */
@@ -773,7 +773,8 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
   }
   /* order[2k] = candidate index, order[2k+1] = its result's hash */
   for (size_t k = 0; k < m; k++) {
-    n->order[2 * k] = (uint64_t)r[k].index;
+    /* a lookahead macro-step has no candidate index (SIZE_MAX) */
+    n->order[2 * k] = r[k].index == SIZE_MAX ? LEIR__ORDER_CHAIN : (uint64_t)r[k].index;
     n->order[2 * k + 1] = r[k].hash;
     n->macro[k] = r[k].macro;
   }
