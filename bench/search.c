@@ -13,14 +13,23 @@
  * take the whole run.
  *
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
- *                [--trajectory F.jsonl] [--rounds R] [--compare-time S] [--time S]
+ *                [--lookahead D[,D...]] [--trajectory F.jsonl] [--rounds R]
+ *                [--compare-time S] [--time S] [--db FILE|'']
+ *   bench/search --softmax N [same options]
  *
  * The matmul benchmark of issue 15: the search (each algorithm of
- * --algorithms, cost policy, every divisor for splits and tilings, vector
- * width 16) from the naive N^3 f32 matmul within --samples measured
- * samples; then the best program it found, timed in 7 rounds alternating
- * with OpenBLAS sgemm in a process of its own (bench/sgemm, same thread
- * count): median and IQR GFLOP/s of both, side by side, and the load.
+ * --algorithms, each lookahead depth of --lookahead (default 0: none; "6,0"
+ * runs the search with a 6-step lookahead in the cost model, then without),
+ * cost policy, every divisor for splits and tilings, vector width 16) from
+ * the naive N^3 f32 matmul within --samples measured samples; then every
+ * best program found, timed side by side with the source in 7 alternating
+ * rounds, each followed by OpenBLAS sgemm in a process of its own
+ * (bench/sgemm, same thread count): median and IQR GFLOP/s, the share of
+ * OpenBLAS's median, and the load. --softmax N does the same from the
+ * naive softmax of the catalogue (workload softmax, batch_size = dim = N,
+ * f32; needs LEIR_WORKLOADS_DIR) against a copy kernel (P rows, V columns)
+ * timed in the same rounds, in GB/s of input and output. In these modes
+ * the database is off unless --db names one (--db '' : none). 
  *
  * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
  * machine: every algorithm shares one measurement database (--db; default a
@@ -72,80 +81,82 @@ static int on_record(void *payload, const leir_search_record *r) {
   return 0;
 }
 
-/* Times `best` (and the source) in `rounds` rounds, each followed by sgemm
- * in its own process; prints the table. */
-static int matmul_compare(leir_backend *b, int n, const leir_program *src, const leir_program *best,
-                          int rounds) {
+/* Times the programs `ps` (the source first) in `rounds` alternating
+ * rounds (leir_bench: caches flushed, median per round); with sgemm_n > 0
+ * each round is followed by OpenBLAS sgemm (n = sgemm_n) in its own process
+ * (bench/sgemm, same thread count), the reference of the last column; else
+ * the reference is program `ref` of `ps` (a copy kernel). `work` is the
+ * FLOP (unit "GFLOP/s") or bytes (unit "GB/s") of one run. */
+#define MAXP 8
+static int compare_table(leir_backend *b, const leir_program *const *ps, const char *const *names,
+                         int np, int rounds, int sgemm_n, int ref, double work, const char *unit) {
   enum { MAXR = 32 };
-  double rm[3][MAXR], bestrun[3] = {1e30, 1e30, 1e30};
-  const leir_program *ps[2] = {src, best};
+  double rm[MAXP + 1][MAXR], bestrun[MAXP + 1];
   uint32_t threads = 1;
-  int sg_ok = 1;
+  int sg_ok = sgemm_n > 0;
   char load0[64], load1[64];
+  if (rounds > MAXR) rounds = MAXR;
+  for (int i = 0; i <= MAXP; i++) bestrun[i] = 1e30;
   bench_load(load0, sizeof load0);
   for (int r = 0; r < rounds; r++) {
     leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
     bo.warmup = r == 0 ? 3 : 1;
     bo.min_runs = 3;
     bo.min_seconds = 0;
-    leir_timing tm[2];
-    if (leir_bench(b, ps, 2, &bo, tm) != LEIR_OK) {
+    leir_timing tm[MAXP];
+    if (leir_bench(b, ps, (size_t)np, &bo, tm) != LEIR_OK) {
       fprintf(stderr, "bench: %s\n", leir_error_last()->message);
       return 1;
     }
     threads = tm[0].threads;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < np; i++) {
       rm[i][r] = tm[i].median_s;
       if (tm[i].min_s < bestrun[i]) bestrun[i] = tm[i].min_s;
     }
     if (sg_ok) {
       double t[16];
       bench_settle();
-      int got = bench_sgemm_run(n, (int)threads, 5, t, 16);
+      int got = bench_sgemm_run(sgemm_n, (int)threads, 5, t, 16);
       if (got <= 0) sg_ok = 0;
       else {
         for (int k = 0; k < got; k++)
-          if (t[k] < bestrun[2]) bestrun[2] = t[k];
-        rm[2][r] = bench_quantile(t, (size_t)got, 0.5);
+          if (t[k] < bestrun[np]) bestrun[np] = t[k];
+        rm[np][r] = bench_quantile(t, (size_t)got, 0.5);
       }
       bench_settle();
     }
   }
   bench_load(load1, sizeof load1);
-  double flop = 2.0 * n * n * n;
-  const char *names[3] = {"naive LEIR (source)", "best found by the search", "OpenBLAS sgemm (own process)"};
+  int nrow = np + (sg_ok ? 1 : 0), refrow = sgemm_n > 0 ? (sg_ok ? np : -1) : ref;
   printf("\n%d rounds, %u threads; load average before %s, after %s\n\n", rounds, threads, load0,
          load1);
-  printf("| program | median ms | IQR ms | best ms | GFLOP/s (median) | of OpenBLAS |\n"
-         "|---|---:|---:|---:|---:|---:|\n");
-  double med[3];
-  for (int i = 0; i < (sg_ok ? 3 : 2); i++) {
-    med[i] = bench_quantile(rm[i], (size_t)rounds, 0.5);
+  printf("| program | median ms | IQR ms | best ms | %s (median) | of the reference |\n"
+         "|---|---:|---:|---:|---:|---:|\n", unit);
+  double refmed = refrow >= 0 ? bench_quantile(rm[refrow], (size_t)rounds, 0.5) : 0;
+  for (int i = 0; i < nrow; i++) {
+    double med = bench_quantile(rm[i], (size_t)rounds, 0.5);
     double q1 = bench_quantile(rm[i], (size_t)rounds, 0.25),
            q3 = bench_quantile(rm[i], (size_t)rounds, 0.75);
     char of[32] = "";
-    if (sg_ok) snprintf(of, sizeof of, "%.0f%%", 100 * bench_quantile(rm[2], (size_t)rounds, 0.5) / med[i]);
-    printf("| %s | %.2f | %.2f-%.2f | %.2f | %.2f | %s |\n", names[i], med[i] * 1e3, q1 * 1e3,
-           q3 * 1e3, bestrun[i] * 1e3, flop / med[i] * 1e-9, of);
+    if (refrow >= 0) snprintf(of, sizeof of, "%.0f%%", 100 * refmed / med);
+    printf("| %s | %.2f | %.2f-%.2f | %.2f | %.2f | %s |\n",
+           i < np ? names[i] : "OpenBLAS sgemm (own process)", med * 1e3, q1 * 1e3, q3 * 1e3,
+           bestrun[i] * 1e3, work / med * 1e-9, of);
   }
-  if (!sg_ok) printf("| OpenBLAS sgemm | (bench/sgemm missing or OpenBLAS not found) |||||\n");
+  if (sgemm_n > 0 && !sg_ok)
+    printf("| OpenBLAS sgemm | (bench/sgemm missing or OpenBLAS not found) |||||\n");
   return 0;
 }
 
-static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds,
-                      double compare_time, double max_time, const char *algs, const char *traj,
-                      leir_db *db) {
-  char text[512];
-  snprintf(text, sizeof text,
-           "L^{%d}_{a=0}L^{%d}_{c=0}L^{%d}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
-           "C^{f32,g}_{d,c};];",
-           n, n, n);
-  leir_program *p = NULL;
-  if (leir_program_parse(&p, text, strlen(text), NULL) != LEIR_OK ||
-      leir_program_infer_signature(p) != LEIR_OK) {
-    fprintf(stderr, "matmul: %s\n", leir_error_last()->message);
-    return 1;
-  }
+/* Runs the searches of issue 15 from `p` (each algorithm of `algs`, each
+ * lookahead depth of `lookaheads`: "0" is the plain cost policy), then
+ * times every best program side by side with the source and the
+ * reference (OpenBLAS for the matmul, `extra` for softmax). */
+static int run_workload(const char *what, leir_program *p, unsigned samples, unsigned threads,
+                        unsigned rounds, double compare_time, double max_time, const char *algs,
+                        const char *lookaheads, const char *traj, leir_db *db, int sgemm_n,
+                        const leir_program *extra, const char *extra_name, double work,
+                        const char *unit) {
   leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
   bo.threads = threads;
   leir_backend *b = NULL;
@@ -156,60 +167,163 @@ static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds
   traj_out t = {NULL};
   if (traj && !(t.f = fopen(traj, "w"))) {
     fprintf(stderr, "cannot write %s\n", traj);
+    leir_backend_free(b);
     return 1;
+  }
+  const leir_program *ps[MAXP];
+  static char names[MAXP][160];
+  const char *pn[MAXP];
+  leir_search_result *results[MAXP];
+  int np = 0, nres = 0, rc = 0;
+  ps[np] = p;
+  snprintf(names[np], sizeof names[np], "naive LEIR (source)");
+  pn[np] = names[np];
+  np++;
+  if (extra) {
+    ps[np] = extra;
+    snprintf(names[np], sizeof names[np], "%s", extra_name);
+    pn[np] = names[np];
+    np++;
   }
   char abuf[128];
   snprintf(abuf, sizeof abuf, "%s", algs);
-  int rc = 0;
-  for (char *a = strtok(abuf, ","); a && !rc; a = strtok(NULL, ",")) {
+  char *asave = NULL;
+  for (char *a = strtok_r(abuf, ",", &asave); a && !rc; a = strtok_r(NULL, ",", &asave)) {
     leir_search_algorithm alg;
     if (leir_search_algorithm_from_name(a, &alg) != LEIR_OK) continue;
-    leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
-    co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
-    co.vector_width = 16;
-    leir_compare_options cmp = LEIR_COMPARE_OPTIONS_INIT;
-    cmp.min_rounds = rounds;
-    cmp.max_seconds = compare_time;
-    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
-    o.algorithm = alg;
-    o.policy = LEIR_POLICY_COST;
-    o.max_samples = samples;
-    o.max_seconds = max_time;
-    o.candidates = &co;
-    o.compare = &cmp;
-    o.db = db;
-    o.flags |= LEIR_SEARCH_NO_FINAL_COMPARE;
-    o.on_record = on_record;
-    o.record_payload = &t;
-    printf("# matmul %d^3 f32: %s search, cost policy, all divisors, vector width 16, %u samples\n",
-           n, a, samples);
-    double t0 = now_s();
-    leir_search_result *r = NULL;
-    if (leir_search_run(&r, b, p, &o) != LEIR_OK) {
-      fprintf(stderr, "search: %s\n", leir_error_last()->message);
-      rc = 1;
-      break;
+    char lbuf[128];
+    snprintf(lbuf, sizeof lbuf, "%s", lookaheads);
+    char *lsave = NULL;
+    for (char *d = strtok_r(lbuf, ",", &lsave); d && !rc && np < MAXP;
+         d = strtok_r(NULL, ",", &lsave)) {
+      unsigned depth = (unsigned)atoi(d);
+      leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+      co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
+      co.vector_width = 16;
+      leir_compare_options cmp = LEIR_COMPARE_OPTIONS_INIT;
+      cmp.min_rounds = rounds;
+      cmp.max_seconds = compare_time;
+      leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+      o.algorithm = alg;
+      o.policy = LEIR_POLICY_COST;
+      o.max_samples = samples;
+      o.max_seconds = max_time;
+      o.candidates = &co;
+      o.compare = &cmp;
+      o.db = db;
+      o.flags |= LEIR_SEARCH_NO_FINAL_COMPARE;
+      o.on_record = on_record;
+      o.record_payload = &t;
+      o.lookahead_depth = depth;
+      char lb0[64];
+      bench_load(lb0, sizeof lb0);
+      printf("# %s: %s search, cost policy, lookahead %u, all divisors, vector width 16, %u "
+             "samples, %g s; load %s\n",
+             what, a, depth, samples, max_time, lb0);
+      double t0 = now_s();
+      leir_search_result *r = NULL;
+      if (leir_search_run(&r, b, p, &o) != LEIR_OK) {
+        fprintf(stderr, "search: %s\n", leir_error_last()->message);
+        rc = 1;
+        break;
+      }
+      leir_search_summary s = {.size = sizeof s};
+      leir_search_result_summary(r, &s);
+      char *steps = NULL;
+      size_t sl = 0;
+      leir_search_result_best_steps(r, &steps, &sl);
+      char *bt = NULL;
+      size_t bl = 0;
+      leir_program_print(leir_search_result_best(r), 0, &bt, &bl);
+      printf("\n%s, lookahead %u: %u samples (%u measured) in %.0f s, %u lookahead(s) with %llu "
+             "model evaluations; best path %.2fx over the source in %u step(s):\n%s\nbest "
+             "program: %s\n\n",
+             a, depth, s.samples, s.measured, now_s() - t0, s.lookaheads,
+             (unsigned long long)s.lookahead_evals, s.best_speedup, s.best_depth,
+             steps ? steps : "", bt ? bt : "");
+      free(steps);
+      free(bt);
+      results[nres++] = r;
+      ps[np] = leir_search_result_best(r);
+      snprintf(names[np], sizeof names[np], "best of %s, lookahead %u (%u step(s))", a, depth,
+               s.best_depth);
+      pn[np] = names[np];
+      np++;
     }
-    leir_search_summary s = {.size = sizeof s};
-    leir_search_result_summary(r, &s);
-    char *steps = NULL;
-    size_t sl = 0;
-    leir_search_result_best_steps(r, &steps, &sl);
-    char *bt = NULL;
-    size_t bl = 0;
-    leir_program_print(leir_search_result_best(r), 0, &bt, &bl);
-    printf("\n%s: %u samples (%u measured) in %.0f s, best path %.2fx over the source in %u "
-           "step(s):\n%s\nbest program: %s\n",
-           a, s.samples, s.measured, now_s() - t0, s.best_speedup, s.best_depth,
-           steps ? steps : "", bt ? bt : "");
-    free(steps);
-    free(bt);
-    rc = matmul_compare(b, n, p, leir_search_result_best(r), 7);
-    leir_search_result_free(r);
   }
+  if (!rc) rc = compare_table(b, ps, pn, np, 7, sgemm_n, extra ? 1 : -1, work, unit);
+  for (int i = 0; i < nres; i++) leir_search_result_free(results[i]);
   if (t.f) fclose(t.f);
   leir_backend_free(b);
+  return rc;
+}
+
+static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds,
+                      double compare_time, double max_time, const char *algs,
+                      const char *lookaheads, const char *traj, leir_db *db) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "L^{%d}_{a=0}L^{%d}_{c=0}L^{%d}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+           "C^{f32,g}_{d,c};];",
+           n, n, n);
+  leir_program *p = NULL;
+  if (leir_program_parse(&p, text, strlen(text), NULL) != LEIR_OK ||
+      leir_program_infer_signature(p) != LEIR_OK) {
+    fprintf(stderr, "matmul: %s\n", leir_error_last()->message);
+    leir_program_free(p);
+    return 1;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "matmul %d^3 f32", n);
+  int rc = run_workload(what, p, samples, threads, rounds, compare_time, max_time, algs,
+                        lookaheads, traj, db, n, NULL, NULL, 2.0 * n * n * n, "GFLOP/s");
   leir_program_free(p);
+  return rc;
+}
+
+/* The naive softmax of the catalogue (workloads/level1_softmax.yaml) at
+ * batch_size = dim = n, f32, against a copy kernel (P rows, V columns) in
+ * the same rounds; GB/s counts the input and the output. */
+static int run_softmax(int n, unsigned samples, unsigned threads, unsigned rounds,
+                       double compare_time, double max_time, const char *algs,
+                       const char *lookaheads, const char *traj, leir_db *db) {
+  leir_catalog *cat = NULL;
+  if (leir_catalog_open(&cat, NULL) != LEIR_OK) {
+    fprintf(stderr, "catalogue: %s (set LEIR_WORKLOADS_DIR)\n", leir_error_last()->message);
+    return 1;
+  }
+  const leir_workload *w = NULL;
+  for (size_t i = 0; i < leir_catalog_count(cat) && !w; i++)
+    if (strcmp(leir_workload_name(leir_catalog_get(cat, i)), "softmax") == 0)
+      w = leir_catalog_get(cat, i);
+  leir_program *p = NULL, *copy = NULL;
+  double args[2] = {n, n};
+  leir_emit_options eo = LEIR_EMIT_OPTIONS_INIT;
+  eo.args = args;
+  eo.nargs = 2;
+  eo.dtype = "f32";
+  if (!w || leir_workload_emit(w, &eo, NULL, &p, NULL, 0) != LEIR_OK) {
+    fprintf(stderr, "softmax workload: %s\n", w ? leir_error_last()->message : "not in the catalogue");
+    leir_catalog_free(cat);
+    return 1;
+  }
+  char text[256];
+  snprintf(text, sizeof text, "P^{%d}_{a=0}V^{%d}_{c=0}[C^{f32,g}_{a,c}=A^{f32,g}_{a,c};];", n, n);
+  if (leir_program_parse(&copy, text, strlen(text), NULL) != LEIR_OK ||
+      leir_program_infer_signature(copy) != LEIR_OK) {
+    fprintf(stderr, "copy: %s\n", leir_error_last()->message);
+    leir_program_free(p);
+    leir_catalog_free(cat);
+    return 1;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "softmax %d x %d f32 (workload softmax)", n, n);
+  int rc = run_workload(what, p, samples, threads, rounds, compare_time, max_time, algs,
+                        lookaheads, traj, db, 0, copy, "copy (P rows, V columns)",
+                        2.0 * 4.0 * n * n, "GB/s");
+  leir_program_free(copy);
+  leir_program_free(p);
+  leir_catalog_free(cat);
   return rc;
 }
 
@@ -218,7 +332,8 @@ int main(int argc, char **argv) {
   unsigned nwork = 20, samples = 0, rounds = 0, max_rounds = 50, threads = 0;
   double compare_time = 0, max_evals = (double)(1ull << 28), search_time = 0;
   const char *shape = "default", *db_path = NULL, *algs = NULL, *traj = NULL;
-  int matmul_n = 0;
+  const char *lookaheads = "0";
+  int matmul_n = 0, softmax_n = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--workloads")) nwork = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--samples")) samples = (unsigned)atoi(argv[i + 1]);
@@ -232,23 +347,28 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--db")) db_path = argv[i + 1];
     else if (!strcmp(argv[i], "--algorithms")) algs = argv[i + 1];
     else if (!strcmp(argv[i], "--matmul")) matmul_n = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--softmax")) softmax_n = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--lookahead")) lookaheads = argv[i + 1];
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }
   }
-  if (!samples) samples = matmul_n > 0 ? 200 : 100;
-  if (matmul_n > 0) {
+  if (!samples) samples = matmul_n > 0 || softmax_n > 0 ? 200 : 100;
+  if (matmul_n > 0 || softmax_n > 0) {
     if (!rounds) rounds = 10;
     if (!compare_time) compare_time = 20;
     leir_db *mdb = NULL;
-    if (db_path && leir_db_open(&mdb, db_path) != LEIR_OK) {
+    if (db_path && *db_path && leir_db_open(&mdb, db_path) != LEIR_OK) {
       fprintf(stderr, "db: %s\n", leir_error_last()->message);
       return 1;
     }
-    int rc = run_matmul(matmul_n, samples, threads, rounds, compare_time, search_time,
-                        algs ? algs : "greedy", traj, mdb);
+    int rc = matmul_n > 0
+                 ? run_matmul(matmul_n, samples, threads, rounds, compare_time, search_time,
+                              algs ? algs : "greedy", lookaheads, traj, mdb)
+                 : run_softmax(softmax_n, samples, threads, rounds, compare_time, search_time,
+                               algs ? algs : "greedy", lookaheads, traj, mdb);
     leir_db_free(mdb);
     return rc;
   }

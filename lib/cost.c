@@ -118,11 +118,18 @@ void leir__machine_host(leir__machine *m) {
   m->wake_us = 20;
 }
 
-/* Weighted operations of one evaluation: ops_of, with divisions as 4;
- * calls of libm (exp, log, sqrt, erf) go to *calls instead: they stay
- * scalar (the C backend calls the C99 functions; no vector variants
- * without -ffast-math). */
-static double wops_of(const leir_expr *e, double *calls) {
+/* Weighted operations of one evaluation: ops_of, with divisions as 4.
+ * In a float equation (f32, f16, bf16: computed in float) exp and log are
+ * libleir's own leir_exp_f32 / leir_log_f32 (backends/leir_math.h),
+ * branch-free C that the compiler vectorizes with the loop: they count as
+ * EXP_OPS / LOG_OPS operations, vectorized like the rest (log evaluates in
+ * double, two vectors of doubles per vector of floats, hence twice exp).
+ * Other calls of libm (exp and log in double, sqrt, erf) go to *calls
+ * instead: they stay scalar (the C backend calls the C99 functions; no
+ * vector variants without -ffast-math). */
+#define EXP_OPS 24
+#define LOG_OPS 48
+static double wops_of(const leir_expr *e, bool f32, double *calls) {
   double n = 0;
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_BINARY: n = e->op == LEIR_OP_DIV ? 4 : 1; break;
@@ -133,13 +140,17 @@ static double wops_of(const leir_expr *e, double *calls) {
         n = e->n ? e->n - 1 : 0;
       else if (e->op == LEIR_OP_IF_THEN_ELSE || e->op == LEIR_OP_ABS)
         n = 1;
+      else if (f32 && e->op == LEIR_OP_EXP)
+        n = EXP_OPS;
+      else if (f32 && e->op == LEIR_OP_LOG)
+        n = LOG_OPS;
       else
         *calls += 1;
       break;
     case LEIR_EXPR_TENSOR: return 0; /* subscripts are address arithmetic */
     default: break;
   }
-  for (uint32_t k = 0; k < e->n; k++) n += wops_of(e->kids[k], calls);
+  for (uint32_t k = 0; k < e->n; k++) n += wops_of(e->kids[k], f32, calls);
   return n;
 }
 
@@ -288,7 +299,9 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
   double evals = 0, ops = 0, calls = 0;
   for (uint32_t i = first; i <= last; i++) {
     evals = (double)a->eqs[i].evaluations; /* the same for the whole group */
-    ops += wops_of(a->eqs[i].eq->rhs, &calls);
+    leir_dtype dt = (leir_dtype)a->eqs[i].eq->lhs->dtype;
+    bool f32 = dt == LEIR_F32 || dt == LEIR_F16 || dt == LEIR_BF16; /* the backend's float type */
+    ops += wops_of(a->eqs[i].eq->rhs, f32, &calls);
   }
   /* parallelism: the outermost independent P/B loop of the top-level nest */
   double teff = 1, entries = 0;

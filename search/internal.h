@@ -42,7 +42,9 @@ typedef struct search_node {
 typedef struct proposal {
   int kind; /* 0 candidate, 1 step text, 2 program text, 3 unreadable,
              * 4 macro-step: candidate `index`, then the candidate of its
-             * result whose step text is `text` (built-in cost policy) */
+             * result whose step text is `text` (built-in cost policy),
+             * 5 lookahead macro-step: the steps of `text`, one a line, each
+             * a candidate of the program the previous one gave */
   size_t index;
   char *text;
   char *strategy;
@@ -72,7 +74,23 @@ leir_status leir__search_propose_unreadable(leir_search_proposals *out, const ch
  * joined by " ; ". */
 leir_status leir__search_propose_macro(leir_search_proposals *out, size_t index,
                                        const char *follow);
+/* A lookahead macro-step of the built-in cost policy: the steps of `steps`
+ * (one a line), replayed in order, each matched by its text among the
+ * candidates of the program before it. The record joins them by " ; ". */
+leir_status leir__search_propose_chain(leir_search_proposals *out, const char *steps);
 /* The candidate options of the running search (all divisors, vector width). */
 const leir_candidates_options *leir__search_copts(const struct search_ctx *ctx);
+/* The options of the running search (defaults filled in). */
+const leir_search_options *leir__search_opts(const struct search_ctx *ctx);
+/* Seconds left of the search's time budget (INFINITY when it has none);
+ * whether it was cancelled. */
+double leir__search_time_left(const struct search_ctx *ctx);
+bool leir__search_cancelled(const struct search_ctx *ctx);
+/* Counts one lookahead and its cost-model evaluations (the summary's
+ * lookaheads and lookahead_evals). */
+void leir__search_lookahead_note(struct search_ctx *ctx, uint64_t evals);
+
+/* The order entry of a lookahead macro-step (its steps are in macro[k]). */
+#define LEIR__ORDER_CHAIN UINT64_MAX
 
 #endif

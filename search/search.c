@@ -36,6 +36,8 @@ typedef struct search_ctx {
   leir_search_record *records;
   size_t nrecords, caprecords;
   uint32_t samples, measured, reused, accepted, rejected;
+  uint32_t lookaheads;
+  uint64_t lookahead_evals;
   int best;
   double start;
   int stopped_by;
@@ -348,7 +350,28 @@ leir_status leir__search_propose_macro(leir_search_proposals *out, size_t index,
   return proposals_push(out, 4, index, follow, strlen(follow), NULL, NULL);
 }
 
+leir_status leir__search_propose_chain(leir_search_proposals *out, const char *steps) {
+  if (!steps) return leir__error_arg("steps", "the steps are NULL");
+  return proposals_push(out, 5, 0, steps, strlen(steps), NULL, NULL);
+}
+
 const leir_candidates_options *leir__search_copts(const search_ctx *ctx) { return &ctx->copts; }
+const leir_search_options *leir__search_opts(const search_ctx *ctx) { return &ctx->o; }
+
+double leir__search_time_left(const search_ctx *ctx) {
+  if (!(ctx->o.max_seconds > 0)) return INFINITY;
+  double left = ctx->o.max_seconds - (now_s() - ctx->start);
+  return left > 0 ? left : 0;
+}
+
+bool leir__search_cancelled(const search_ctx *ctx) {
+  return ctx->stopped_by == 3 || (ctx->o.cancel && *ctx->o.cancel);
+}
+
+void leir__search_lookahead_note(search_ctx *ctx, uint64_t evals) {
+  ctx->lookaheads++;
+  ctx->lookahead_evals += evals;
+}
 
 static void proposals_clear(leir_search_proposals *ps) {
   for (size_t i = 0; i < ps->n; i++) {
@@ -533,6 +556,56 @@ static leir_program *resolve(search_ctx *ctx, search_node *n, const proposal *p,
     leir_program_free(mid);
     return out;
   }
+  if (p->kind == 5) {
+    /* a lookahead macro-step: each line one enumerated candidate of the
+     * program the previous line gave (the search's candidate options, so
+     * that steps outside the reference domain apply, as in the list) */
+    leir_program *cur = NULL;
+    leir_exactness worst = LEIR_EXACT;
+    leir__strbuf b = {0};
+    const char *line = p->text;
+    size_t part = 0;
+    st = leir_program_clone(&cur, n->program);
+    if (st != LEIR_OK) {
+      ctx->fatal = st;
+      return NULL;
+    }
+    while (line && *line) {
+      const char *nl = strchr(line, '\n');
+      size_t len = nl ? (size_t)(nl - line) : strlen(line);
+      leir_candidates *c = NULL;
+      size_t k = SIZE_MAX;
+      if (leir_candidates_list(&c, cur, &ctx->copts) == LEIR_OK)
+        for (size_t i = 0; i < leir_candidates_count(c); i++) {
+          const char *t = leir_step_text(leir_candidates_step(c, i));
+          if (strlen(t) == len && strncmp(t, line, len) == 0) {
+            k = i;
+            break;
+          }
+        }
+      leir_program *next = NULL;
+      if (k == SIZE_MAX || leir_candidates_apply(&next, c, k) != LEIR_OK) {
+        *rj = LEIR_REJECT_NOT_APPLICABLE;
+        snprintf(reason, cap, "macro-step: step %zu ('%.*s') is not a step of the program before it",
+                 part + 1, (int)(len < 200 ? len : 200), line);
+        leir_candidates_free(c);
+        leir_program_free(cur);
+        free(leir__sb_finish(&b, NULL));
+        return NULL;
+      }
+      leir_exactness e = leir_candidates_exactness(c, k);
+      if (e > worst) worst = e;
+      leir_candidates_free(c);
+      leir_program_free(cur);
+      cur = next;
+      if (part++) leir__sb_puts(&b, " ; ");
+      leir__sb_printf(&b, "%.*s", (int)len, line);
+      line = nl ? nl + 1 : NULL;
+    }
+    *ex = worst;
+    *step_text = leir__sb_finish(&b, NULL);
+    return cur;
+  }
   if (p->kind == 1) {
     leir_step *s = NULL;
     st = leir_step_parse(&s, p->text, strlen(p->text));
@@ -657,11 +730,11 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p) {
       leir_step_free(s);
     }
   }
-  if (step && p->kind == 4 && !r.strategy) {
-    /* a macro-step: the strategies of its two steps, joined by '+' */
-    char names[160] = "";
+  if (step && (p->kind == 4 || p->kind == 5) && !r.strategy) {
+    /* a macro-step: the strategies of its steps, joined by '+' */
+    char names[512] = "";
     const char *part = step;
-    for (int i = 0; i < 2 && part; i++) {
+    for (int i = 0; part; i++) {
       const char *sep = strstr(part, " ; ");
       size_t len = sep ? (size_t)(sep - part) : strlen(part);
       leir_step *s = NULL;
@@ -1199,6 +1272,8 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   s->best_speedup = ctx.nodes[ctx.best].speedup;
   s->final_speedup = s->final_lo = s->final_hi = s->best_speedup;
   s->stopped_by = ctx.stopped_by;
+  s->lookaheads = ctx.lookaheads;
+  s->lookahead_evals = ctx.lookahead_evals;
   if (ctx.best != 0 && !ctx.o.measure && !(ctx.o.flags & LEIR_SEARCH_NO_FINAL_COMPARE) &&
       ctx.stopped_by != 3) {
     search_node *b = &ctx.nodes[ctx.best], *r0 = &ctx.nodes[0];

@@ -6,6 +6,7 @@
  * (reuse across runs, a writer killed with SIGKILL, export), and one real
  * run on the CPU backend. */
 #include <math.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,6 +493,204 @@ START_TEST(test_cost_policy_macro_step_over_plateau) {
 }
 END_TEST
 
+
+/* ---- model-guided lookahead ------------------------------------------------- */
+
+/* A 64^3 f32 matmul searched in model space: the cost model is the timer
+ * (model_measure) and the interpreter the verifier. */
+static leir_program *matmul_f32(int n) {
+  char text[256];
+  snprintf(text, sizeof text,
+           "L^{%d}_{a=0}L^{%d}_{c=0}L^{%d}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+           "C^{f32,g}_{d,c};];",
+           n, n, n);
+  leir_program *p = test_parse(text);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  return p;
+}
+
+static leir_candidates_options wide_candidates(void) {
+  leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+  co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
+  co.vector_width = 16;
+  return co;
+}
+
+static size_t count_steps(const char *step) {
+  size_t n = *step ? 1 : 0;
+  for (const char *c = strstr(step, " ; "); c; c = strstr(c + 3, " ; ")) n++;
+  return n;
+}
+
+/* The lookahead finds a sequence of several steps in the model (structural
+ * steps that gain nothing alone, then the marking that pays); proposed as
+ * one macro-step, it is measured once and accepted as faster. Replaying its
+ * steps one by one through the candidate lists gives the same program, and
+ * every intermediate program verifies against the source. */
+START_TEST(test_lookahead_finds_a_multi_step_macro_step) {
+  leir_program *p = matmul_f32(64);
+  leir_backend *interp = NULL;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  leir_candidates_options co = wide_candidates();
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_COST;
+  o.max_samples = 2;
+  o.branching = 1;
+  o.candidates = &co;
+  o.measure = model_measure;
+  o.measure_payload = interp;
+  o.lookahead_depth = 4;
+  o.lookahead_width = 8;
+  o.lookahead_evals = 30000;
+  leir_search_result *r = NULL;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  leir_search_summary s = {.size = sizeof s};
+  ck_assert_int_eq(leir_search_result_summary(r, &s), LEIR_OK);
+  ck_assert_uint_ge(s.lookaheads, 1);
+  ck_assert_uint_gt(s.lookahead_evals, 0);
+  ck_assert_uint_le(s.lookahead_evals, (uint64_t)s.lookaheads * o.lookahead_evals);
+  /* the first proposal at the source is the lookahead's macro-step */
+  const leir_search_record *x = leir_search_result_record(r, 0);
+  ck_assert_ptr_nonnull(x);
+  ck_assert_msg(count_steps(x->step) >= 3, "not a multi-step macro-step: %s", x->step);
+  ck_assert_msg(x->reject == LEIR_REJECT_NONE, "%s: %s", x->step, x->reason);
+  ck_assert_int_eq(x->parent, 0);
+  ck_assert_uint_eq(x->depth, 1);
+  ck_assert_ptr_nonnull(strchr(x->strategy, '+'));
+  ck_assert_int_eq(x->m.verdict, LEIR_VERDICT_EQUAL);
+  ck_assert(x->m.ratio > 1.1); /* the model's own gain over the source */
+  /* replay: each step is a candidate of the program before it */
+  leir_program *cur = NULL;
+  ck_assert_int_eq(leir_program_clone(&cur, p), LEIR_OK);
+  const char *part = x->step;
+  size_t replayed = 0;
+  while (part) {
+    const char *sep = strstr(part, " ; ");
+    size_t len = sep ? (size_t)(sep - part) : strlen(part);
+    leir_candidates *c = NULL;
+    ck_assert_int_eq(leir_candidates_list(&c, cur, &co), LEIR_OK);
+    size_t k = SIZE_MAX;
+    for (size_t i = 0; i < leir_candidates_count(c) && k == SIZE_MAX; i++) {
+      const char *t = leir_step_text(leir_candidates_step(c, i));
+      if (strlen(t) == len && strncmp(t, part, len) == 0) k = i;
+    }
+    ck_assert_msg(k != SIZE_MAX, "step %zu of %s is not a candidate", replayed + 1, x->step);
+    leir_program *next = NULL;
+    ck_assert_int_eq(leir_candidates_apply(&next, c, k), LEIR_OK);
+    leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+    vo.input_sets = 1;
+    vo.candidate_class = leir_candidates_exactness(c, k) == LEIR_REASSOCIATING
+                             ? LEIR_VERIFY_CLASS_REASSOCIATING
+                             : LEIR_VERIFY_CLASS_EXACT;
+    leir_verify_report *rep = NULL;
+    ck_assert_int_eq(leir_verify(interp, cur, next, &vo, &rep), LEIR_OK);
+    ck_assert_msg(leir_verdict_passes(rep->verdict), "step %zu: %s", replayed + 1, rep->message);
+    leir_verify_report_free(rep);
+    leir_candidates_free(c);
+    leir_program_free(cur);
+    cur = next;
+    replayed++;
+    part = sep ? sep + 3 : NULL;
+  }
+  ck_assert_uint_eq(replayed, count_steps(x->step));
+  ck_assert_uint_eq(leir_program_hash_alpha(cur), x->hash);
+  leir_program_free(cur);
+  leir_search_result_free(r);
+  leir_backend_free(interp);
+  leir_program_free(p);
+}
+END_TEST
+
+/* Both budgets hold: at most lookahead_evals model evaluations per
+ * lookahead, and lookahead_seconds ends a lookahead that has far more work
+ * (run 1: 20000 evaluations, a fifth of a second or more) after 0.005 s. */
+START_TEST(test_lookahead_budgets) {
+  leir_program *p = matmul_f32(8);
+  leir_candidates_options co = wide_candidates();
+  uint64_t evals[3];
+  for (int run = 0; run < 3; run++) {
+    fake f = {0};
+    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+    o.policy = LEIR_POLICY_COST;
+    o.max_samples = 1;
+    o.candidates = &co;
+    o.measure = fake_measure;
+    o.measure_payload = &f;
+    o.lookahead_depth = 12;
+    o.lookahead_width = 64;
+    o.lookahead_evals = run == 0 ? 3000 : run == 1 ? 20000 : 0;
+    o.lookahead_seconds = run == 2 ? 0.005 : 0;
+    leir_search_result *r = NULL;
+    ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+    leir_search_summary s = {.size = sizeof s};
+    ck_assert_int_eq(leir_search_result_summary(r, &s), LEIR_OK);
+    ck_assert_uint_eq(s.lookaheads, 1);
+    evals[run] = s.lookahead_evals;
+    leir_search_result_free(r);
+  }
+  /* the budget, no more; the beam leaves 64 of it to the pruning */
+  ck_assert_uint_le(evals[0], 3000);
+  ck_assert_uint_ge(evals[0], 3000 - 64);
+  ck_assert_uint_le(evals[1], 20000);
+  ck_assert_uint_ge(evals[1], 20000 - 64); /* the lookahead has that much to do */
+  /* 0.005 s is a small part of what 20000 evaluations take (about 10 us
+   * each on an idle machine, with the candidates' enumeration) */
+  ck_assert_msg(evals[2] < evals[1] / 4, "time-capped lookahead made %llu evaluations",
+                (unsigned long long)evals[2]);
+  ck_assert_uint_gt(evals[2], 0);
+  leir_program_free(p);
+}
+END_TEST
+
+/* lookahead_depth 0 is the search as before: the same trajectory as with
+ * an options struct that ends before the lookahead fields, whatever the
+ * other lookahead options say. */
+START_TEST(test_lookahead_zero_is_the_plain_search) {
+  leir_program *p = matmul();
+  leir_backend *interp = NULL;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  leir_candidates_options co = wide_candidates();
+  leir_search_result *r[2];
+  for (int run = 0; run < 2; run++) {
+    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+    o.policy = LEIR_POLICY_COST;
+    o.max_samples = 5;
+    o.candidates = &co;
+    o.measure = model_measure;
+    o.measure_payload = interp;
+    if (run == 0) {
+      o.size = (uint32_t)offsetof(leir_search_options, lookahead_depth);
+    } else {
+      o.lookahead_depth = 0;
+      o.lookahead_width = 3;
+      o.lookahead_evals = 7;
+      o.lookahead_seconds = 0.001;
+    }
+    ck_assert_int_eq(leir_search_run(&r[run], NULL, p, &o), LEIR_OK);
+  }
+  size_t n = leir_search_result_record_count(r[0]);
+  ck_assert_uint_eq(n, leir_search_result_record_count(r[1]));
+  ck_assert_uint_gt(n, 0);
+  for (size_t i = 0; i < n; i++) {
+    const leir_search_record *a = leir_search_result_record(r[0], i),
+                             *b = leir_search_result_record(r[1], i);
+    ck_assert_str_eq(a->step, b->step);
+    ck_assert_uint_eq(a->hash, b->hash);
+    ck_assert_int_eq(a->node, b->node);
+    ck_assert_int_eq(a->reject, b->reject);
+  }
+  leir_search_summary s = {.size = sizeof s};
+  ck_assert_int_eq(leir_search_result_summary(r[1], &s), LEIR_OK);
+  ck_assert_uint_eq(s.lookaheads, 0);
+  ck_assert_uint_eq(s.lookahead_evals, 0);
+  leir_search_result_free(r[0]);
+  leir_search_result_free(r[1]);
+  leir_backend_free(interp);
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- the policy interface ------------------------------------------------------ */
 
 typedef struct scripted {
@@ -670,6 +869,14 @@ START_TEST(test_names_and_options) {
   ck_assert_uint_eq(o.retries, 3);
   ck_assert_ptr_null(o.propose);
   ck_assert_ptr_null(o.db);
+  ck_assert_uint_eq(o.lookahead_depth, 0); /* off unless asked for */
+  ck_assert_uint_eq(o.lookahead_width, 32);
+  ck_assert_uint_eq(o.lookahead_evals, 200000);
+  ck_assert_double_eq(o.lookahead_seconds, 20.0);
+  ck_assert_uint_eq(d.lookahead_width, 32);
+  /* a caller's older struct (up to `flags`) is accepted */
+  ck_assert_int_eq(leir_search_options_init(&o, offsetof(leir_search_options, lookahead_depth)),
+                   LEIR_OK);
   ck_assert_int_eq(leir_search_options_init(&o, 2), LEIR_ERR_ARGUMENT);
   leir_program *prog = matmul();
   leir_search_result *r = NULL;
@@ -975,6 +1182,9 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_builtin_policies_propose_no_alpha_twins);
   tcase_add_test(t, test_cost_policy_proposes_in_cost_order);
   tcase_add_test(t, test_cost_policy_macro_step_over_plateau);
+  tcase_add_test(t, test_lookahead_finds_a_multi_step_macro_step);
+  tcase_add_test(t, test_lookahead_budgets);
+  tcase_add_test(t, test_lookahead_zero_is_the_plain_search);
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
   tcase_add_test(t, test_cancel_keeps_the_result_so_far);
   tcase_add_test(t, test_outputs_json_svg_steps);

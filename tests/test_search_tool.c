@@ -166,12 +166,59 @@ START_TEST(test_optimize_usage_errors) {
 }
 END_TEST
 
+/* --lookahead and its budgets reach the search: the summary counts the
+ * lookaheads and their model evaluations (within --lookahead-evals); a bad
+ * value is a usage error. */
+START_TEST(test_optimize_lookahead) {
+  char prog[256];
+  snprintf(prog, sizeof prog, "%s", path_in("mm8.leir"));
+  FILE *f = fopen(prog, "w");
+  fputs("L^{8}_{a=0}L^{8}_{c=0}L^{8}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+        "C^{f32,g}_{d,c};];\n", f);
+  fclose(f);
+  run_result r = RUN("optimize", "--backend", "interp", "--samples", "1", "--rounds", "3",
+                     "--max-rounds", "6", "--compare-time", "1", "--no-db", "--no-final-compare",
+                     "--lookahead", "3", "--lookahead-width", "4", "--lookahead-evals", "700",
+                     "--lookahead-time", "10", "--json", prog);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  const char *sum = strstr(r.out, "{\"summary\":");
+  ck_assert_ptr_nonnull(sum);
+  const char *la = strstr(sum, "\"lookaheads\":");
+  const char *ev = strstr(sum, "\"lookahead_evals\":");
+  ck_assert_ptr_nonnull(la);
+  ck_assert_ptr_nonnull(ev);
+  long nla = strtol(la + 13, NULL, 10), nev = strtol(ev + 18, NULL, 10);
+  ck_assert_int_ge(nla, 1);
+  ck_assert_int_gt(nev, 0);
+  ck_assert_int_le(nev, 700 * nla);
+  free(r.out);
+  free(r.err);
+  r = RUN("optimize", "--backend", "interp", "--samples", "1", "--rounds", "3", "--max-rounds",
+          "6", "--compare-time", "1", "--no-db", "--no-final-compare", "--quiet", "--lookahead",
+          "2", "--lookahead-evals", "300", prog);
+  ck_assert_msg(r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "cost-model evaluations"));
+  free(r.out);
+  free(r.err);
+  r = RUN("optimize", "--lookahead", "-1", prog);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "--lookahead needs a count"));
+  free(r.out);
+  free(r.err);
+  r = RUN("optimize", "--lookahead-time", "x", prog);
+  ck_assert_int_eq(r.status, 2);
+  free(r.out);
+  free(r.err);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("search_tool");
   TCase *t = tcase_create("tool");
   tcase_add_checked_fixture(t, setup, teardown);
   tcase_add_test(t, test_optimize_json_out_plot_and_db_reuse);
   tcase_add_test(t, test_optimize_usage_errors);
+  tcase_add_test(t, test_optimize_lookahead);
   suite_add_tcase(s, t);
   return s;
 }

@@ -157,6 +157,10 @@ class SearchOptions(Structure):
         ("candidates", POINTER(_lib.CandidatesOptions)),
         ("cancel", POINTER(c_int)),
         ("flags", c_uint32),
+        ("lookahead_depth", c_uint32),
+        ("lookahead_width", c_uint32),
+        ("lookahead_evals", c_uint64),
+        ("lookahead_seconds", c_double),
     ]
 
 
@@ -177,6 +181,8 @@ class Summary(Structure):
         ("best_median_s", c_double),
         ("seconds", c_double),
         ("stopped_by", c_int),
+        ("lookaheads", c_uint32),
+        ("lookahead_evals", c_uint64),
     ]
 
 

@@ -316,6 +316,10 @@ def optimize(
     vector_width: Optional[int] = None,
     final_compare: bool = True,
     on_record: Optional[Callable[[Record], Any]] = None,
+    lookahead: int = 0,
+    lookahead_width: int = 32,
+    lookahead_evals: int = 200000,
+    lookahead_time: float = 20.0,
 ) -> SearchResult:
     """Searches from ``program`` for a faster equivalent one (``leir
     optimize``; docs/search.md) and returns a :class:`SearchResult`.
@@ -333,7 +337,13 @@ def optimize(
     :class:`Database` or a path (opened for the call; measurements found
     there are reused). The timing comparison: ``rounds`` (min),
     ``max_rounds``, ``compare_time`` (s), ``confidence``, ``min_effect``,
-    ``warmup``; verification: ``input_sets``. ``on_record`` is called
+    ``warmup``; verification: ``input_sets``. ``lookahead`` (cost policy;
+    0 = off) is the depth of a beam search in the cost model alone at each
+    node, whose best sequence is proposed as one macro-step
+    (``lookahead_width`` programs per level, at most ``lookahead_evals``
+    model evaluations and ``lookahead_time`` seconds per node; docs/search.md
+    "Lookahead in the model"); the summary counts ``lookaheads`` and
+    ``lookahead_evals``. ``on_record`` is called
     with every :class:`Record` as it is made; returning True stops the
     search, which then returns what it found so far (``summary
     ["stopped_by"] == "cancelled"``). An exception raised by ``propose``
@@ -346,12 +356,19 @@ def optimize(
     if reward not in _REWARDS:
         raise ArgumentError(f"unknown reward {reward!r} (log or reference)", status=-3)
     for name, v in (("samples", samples), ("depth", depth), ("width", width),
-                    ("branching", branching), ("retries", retries), ("rollouts", rollouts)):
+                    ("branching", branching), ("retries", retries), ("rollouts", rollouts),
+                    ("lookahead", lookahead), ("lookahead_width", lookahead_width)):
         if not isinstance(v, int) or v < 0 or v > 0xFFFFFFFF:
             raise ArgumentError(f"{name} must be an integer in [0, 2^32)", status=-3)
     o.max_samples, o.max_depth, o.width, o.branching = samples, depth, width, branching
     o.retries, o.rollouts, o.uct_c, o.reward = retries, rollouts, uct, _REWARDS[reward]
     o.seed = seed
+    if not isinstance(lookahead_evals, int) or lookahead_evals < 0 or lookahead_evals >= 1 << 64:
+        raise ArgumentError("lookahead_evals must be an integer in [0, 2^64)", status=-3)
+    if not lookahead_time >= 0:
+        raise ArgumentError("lookahead_time must be >= 0", status=-3)
+    o.lookahead_depth, o.lookahead_width = lookahead, lookahead_width
+    o.lookahead_evals, o.lookahead_seconds = lookahead_evals, lookahead_time
     if time is not None:
         o.max_seconds = time
     if not final_compare:

@@ -120,6 +120,20 @@ def test_on_record_stops_the_search() -> None:
     assert len(r.records) == 2 and r.summary["stopped_by"] == "cancelled"
 
 
+def test_lookahead_options_reach_the_library() -> None:
+    """The lookahead fields follow the C struct (its size convention): a
+    lookahead runs and is counted in the summary; lookahead 0 runs none."""
+    src = leir.parse(MATMUL)
+    r = leir.optimize(src, backend="interp", samples=1, lookahead=2, lookahead_width=4,
+                      lookahead_evals=500, lookahead_time=5, final_compare=False, **QUICK)
+    assert r.summary["lookaheads"] >= 1
+    assert 0 < r.summary["lookahead_evals"] <= 500 * r.summary["lookaheads"]
+    r0 = leir.optimize(src, backend="interp", samples=1, final_compare=False, **QUICK)
+    assert r0.summary["lookaheads"] == 0 and r0.summary["lookahead_evals"] == 0
+    with pytest.raises(leir.ArgumentError):
+        leir.optimize(src, backend="interp", lookahead=-1)
+
+
 def test_database_is_reused(tmp_path: Path) -> None:
     src = leir.parse(RELU)
     path = tmp_path / "m.db"

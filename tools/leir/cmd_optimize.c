@@ -202,6 +202,14 @@ int cmd_optimize(int argc, char **argv) {
     else if (is(opt, "--retries")) bad = count(opt, v, &so.retries);
     else if (is(opt, "--rollouts")) bad = count(opt, v, &so.rollouts);
     else if (is(opt, "--uct")) bad = real(opt, v, &so.uct_c);
+    else if (is(opt, "--lookahead")) bad = count(opt, v, &so.lookahead_depth);
+    else if (is(opt, "--lookahead-width")) bad = count(opt, v, &so.lookahead_width);
+    else if (is(opt, "--lookahead-time")) bad = real(opt, v, &so.lookahead_seconds);
+    else if (is(opt, "--lookahead-evals")) {
+      uint32_t n = 0;
+      bad = count(opt, v, &n);
+      so.lookahead_evals = n;
+    }
     else if (is(opt, "--policy-seed")) {
       char *end;
       errno = 0;
@@ -349,6 +357,9 @@ int cmd_optimize(int argc, char **argv) {
              sum.final_hi, sum.source_median_s, sum.best_median_s, sum.seconds,
              why[sum.stopped_by & 3]);
       tool_json_string(stdout, steps ? steps : "", steps ? strlen(steps) : 0);
+      if (so.lookahead_depth)
+        printf(",\"lookaheads\":%u,\"lookahead_evals\":%llu", sum.lookaheads,
+               (unsigned long long)sum.lookahead_evals);
       printf(",\"program\":");
       tool_json_string(stdout, text ? text : "", tl);
       printf("}}\n");
@@ -363,6 +374,9 @@ int cmd_optimize(int argc, char **argv) {
                "side by side", sum.final_speedup, sum.final_lo, sum.final_hi,
                sum.source_median_s * 1e3, sum.best_median_s * 1e3);
       printf("%-22s %.1f s\n", "search time", sum.seconds);
+      if (so.lookahead_depth)
+        printf("%-22s %u, %llu cost-model evaluations\n", "lookaheads", sum.lookaheads,
+               (unsigned long long)sum.lookahead_evals);
       print_path(res);
       if (!quiet) printf("best program:\n%s\n", text ? text : "");
     }

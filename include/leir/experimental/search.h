@@ -377,6 +377,17 @@ typedef struct leir_search_options {
   const volatile int *cancel;       /**< when non-NULL and *cancel != 0, the search stops
                                      * (LEIR_ERR_CANCELLED) */
   uint32_t flags;                   /**< LEIR_SEARCH_* */
+  /* Model-guided lookahead (cost policy only; docs/search.md "Lookahead in
+   * the model"). Added after `flags`: a caller's smaller struct gets the
+   * defaults (off). */
+  uint32_t lookahead_depth;         /**< steps of the beam search in the cost model at each
+                                     * node before anything is measured; its best sequence
+                                     * is proposed as one macro-step (default 0: off) */
+  uint32_t lookahead_width;         /**< programs kept per level of that beam (default 32) */
+  uint64_t lookahead_evals;         /**< cost-model evaluations per node, at most
+                                     * (default 200000; 0 = no limit) */
+  double lookahead_seconds;         /**< wall time per node, at most (default 20; 0 = no
+                                     * limit) */
 } leir_search_options;
 
 /** Do not re-measure the best program against the source at the end (its
@@ -387,7 +398,7 @@ typedef struct leir_search_options {
 #define LEIR_SEARCH_OPTIONS_INIT                                                        \
   { (uint32_t)sizeof(leir_search_options), LEIR_SEARCH_GREEDY, LEIR_POLICY_COST, 100u,  \
     0.0, 8u, 2u, 4u, 3u, 1.414, 0u, LEIR_REWARD_LOG_SPEEDUP, 1u, NULL, NULL, NULL,      \
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, 0u, 32u, 200000u, 20.0 }
 
 /** Fills the first `size` bytes of `*opts` with the defaults and sets its
  * size field. Errors: LEIR_ERR_ARGUMENT. */
@@ -436,6 +447,8 @@ typedef struct leir_search_summary {
   double best_median_s;     /**< the best program's */
   double seconds;           /**< wall time of the search */
   int stopped_by;           /**< 0 exhausted, 1 samples, 2 time, 3 cancelled */
+  uint32_t lookaheads;      /**< lookaheads run in the cost model (nodes searched) */
+  uint64_t lookahead_evals; /**< cost-model evaluations they made */
 } leir_search_summary;
 
 /** Fills the first out->size bytes of *out. Errors: LEIR_ERR_ARGUMENT. */
