@@ -37,22 +37,6 @@ static corpus_programs small;
 static void load(void) { corpus_programs_load(&small); }
 static void unload(void) { corpus_programs_free(&small); }
 
-static uint32_t class_of(const leir_candidates *c, size_t i) {
-  return leir_candidates_exactness(c, i) == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT
-                                                       : LEIR_VERIFY_CLASS_REASSOCIATING;
-}
-
-/* No float tensor narrower than f64 (bool masks and index inputs aside). */
-static bool all_f64(const leir_program *p) {
-  size_t n = leir_program_signature_count(p);
-  for (size_t i = 0; i < n; i++) {
-    leir_tensor_decl d;
-    leir_program_signature_get(p, i, &d);
-    if (d.dtype <= LEIR_F32) return false; /* f16, bf16, f32: an f64 truth exists */
-  }
-  return true;
-}
-
 /* Verifies every candidate of the streaming strategies on p; returns how
  * many. For f64 programs the reassociation bound has no wider truth (the
  * reference is its own truth and the floor is n ulp of the largest output,
@@ -79,9 +63,10 @@ static size_t verify_all(leir_backend *b, const char *id, const leir_program *p,
       ck_assert_int_eq(leir_candidates_apply(&q, c, i), LEIR_OK);
       ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
       leir_verify_report *r = NULL;
-      ck_assert_int_eq(leir_verifier_judge(v, q, class_of(c, i), &r), LEIR_OK);
+      ck_assert_int_eq(leir_verifier_judge(v, q, corpus_candidate_class(c, i), &r), LEIR_OK);
       bool ok = leir_verdict_passes(r->verdict);
-      if (!ok && class_of(c, i) == LEIR_VERIFY_CLASS_REASSOCIATING && all_f64(p)) {
+      if (!ok && corpus_candidate_class(c, i) == LEIR_VERIFY_CLASS_REASSOCIATING &&
+          corpus_all_f64(p)) {
         leir_verify_report *t = NULL;
         ck_assert_int_eq(leir_verifier_judge(v, q, LEIR_VERIFY_CLASS_ANY, &t), LEIR_OK);
         ok = leir_verdict_passes(t->verdict);
@@ -135,7 +120,7 @@ static size_t verify_after_online(leir_backend *b, const corpus_source *e, size_
       leir_verify_report *rep = NULL;
       ck_assert_int_eq(leir_verifier_judge(v, r, LEIR_VERIFY_CLASS_REASSOCIATING, &rep), LEIR_OK);
       bool ok = leir_verdict_passes(rep->verdict);
-      if (!ok && all_f64(e->program)) {
+      if (!ok && corpus_all_f64(e->program)) {
         leir_verify_report *t = NULL;
         ck_assert_int_eq(leir_verifier_judge(v, r, LEIR_VERIFY_CLASS_ANY, &t), LEIR_OK);
         ok = leir_verdict_passes(t->verdict);

@@ -191,31 +191,6 @@ static leir_program *as_f32(const corpus_entry *e) {
   return p;
 }
 
-static bool masked_program(const leir_program *p) {
-  size_t n = leir_program_signature_count(p);
-  for (size_t i = 0; i < n; i++) {
-    leir_tensor_decl d;
-    leir_program_signature_get(p, i, &d);
-    if (d.dtype == LEIR_BOOL && d.role == LEIR_ROLE_INPUT) return true;
-  }
-  char *text = test_print(p);
-  bool inf = strstr(text, "inf") != NULL;
-  leir_free(text);
-  return inf;
-}
-
-static leir_verifier_options strict_for(leir_backend *b, const leir_program *p) {
-  leir_verifier_options o = LEIR_VERIFIER_OPTIONS_INIT;
-  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
-  vo.flags = LEIR_VERIFY_STRICT_PARALLEL;
-  vo.input_sets = 1;
-  leir_verify_report *r = NULL;
-  ck_assert_int_eq(leir_verify(b, p, p, &vo, &r), LEIR_OK);
-  if (r->verdict != LEIR_VERDICT_INVALID) o.flags = LEIR_VERIFY_STRICT_PARALLEL;
-  leir_verify_report_free(r);
-  return o;
-}
-
 START_TEST(test_native_candidates_verify_on_f32_sources) {
   leir_backend *b = NULL;
   ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
@@ -224,7 +199,7 @@ START_TEST(test_native_candidates_verify_on_f32_sources) {
          masked_sites = 0, guarded = 0, inconclusive = 0;
   for (size_t i = 0; i < small.n; i++) {
     leir_program *p = as_f32(&small.rows[i]);
-    bool masked = masked_program(p);
+    bool masked = corpus_masked(p);
     leir_program_cost cost;
     ck_assert_int_eq(leir_program_cost_get(p, &cost), LEIR_OK);
     size_t only = NS; /* NS: all; NS + 1: none */
@@ -262,7 +237,7 @@ START_TEST(test_native_candidates_verify_on_f32_sources) {
         count++;
         if (only == NS || only == k) {
           if (!v) {
-            leir_verifier_options o = strict_for(b, p);
+            leir_verifier_options o = corpus_strict_for(b, p);
             ck_assert_int_eq(leir_verifier_new(&v, b, p, &o), LEIR_OK);
           }
           leir_verify_report *r = NULL;

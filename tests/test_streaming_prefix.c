@@ -51,51 +51,6 @@ static size_t strategy_index(const char *name) {
   return idx;
 }
 
-static uint32_t class_of(const leir_candidates *c, size_t i) {
-  return leir_candidates_exactness(c, i) == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT
-                                                       : LEIR_VERIFY_CLASS_REASSOCIATING;
-}
-
-/* Can a masked (-inf) element reach the softmax rows of p: a bool input
- * (the attention masks) or an inf literal? */
-static bool masked_program(const leir_program *p) {
-  size_t n = leir_program_signature_count(p);
-  for (size_t i = 0; i < n; i++) {
-    leir_tensor_decl d;
-    leir_program_signature_get(p, i, &d);
-    if (d.dtype == LEIR_BOOL && d.role == LEIR_ROLE_INPUT) return true;
-  }
-  char *text = test_print(p);
-  bool inf = strstr(text, "inf") != NULL;
-  leir_free(text);
-  return inf;
-}
-
-/* The verifier options for candidates of p: strict about P/V/B loops when p
- * itself passes the strict rule (as tests/test_strategy_verify.c). */
-static leir_verifier_options strict_for(leir_backend *b, const leir_program *p) {
-  leir_verifier_options o = LEIR_VERIFIER_OPTIONS_INIT;
-  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
-  vo.flags = LEIR_VERIFY_STRICT_PARALLEL;
-  vo.input_sets = 1;
-  leir_verify_report *r = NULL;
-  ck_assert_int_eq(leir_verify(b, p, p, &vo, &r), LEIR_OK);
-  if (r->verdict != LEIR_VERDICT_INVALID) o.flags = LEIR_VERIFY_STRICT_PARALLEL;
-  leir_verify_report_free(r);
-  return o;
-}
-
-/* No float tensor narrower than f64 (bool masks and index inputs aside). */
-static bool all_f64(const leir_program *p) {
-  size_t n = leir_program_signature_count(p);
-  for (size_t i = 0; i < n; i++) {
-    leir_tensor_decl d;
-    leir_program_signature_get(p, i, &d);
-    if (d.dtype <= LEIR_F32) return false;
-  }
-  return true;
-}
-
 /* Does q pass as class cls? For f64 programs the reassociation bound has
  * no wider truth (the reference is its own truth), which a rescaled sum
  * feeding a long product and a tanh can exceed by a few ulp, as in
@@ -107,7 +62,7 @@ static bool judge_passes(leir_verifier *v, const leir_program *ref, const leir_p
   leir_verify_report *r = NULL;
   ck_assert_int_eq(leir_verifier_judge(v, q, cls, &r), LEIR_OK);
   bool ok = leir_verdict_passes(r->verdict);
-  if (!ok && tolerance && cls == LEIR_VERIFY_CLASS_REASSOCIATING && all_f64(ref)) {
+  if (!ok && tolerance && cls == LEIR_VERIFY_CLASS_REASSOCIATING && corpus_all_f64(ref)) {
     leir_verify_report *t = NULL;
     ck_assert_int_eq(leir_verifier_judge(v, q, LEIR_VERIFY_CLASS_ANY, &t), LEIR_OK);
     ok = leir_verdict_passes(t->verdict);
@@ -134,7 +89,7 @@ START_TEST(test_prefix_candidates_on_sources_small_verify) {
   bool all = getenv("LEIR_TEST_STREAMING_ALL") != NULL;
   for (size_t i = 0; i < small.n; i++) {
     const leir_program *p = small.e[i].program;
-    bool masked = masked_program(p);
+    bool masked = corpus_masked(p);
     /* programs over 2e5 evaluations (the 13 attention programs, about a
      * second each): every candidate is applied and checked; on every third
      * one, one strategy's are verified, rotating (LEIR_TEST_STREAMING_ALL=1:
@@ -157,7 +112,7 @@ START_TEST(test_prefix_candidates_on_sources_small_verify) {
         if (k > 0 && !strstr(text, "state=prefix")) continue;
         bool verify = only == NPREFIX || only == k;
         if (!v && verify) {
-          leir_verifier_options o = strict_for(b, p);
+          leir_verifier_options o = corpus_strict_for(b, p);
           strict += o.flags != 0;
           ck_assert_int_eq(leir_verifier_new(&v, b, p, &o), LEIR_OK);
         }
@@ -178,7 +133,7 @@ START_TEST(test_prefix_candidates_on_sources_small_verify) {
         char what[512];
         snprintf(what, sizeof what, "%s: %s", small.e[i].id, text);
         if (verify) {
-          ck_assert_msg(judge_passes(v, p, q, class_of(c, j), what, &tolerance), "%s", what);
+          ck_assert_msg(judge_passes(v, p, q, corpus_candidate_class(c, j), what, &tolerance), "%s", what);
           verified++;
         }
         leir_program_free(q);

@@ -91,3 +91,43 @@ void corpus_programs_free(corpus_programs *c) {
   corpus_free(c->rows, c->n);
   *c = (corpus_programs){0};
 }
+
+uint32_t corpus_candidate_class(const leir_candidates *c, size_t i) {
+  return leir_candidates_exactness(c, i) == LEIR_EXACT ? LEIR_VERIFY_CLASS_EXACT
+                                                       : LEIR_VERIFY_CLASS_REASSOCIATING;
+}
+
+bool corpus_all_f64(const leir_program *p) {
+  size_t n = leir_program_signature_count(p);
+  for (size_t i = 0; i < n; i++) {
+    leir_tensor_decl d;
+    leir_program_signature_get(p, i, &d);
+    if (d.dtype <= LEIR_F32) return false; /* f16, bf16, f32: an f64 truth exists */
+  }
+  return true;
+}
+
+bool corpus_masked(const leir_program *p) {
+  size_t n = leir_program_signature_count(p);
+  for (size_t i = 0; i < n; i++) {
+    leir_tensor_decl d;
+    leir_program_signature_get(p, i, &d);
+    if (d.dtype == LEIR_BOOL && d.role == LEIR_ROLE_INPUT) return true;
+  }
+  char *text = test_print(p);
+  bool inf = strstr(text, "inf") != NULL;
+  leir_free(text);
+  return inf;
+}
+
+leir_verifier_options corpus_strict_for(leir_backend *b, const leir_program *p) {
+  leir_verifier_options o = LEIR_VERIFIER_OPTIONS_INIT;
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.flags = LEIR_VERIFY_STRICT_PARALLEL;
+  vo.input_sets = 1;
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verify(b, p, p, &vo, &r), LEIR_OK);
+  if (r->verdict != LEIR_VERDICT_INVALID) o.flags = LEIR_VERIFY_STRICT_PARALLEL;
+  leir_verify_report_free(r);
+  return o;
+}

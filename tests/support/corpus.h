@@ -3,6 +3,8 @@
 #ifndef LEIR_TEST_CORPUS_H
 #define LEIR_TEST_CORPUS_H
 
+#include <stdbool.h>
+
 #include "leir/leir.h"
 
 typedef struct corpus_entry {
@@ -38,5 +40,19 @@ typedef struct corpus_programs {
 } corpus_programs;
 void corpus_programs_load(corpus_programs *out);
 void corpus_programs_free(corpus_programs *c);
+
+/* Helpers of the suites that verify every candidate of a strategy on the
+ * corpus (tests/test_streaming*.c). */
+
+/* The verification class candidate i promises (EXACT or REASSOCIATING). */
+uint32_t corpus_candidate_class(const leir_candidates *c, size_t i);
+/* No float tensor narrower than f64 (bool masks and index inputs aside). */
+bool corpus_all_f64(const leir_program *p);
+/* Can a masked (-inf) element reach the softmax rows of p: a bool input
+ * (the attention masks) or an inf literal? */
+bool corpus_masked(const leir_program *p);
+/* The verifier options for candidates of p on b: strict about P/V/B loops
+ * when p itself passes the strict rule (as tests/test_strategy_verify.c). */
+leir_verifier_options corpus_strict_for(leir_backend *b, const leir_program *p);
 
 #endif

@@ -21,6 +21,7 @@ char *nested_program(int form, int k) {
   const char *x = "A^{f64,g}_{a}";
   size_t cap = strlen(x) + 64 + (size_t)k * (strlen(pre[form]) + strlen(post[form]));
   char *s = malloc(cap), *p = s;
+  if (!s) abort();
   p += sprintf(p, "L^{4}_{a=0}[C^{f64,g}_{a}=");
   for (int i = 0; i < k; i++) p += sprintf(p, "%s", pre[form]);
   p += sprintf(p, "%s", x);
@@ -32,6 +33,7 @@ char *nested_program(int form, int k) {
 char *wide_program(const char *fn, size_t n) {
   size_t cap = n * 24 + 64;
   char *s = malloc(cap), *p = s;
+  if (!s) abort();
   p += sprintf(p, "L^{4}_{a=0}[C^{f64,g}_{a}=%s(", fn);
   for (size_t i = 0; i < n; i++) p += sprintf(p, "%sA^{f64,g}_{a}*%zu", i ? "," : "", i % 7);
   sprintf(p, ");];");
