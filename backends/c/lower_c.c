@@ -326,8 +326,23 @@ static uint32_t sr_plan(lower *L, const leir_nest *n, uint32_t k, uint32_t depth
       }
     uint64_t all = r.nterms == 64 ? UINT64_MAX : ((uint64_t)1 << r.nterms) - 1;
     if (leir__affine_determined(mem, ext, r.nterms) != all) continue;
+    /* the local array's strides: the omp simd loop (the outermost V tile
+     * loop) varies fastest, so its lanes are contiguous and the compiler can
+     * keep each row of the tile in one vector register; the other tile
+     * loops follow from the innermost outward. (By loop position alone, a
+     * V loop around another V or U loop would put its lanes a row apart:
+     * a gather and a scatter on every update.) */
+    uint32_t simd = r.nterms;
+    for (uint32_t t = 0; t < r.nterms && simd == r.nterms; t++)
+      if (n->loops[r.slot[t] - base].kind == LEIR_LOOP_VECTORIZED) simd = t;
     uint64_t expect = 1;
+    if (simd < r.nterms) {
+      r.coef[simd] = 1;
+      expect = (uint64_t)ext[simd];
+      if (expect > SR_MAX_ELEMS) ok = false;
+    }
     for (uint32_t t = r.nterms; t-- > 0 && ok;) {
+      if (t == simd) continue;
       r.coef[t] = (int64_t)expect;
       expect *= (uint64_t)ext[t];
       if (expect > SR_MAX_ELEMS) ok = false;
