@@ -41,6 +41,22 @@ static leir_status read_options(leir_backend_options *o, const leir_backend_opti
   return LEIR_OK;
 }
 
+/* The cpu backend's flags when the caller and $LEIR_CFLAGS give none. On an
+ * x86-64 host with AVX-512, GCC and Clang still size vectors for 256 bits
+ * unless told otherwise, `#pragma omp simd` loops included: a V^{16} loop of
+ * floats then takes two ymm registers a row, and the 8x32 accumulator tile
+ * of a register-tiled matmul needs 32 of them (spilling 5 in the reduction
+ * loop) where the cost model (lib/cost.c, simd_bytes) counts 16 zmm. The
+ * preference is not a floating-point flag: results are unchanged. */
+static const char *default_flags(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    return "-O3 -march=native -fopenmp -mprefer-vector-width=512";
+#endif
+  return "-O3 -march=native -fopenmp";
+}
+
 leir_status leir_backend_open(leir_backend **out, const char *name,
                               const leir_backend_options *opts) {
   if (!out) return leir__error_arg(NULL, "NULL argument");
@@ -67,7 +83,7 @@ leir_status leir_backend_open(leir_backend **out, const char *name,
   const char *cc = b->opts.compiler ? b->opts.compiler : getenv("CC");
   if (!cc || !*cc) cc = "cc";
   const char *flags = b->opts.compiler_flags ? b->opts.compiler_flags : getenv("LEIR_CFLAGS");
-  if (!flags) flags = "-O3 -march=native -fopenmp";
+  if (!flags) flags = default_flags();
   const char *dir = b->opts.cache_dir ? b->opts.cache_dir : getenv("LEIR_CACHE_DIR");
   b->compiler = dup_or_null(cc);
   b->compiler_flags = dup_or_null(flags);

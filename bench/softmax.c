@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
     return 3;
   }
   printf("softmax and layernorm %dx%d f32, cpu backend, %s\n", n, n,
-         getenv("LEIR_CFLAGS") ? getenv("LEIR_CFLAGS") : "-O3 -march=native -fopenmp");
+         getenv("LEIR_CFLAGS") ? getenv("LEIR_CFLAGS") : "the backend's default flags");
   static const int cand[] = {2, 4, 5, 6, 7, 8, 9}, ref[] = {1, 3, 1, 1, 1, 1, 1};
   for (int j = 0; j < 7; j++) {
     int i = cand[j];

@@ -57,8 +57,10 @@ typedef struct leir_backend_options {
   uint32_t flags;              /**< LEIR_BACKEND_* */
   const char *compiler;        /**< cpu: C compiler (NULL: $CC, else "cc") */
   const char *compiler_flags;  /**< cpu: space-separated flags (NULL: $LEIR_CFLAGS, else
-                                * "-O3 -march=native -fopenmp"); -ffast-math and -Ofast
-                                * are refused (they break bitwise reproducibility) */
+                                * "-O3 -march=native -fopenmp", plus
+                                * -mprefer-vector-width=512 on an AVX-512 host);
+                                * -ffast-math and -Ofast are refused (they break
+                                * bitwise reproducibility) */
   const char *cache_dir;       /**< compiled-kernel directory (NULL: $LEIR_CACHE_DIR if set;
                                 * "" = memory cache only) */
   int32_t device;              /**< cuda: device ordinal (default 0) */

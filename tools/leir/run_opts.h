@@ -31,7 +31,8 @@ leir_program *run_load(const run_opts *o, const char *path, bool apply_sig, int 
     "  --threads N      OpenMP threads of the cpu backend (default: all CPUs)\n" \
     "  --cc CC          C compiler (default $CC, else cc)\n" \
     "  --cflags FLAGS   compiler flags (default $LEIR_CFLAGS, else\n" \
-    "                   \"-O3 -march=native -fopenmp\")\n" \
+    "                   \"-O3 -march=native -fopenmp\", plus\n" \
+    "                   -mprefer-vector-width=512 on an AVX-512 host)\n" \
     "  --cache-dir DIR  keep compiled kernels in DIR (default $LEIR_CACHE_DIR)\n" \
     "  --no-cache       compile every kernel afresh\n" \
     "  --check-bounds   bounds-check every access at run time (cpu)\n" \
