@@ -127,6 +127,26 @@ static void matmul_set(set *s, int n) {
       add(s, "register tile 8x16, d outside h",
           "P^{%d}_{g=0}L^{%d}_{d=0}L^{%d}_{h=0}U^{%d}_{a=0}V^{%d}_{c=0}%s", n / r, n,
           n / v, r, v, mm(a, c, "d"));
+      /* V on both tile loops: only the outer one is the omp simd loop; the
+       * inner one is a plain loop of its body, the tile a local array */
+      add(s, "tile 8x16, V rows around V columns, P",
+          "P^{%d}_{g=0}L^{%d}_{h=0}L^{%d}_{d=0}V^{%d}_{a=0}V^{%d}_{c=0}%s", n / r, n / v, n,
+          r, v, mm(a, c, "d"));
+      add(s, "tile 8x16, V columns around V rows, P",
+          "P^{%d}_{g=0}L^{%d}_{h=0}L^{%d}_{d=0}V^{%d}_{c=0}V^{%d}_{a=0}%s", n / r, n / v, n,
+          v, r, mm(a, c, "d"));
+      add(s, "tile 16x16, V columns around V rows, P",
+          "P^{%d}_{g=0}L^{%d}_{h=0}L^{%d}_{d=0}V^{%d}_{c=0}V^{%d}_{a=0}%s", n / 16, n / v, n,
+          v, 16, mm("g*16+a", c, "d"));
+      add(s, "tile 16x16, U rows around V columns, P",
+          "P^{%d}_{g=0}L^{%d}_{h=0}L^{%d}_{d=0}U^{%d}_{a=0}V^{%d}_{c=0}%s", n / 16, n / v, n,
+          16, v, mm("g*16+a", c, "d"));
+      add(s, "tile 32x16, V columns around V rows, P",
+          "P^{%d}_{g=0}L^{%d}_{h=0}L^{%d}_{d=0}V^{%d}_{c=0}V^{%d}_{a=0}%s", n / 32, n / v, n,
+          v, 32, mm("g*32+a", c, "d"));
+      add(s, "tile 8x64, V columns around V rows, P",
+          "P^{%d}_{g=0}L^{%d}_{h=0}L^{%d}_{d=0}V^{%d}_{c=0}V^{%d}_{a=0}%s", n / r, n / 64, n,
+          64, r, mm(a, "h*64+c", "d"));
     }
   }
 }

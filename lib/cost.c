@@ -269,20 +269,44 @@ static uint32_t cm_reduction_loop(const cm_group *g, const cm_access *x) {
   return g->n;
 }
 
+/* The loop the C backend makes its `omp simd` loop: the outermost V loop
+ * of extent > 1 (V loops inside it are plain loops of its body), or n. */
+static uint32_t cm_simd_loop(const cm_group *g) {
+  for (uint32_t k = 0; k < g->n; k++)
+    if (g->loops[k]->kind == LEIR_LOOP_VECTORIZED && g->loops[k]->extent > 1) return k;
+  return g->n;
+}
+
+/* The longest loop gcc unrolls completely by itself (its
+ * max-completely-peel-times, 16): a plain loop of constant extent inside
+ * the omp simd body that long or shorter behaves as a U loop. */
+#define CM_PEELED_EXTENT 16
+
 /* Whether the C backend keeps x's tile in registers: an affine accumulator
- * under a plain reduction loop with only U/V loops inside (lower_c.c). */
+ * under a plain reduction loop with only U loops and the omp simd loop
+ * inside (lower_c.c's scalar replacement). Not inside an omp simd loop
+ * (the backend does not scalar-replace there). A second V loop inside the
+ * omp simd loop is a plain loop of its body: the compiler unrolls it
+ * completely up to CM_PEELED_EXTENT iterations, and the tile is then
+ * registers as with U; longer, the tile is a local array indexed at run
+ * time (512^3 f32, 2 threads, bench/cost_model: V^{16} columns around
+ * V^{8} or V^{16} rows 115-120 GFLOP/s as U^{8} around V^{16}; around
+ * V^{32} rows 65). */
 static bool cm_in_registers(const cm_group *g, const cm_access *x) {
-  uint32_t jr = cm_reduction_loop(g, x);
+  uint32_t jr = cm_reduction_loop(g, x), js = cm_simd_loop(g);
   if (!x->affine || jr == g->n || g->loops[jr]->kind != LEIR_LOOP_SERIAL) return false;
-  /* registers the tile needs: one per element of the U loops, times the
-   * SIMD registers a V loop's row takes (an element per register without
-   * one: the compiler keeps scalars in separate registers) */
+  if (js < jr) return false;
+  /* registers the tile needs: one per element of the U loops (and of the
+   * V loops inside the omp simd loop), times the SIMD registers a row of
+   * the omp simd loop takes (an element per register without one: the
+   * compiler keeps scalars in separate registers) */
   double regs = 1;
   for (uint32_t j = jr + 1; j < g->n; j++) {
     const leir__loop *l = g->loops[j];
-    if (l->kind == LEIR_LOOP_VECTORIZED)
+    if (l->kind == LEIR_LOOP_VECTORIZED && j == js)
       regs *= ceil((double)l->extent * x->esize / (double)g->m->simd_bytes);
-    else if (l->kind == LEIR_LOOP_UNROLLED)
+    else if (l->kind == LEIR_LOOP_UNROLLED ||
+             (l->kind == LEIR_LOOP_VECTORIZED && l->extent <= CM_PEELED_EXTENT))
       regs *= (double)l->extent;
     else
       return false;
@@ -326,12 +350,8 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
     /* the outermost V loop (the backend's omp simd loop: V loops inside
      * it are part of its body), else the innermost loop (the compiler's
      * own vectorization) */
-    uint32_t j = n - 1;
-    for (uint32_t k = 0; k < n; k++)
-      if (g->loops[k]->kind == LEIR_LOOP_VECTORIZED && g->loops[k]->extent > 1) {
-        j = k;
-        break;
-      }
+    uint32_t j = cm_simd_loop(g);
+    if (j == n) j = n - 1;
     bool ok = !g->overflow;
     uint32_t esize = 8;
     for (uint32_t i = 0; i < g->nacc && ok; i++) {

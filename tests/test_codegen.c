@@ -373,6 +373,19 @@ START_TEST(test_cost_model_ranks_schedules) {
   ck_assert_msg(t_reg < t_re, "register tile %g, reordered %g", t_reg, t_re);
   ck_assert_msg(t_reg_p < 0.6 * t_reg && t_reg_p1 >= t_reg, "P %g (1 thread %g), serial %g",
                 t_reg_p, t_reg_p1, t_reg);
+  /* V on both tile loops: the inner one is a plain loop of the omp simd
+   * body; 8 iterations unroll completely (registers, as with U), 32 do not
+   * (a local array in L1; bench/cost_model measures both) */
+  const char *uv8 = MM512("P^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}U^{8}_{a=0}V^{16}_{c=0}",
+                          "g*8+a", "h*16+c", "d");
+  const char *vv8 = MM512("P^{64}_{g=0}L^{32}_{h=0}L^{512}_{d=0}V^{16}_{c=0}V^{8}_{a=0}",
+                          "g*8+a", "h*16+c", "d");
+  const char *vv32 = MM512("P^{16}_{g=0}L^{32}_{h=0}L^{512}_{d=0}V^{16}_{c=0}V^{32}_{a=0}",
+                           "g*32+a", "h*16+c", "d");
+  double t_uv8 = predict(uv8, 2), t_vv8 = predict(vv8, 2), t_vv32 = predict(vv32, 2);
+  ck_assert_msg(t_vv8 <= 1.01 * t_uv8 && t_uv8 <= 1.01 * t_vv8, "V around V^8 %g, U^8 %g", t_vv8,
+                t_uv8);
+  ck_assert_msg(t_vv32 > 1.5 * t_uv8, "V around V^32 %g, U^8 around V %g", t_vv32, t_uv8);
   /* the public figures: the same flops and bytes, different predicted times */
   leir_program *p0 = test_parse(naive), *p1 = test_parse(reg_p);
   ck_assert_int_eq(leir_program_infer_signature(p0), LEIR_OK);
