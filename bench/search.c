@@ -14,7 +14,7 @@
  *
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
  *                [--lookahead D[,D...]] [--trajectory F.jsonl] [--rounds R]
- *                [--compare-time S] [--time S] [--db FILE|'']
+ *                [--compare-time S] [--time S] [--db FILE|''] [--partial-fusion 0|1]
  *   bench/search --softmax N [same options]
  *
  * The matmul benchmark of issue 15: the search (each algorithm of
@@ -29,7 +29,9 @@
  * naive softmax of the catalogue (workload softmax, batch_size = dim = N,
  * f32; needs LEIR_WORKLOADS_DIR) against a copy kernel (P rows, V columns)
  * timed in the same rounds, in GB/s of input and output. In these modes
- * the database is off unless --db names one (--db '' : none). 
+ * the database is off unless --db names one (--db '' : none), and
+ * operator_fusion also offers fusions over leading loops only
+ * (LEIR_CANDIDATES_PARTIAL_FUSION; --partial-fusion 0 turns that off).
  *
  * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
  * machine: every algorithm shares one measurement database (--db; default a
@@ -152,6 +154,10 @@ static int compare_table(leir_backend *b, const leir_program *const *ps, const c
  * lookahead depth of `lookaheads`: "0" is the plain cost policy), then
  * times every best program side by side with the source and the
  * reference (OpenBLAS for the matmul, `extra` for softmax). */
+/* LEIR_CANDIDATES_* flags of the --matmul and --softmax searches beyond
+ * every divisor (--partial-fusion). */
+static uint32_t kernel_search_flags = LEIR_CANDIDATES_PARTIAL_FUSION;
+
 static int run_workload(const char *what, leir_program *p, unsigned samples, unsigned threads,
                         unsigned rounds, double compare_time, double max_time, const char *algs,
                         const char *lookaheads, const char *traj, leir_db *db, int sgemm_n,
@@ -198,7 +204,7 @@ static int run_workload(const char *what, leir_program *p, unsigned samples, uns
          d = strtok_r(NULL, ",", &lsave)) {
       unsigned depth = (unsigned)atoi(d);
       leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
-      co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
+      co.flags |= LEIR_CANDIDATES_ALL_DIVISORS | kernel_search_flags;
       co.vector_width = 16;
       leir_compare_options cmp = LEIR_COMPARE_OPTIONS_INIT;
       cmp.min_rounds = rounds;
@@ -217,9 +223,10 @@ static int run_workload(const char *what, leir_program *p, unsigned samples, uns
       o.lookahead_depth = depth;
       char lb0[64];
       bench_load(lb0, sizeof lb0);
-      printf("# %s: %s search, cost policy, lookahead %u, all divisors, vector width 16, %u "
+      printf("# %s: %s search, cost policy, lookahead %u, all divisors%s, vector width 16, %u "
              "samples, %g s; load %s\n",
-             what, a, depth, samples, max_time, lb0);
+             what, a, depth, kernel_search_flags ? ", partial fusion" : "", samples, max_time,
+             lb0);
       double t0 = now_s();
       leir_search_result *r = NULL;
       if (leir_search_run(&r, b, p, &o) != LEIR_OK) {
@@ -350,6 +357,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--softmax")) softmax_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--lookahead")) lookaheads = argv[i + 1];
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
+    else if (!strcmp(argv[i], "--partial-fusion"))
+      kernel_search_flags = atoi(argv[i + 1]) ? LEIR_CANDIDATES_PARTIAL_FUSION : 0;
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;

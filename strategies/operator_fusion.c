@@ -25,6 +25,18 @@
  * lives only inside the fused nest; an output's scope letter is ignored,
  * spec/leir.md §2); not offered when there are more than 4. Exact: every
  * element sees the same operations in the same order.
+ *
+ * Partial fusion (LEIR_CANDIDATES_PARTIAL_FUSION, outside the reference's
+ * domain): when the two nests cannot share all their loops (different
+ * inner loops, or a dependence over an inner loop: softmax's row maximum
+ * is complete only after its whole row), they may still share their first
+ * K loops: `L_a L_c[e1;]; L_a L_d[e2;];` becomes `L_a[L_c[e1;]; L_d[e2;];];`,
+ * each nest's remaining loops a nested nest of the fused one (its items
+ * directly when it has no loops left). Offered for the largest K that
+ * passes the tests above over the K shared loops, as `nest=N depth=K`,
+ * without `scopes` (set_storage_scope changes them afterwards); a loop
+ * inside the second nest named like one of the shared loops refuses the
+ * site (it would shadow it). Exact, as the full fusion.
  */
 #include <setjmp.h>
 #include <stdlib.h>
@@ -34,12 +46,13 @@
 #include "kit.h"
 #include "visit.h"
 
-static void fuse(leir_program *out, uint32_t t);
+static void fuse(leir_program *out, uint32_t t, uint32_t depth);
 
 /* A P/V/B loop of the fused nest that the backends would not accept (the
  * CPU and CUDA legality test, leir__dep_loop_independent, run on the fused
  * program): its index, or -1; why gets the reason. */
-static int rejected_parallel_loop(leir__sctx *c, uint32_t t, char *why, size_t cap) {
+static int rejected_parallel_loop(leir__sctx *c, uint32_t t, uint32_t depth, char *why,
+                                  size_t cap) {
   const leir_nest *x = c->p->nests[t];
   bool any = false;
   for (uint32_t k = 0; k < x->nloops; k++)
@@ -69,7 +82,7 @@ static int rejected_parallel_loop(leir__sctx *c, uint32_t t, char *why, size_t c
     return 0;
   }
   q->oom_jmp = &jb;
-  fuse(q, 0);
+  fuse(q, 0, depth);
   q->oom_jmp = NULL;
   leir__analysis *a = NULL;
   if (leir_program_infer_signature(q) != LEIR_OK || leir__analyze_program(q, NULL, &a) != LEIR_OK) {
@@ -97,15 +110,42 @@ static int rejected_parallel_loop(leir__sctx *c, uint32_t t, char *why, size_t c
   return found;
 }
 
-/* Does a nest inside n (not n itself) have a loop named by one of m's? */
-static bool inner_loop_clash(const leir_nest *n, const leir_nest *m, bool top) {
-  if (!top)
-    for (uint32_t i = 0; i < n->nloops; i++)
-      for (uint32_t j = 0; j < m->nloops; j++)
-        if (n->loops[i].sym == m->loops[j].sym) return true;
+/* Does a loop inside n have the name of one of m's first `shared` loops?
+ * At the top (n itself) only n's loops from `shared` on count: its first
+ * `shared` loops become m's. */
+static bool inner_loop_clash(const leir_nest *n, const leir_nest *m, uint32_t shared, bool top) {
+  for (uint32_t i = top ? shared : 0; i < n->nloops; i++)
+    for (uint32_t j = 0; j < shared; j++)
+      if (n->loops[i].sym == m->loops[j].sym) return true;
   for (uint32_t k = 0; k < n->nitems; k++)
-    if (n->items[k].nest && inner_loop_clash(n->items[k].nest, m, false)) return true;
+    if (n->items[k].nest && inner_loop_clash(n->items[k].nest, m, shared, false)) return true;
   return false;
+}
+
+/* Do nests x and y have the same first k loops (extents, kinds, GPU axes)? */
+static bool same_loops(const leir_nest *x, const leir_nest *y, uint32_t k) {
+  if (k == 0 || x->nloops < k || y->nloops < k) return false;
+  for (uint32_t j = 0; j < k; j++)
+    if (x->loops[j].extent != y->loops[j].extent || x->loops[j].kind != y->loops[j].kind ||
+        (x->loops[j].kind == LEIR_LOOP_BOUND && x->loops[j].sym != y->loops[j].sym))
+      return false;
+  return true;
+}
+
+/* The largest k < min(loops) over which nests t and t+1 fuse (the tests of
+ * the full fusion over k shared loops), or 0. */
+static uint32_t partial_depth(leir__sctx *c, uint32_t t) {
+  const leir_nest *x = c->p->nests[t], *y = c->p->nests[t + 1];
+  uint32_t k = x->nloops < y->nloops ? x->nloops : y->nloops;
+  if (k == x->nloops && k == y->nloops) k--; /* k == both: the full fusion */
+  char why[256];
+  for (; k > 0 && c->status == LEIR_OK; k--) {
+    if (!same_loops(x, y, k) || inner_loop_clash(y, x, k, true)) continue;
+    if (!leir__dep_nests_fusable(c->a, t, t + 1, k, why, sizeof why)) continue;
+    if (rejected_parallel_loop(c, t, k, why, sizeof why) >= 0) continue;
+    return k;
+  }
+  return 0;
 }
 
 #define LEIR__FUSION_MAX_SCOPES 4
@@ -150,6 +190,36 @@ static uint32_t local_tensors(const leir_program *p, uint32_t t, uint32_t *out) 
   return k;
 }
 
+/* Why nests t and t+1 cannot share all their loops: the rule (msg in
+ * why), or -1 when they can. */
+static int full_fusion_refusal(leir__sctx *c, const leir__nref *r, uint32_t t, char *why,
+                               size_t cap) {
+  const leir_nest *x = c->p->nests[t], *y = c->p->nests[t + 1];
+  if (x->nloops != y->nloops || !same_loops(x, y, x->nloops)) {
+    snprintf(why, cap,
+             "nests %u and %u do not have the same loops (number, extents, kinds, GPU axes)", t,
+             t + 1);
+    return LEIR__R_GRAPH_LOOPS_DIFFER;
+  }
+  if (inner_loop_clash(y, x, x->nloops, true)) {
+    snprintf(why, cap, "a nest inside nest %u has a loop named like a loop of nest %u", t + 1, t);
+    return LEIR__R_GRAPH_NAMES;
+  }
+  char dep[256];
+  dep[0] = '\0';
+  if (!leir__dep_nests_fusable(c->a, t, t + 1, x->nloops, dep, sizeof dep)) {
+    snprintf(why, cap, "nests %u and %u cannot share their loops: %s", t, t + 1, dep);
+    return LEIR__R_GRAPH_DEPENDENCE;
+  }
+  int k = rejected_parallel_loop(c, t, x->nloops, dep, sizeof dep);
+  if (k >= 0) {
+    snprintf(why, cap, "fused, the %c loop %s would not be independent: %s",
+             leir__loop_kind_letters[x->loops[k].kind], leir__loop_name(c, r, (uint32_t)k), dep);
+    return LEIR__R_GRAPH_PARALLEL;
+  }
+  return -1;
+}
+
 static void enumerate(leir__sctx *c) {
   for (uint32_t i = 0; i < c->nnests && leir__more(c); i++) {
     const leir__nref *r = &c->nests[i];
@@ -160,35 +230,18 @@ static void enumerate(leir__sctx *c) {
                    "nest %u is the last nest; there is no next nest to fuse it with", t);
       continue;
     }
-    const leir_nest *x = c->p->nests[t], *y = c->p->nests[t + 1];
-    bool same = x->nloops == y->nloops && x->nloops > 0;
-    for (uint32_t k = 0; same && k < x->nloops; k++)
-      same = x->loops[k].extent == y->loops[k].extent && x->loops[k].kind == y->loops[k].kind &&
-             (x->loops[k].kind != LEIR_LOOP_BOUND || x->loops[k].sym == y->loops[k].sym);
-    if (!same) {
-      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_LOOPS_DIFFER,
-                   "nests %u and %u do not have the same loops (number, extents, kinds, GPU axes)",
-                   t, t + 1);
-      continue;
-    }
-    if (inner_loop_clash(y, x, true)) {
-      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_NAMES,
-                   "a nest inside nest %u has a loop named like a loop of nest %u", t + 1, t);
-      continue;
-    }
-    char why[256];
+    char why[512];
     why[0] = '\0';
-    if (!leir__dep_nests_fusable(c->a, t, t + 1, x->nloops, why, sizeof why)) {
-      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_DEPENDENCE,
-                   "nests %u and %u cannot share their loops: %s", t, t + 1, why);
-      continue;
-    }
-    int k = rejected_parallel_loop(c, t, why, sizeof why);
-    if (k >= 0) {
-      LEIR__REJECT(c, leir__site_nest(c, r), LEIR__R_GRAPH_PARALLEL,
-                   "fused, the %c loop %s would not be independent: %s",
-                   leir__loop_kind_letters[x->loops[k].kind], leir__loop_name(c, r, (uint32_t)k),
-                   why);
+    int rule = full_fusion_refusal(c, r, t, why, sizeof why);
+    if (c->status != LEIR_OK) return;
+    if (rule >= 0) {
+      LEIR__REJECT(c, leir__site_nest(c, r), (leir__rule)rule, "%s", why);
+      /* the shared leading loops only, where all of them cannot be */
+      if (c->o.flags & LEIR_CANDIDATES_PARTIAL_FUSION) {
+        uint32_t k = partial_depth(c, t);
+        if (c->status != LEIR_OK) return;
+        if (k) leir__emit(c, LEIR_EXACT, "nest=%s depth=%u", r->label, k);
+      }
       continue;
     }
     if (c->status != LEIR_OK) return;
@@ -210,6 +263,7 @@ static void enumerate(leir__sctx *c) {
 
 typedef struct renamer {
   const leir_nest *from, *to;
+  uint32_t n; /* the shared loops */
 } renamer;
 
 static int rename_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
@@ -217,7 +271,7 @@ static int rename_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   renamer *rn = v->ud;
   leir_expr *e = *slot;
   if (e->kind != LEIR_EXPR_VAR) return LEIR__VISIT_NEXT;
-  for (uint32_t k = 0; k < rn->from->nloops; k++)
+  for (uint32_t k = 0; k < rn->n; k++)
     if (e->sym == rn->from->loops[k].sym) {
       e->sym = rn->to->loops[k].sym;
       break;
@@ -225,18 +279,45 @@ static int rename_node(leir__visit *v, leir_expr **slot, leir_expr *parent) {
   return LEIR__VISIT_NEXT;
 }
 
-/* Fuses top-level nests t and t+1 of `out` (builders longjmp on failure). */
-static void fuse(leir_program *out, uint32_t t) {
+/* Nest x's part inside the shared loops: a nest of its loops from `depth`
+ * on holding its items, or NULL when it has no loops left (its items go
+ * into the fused nest directly). */
+static leir_nest *inner_part(leir_program *out, const leir_nest *x, uint32_t depth) {
+  if (x->nloops == depth) return NULL;
+  leir_nest *n = leir__new_nest(out, x->nloops - depth, x->nitems);
+  if (!n) return NULL;
+  for (uint32_t k = depth; k < x->nloops; k++) n->loops[k - depth] = x->loops[k];
+  for (uint32_t k = 0; k < x->nitems; k++) n->items[k] = x->items[k];
+  return n;
+}
+
+/* Appends x's part inside the shared loops to m's items at *at. */
+static void put_part(leir_nest *m, uint32_t *at, const leir_nest *x, leir_nest *part) {
+  if (part) {
+    m->items[*at].eq = NULL;
+    m->items[(*at)++].nest = part;
+    return;
+  }
+  for (uint32_t k = 0; k < x->nitems; k++) m->items[(*at)++] = x->items[k];
+}
+
+/* Fuses top-level nests t and t+1 of `out` over their first `depth` loops
+ * (all of them: the full fusion; builders longjmp on failure). */
+static void fuse(leir_program *out, uint32_t t, uint32_t depth) {
   leir_nest *x = out->nests[t], *y = out->nests[t + 1];
   /* simultaneous renaming: every VAR is looked up in y's original loops */
-  renamer rn = {y, x};
+  renamer rn = {y, x, depth};
   leir__visit v = LEIR__VISIT_INIT(rename_node, &rn);
   leir__visit_nest(&v, y);
-  leir_nest *m = leir__new_nest(out, x->nloops, x->nitems + y->nitems);
+  leir_nest *px = inner_part(out, x, depth), *py = inner_part(out, y, depth);
+  if ((x->nloops > depth && !px) || (y->nloops > depth && !py)) return;
+  uint32_t items = (px ? 1 : x->nitems) + (py ? 1 : y->nitems);
+  leir_nest *m = leir__new_nest(out, depth, items);
   if (!m) return;
-  for (uint32_t k = 0; k < x->nloops; k++) m->loops[k] = x->loops[k];
-  for (uint32_t k = 0; k < x->nitems; k++) m->items[k] = x->items[k];
-  for (uint32_t k = 0; k < y->nitems; k++) m->items[x->nitems + k] = y->items[k];
+  for (uint32_t k = 0; k < depth; k++) m->loops[k] = x->loops[k];
+  uint32_t at = 0;
+  put_part(m, &at, x, px);
+  put_part(m, &at, y, py);
   out->nests[t] = m;
   leir__program_remove_nest(out, t + 1);
 }
@@ -246,7 +327,17 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
   if (!r || r->depth != 1 || r->path[0] + 1 >= out->nnests) return LEIR_ERR_INTERNAL;
   uint32_t t = r->path[0];
   uint32_t before = out->nnests;
-  fuse(out, t);
+  const leir__tok *dt = leir__ps_get(ps, LEIR__K_DEPTH, NULL);
+  uint32_t depth = out->nests[t]->nloops;
+  if (dt) {
+    /* a candidate of the list (partial_depth checked it) */
+    int64_t v;
+    if (!leir__tok_int(dt, &v) || v < 1 || v > (int64_t)depth ||
+        v > (int64_t)out->nests[t + 1]->nloops)
+      return LEIR_ERR_INTERNAL;
+    depth = (uint32_t)v;
+  }
+  fuse(out, t, depth);
   if (out->nnests != before - 1) return LEIR_ERR_NOMEM;
   leir_nest *m = out->nests[t];
   uint32_t nsc = 0;
@@ -264,7 +355,7 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__operator_fusion = {
-    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_SCOPES),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_SCOPES) | LEIR__KEY(LEIR__K_DEPTH),
     .required = LEIR__KEY(LEIR__K_NEST),
     .enumerate = enumerate,
     .apply = apply,

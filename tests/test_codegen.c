@@ -242,6 +242,149 @@ START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
 }
 END_TEST
 
+/* ---- partial fusion (LEIR_CANDIDATES_PARTIAL_FUSION) ----------------------- */
+
+/* The one operator_fusion step of p with `flags` whose text is `want`
+ * applied through the list (NULL when there is none), printed. */
+static char *fuse_text(const leir_program *p, uint32_t flags, const char *want) {
+  size_t at;
+  count_steps(p, "operator_fusion", flags, want, &at);
+  if (at == SIZE_MAX) return NULL;
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  size_t idx;
+  ck_assert_int_eq(leir_strategy_find("operator_fusion", &idx), LEIR_OK);
+  o.strategy = (int32_t)idx;
+  o.flags = flags;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  ck_assert(leir_candidates_exactness(l, at) == LEIR_EXACT);
+  leir_program *q = NULL;
+  ck_assert_int_eq(leir_candidates_apply(&q, l, at), LEIR_OK);
+  ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
+  char *text = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(q, 0, &text, &len), LEIR_OK);
+  leir_program_free(q);
+  leir_candidates_free(l);
+  return text;
+}
+
+#define SM_MAX "L^{256}_{a=0}L^{256}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];"
+#define SM_SUM \
+  "L^{256}_{a=0}L^{256}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+exp(A^{f32,g}_{a,c}-D^{f32,g}_{a});];"
+#define SM_DIV \
+  "L^{256}_{a=0}L^{256}_{c=0}[C^{f32,g}_{a,c}=exp(A^{f32,g}_{a,c}-D^{f32,g}_{a})/E^{f32,g}_{a};];"
+
+START_TEST(test_partial_fusion_puts_row_passes_under_one_loop) {
+  const char *src = SM_MAX SM_SUM SM_DIV;
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  const uint32_t PF = LEIR_CANDIDATES_PARTIAL_FUSION;
+  size_t at;
+  /* the row maximum is complete only after its row: no full fusion, and
+   * without the flag nothing at all */
+  ck_assert_uint_eq(count_steps(p, "operator_fusion", 0, "", &at), 0);
+  ck_assert_uint_eq(count_steps(p, "operator_fusion", PF, "operator_fusion nest=0 depth=1", &at), 2);
+  ck_assert_uint_ne(at, SIZE_MAX);
+  char *t1 = fuse_text(p, PF, "operator_fusion nest=0 depth=1");
+  ck_assert_ptr_nonnull(t1);
+  ck_assert_str_eq(t1, "L^{256}_{a=0}[L^{256}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];"
+                       "L^{256}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+exp(A^{f32,g}_{a,c}-D^{f32,g}_{a});];];"
+                       SM_DIV);
+  /* again with the third pass: the fused nest (one loop left) takes the
+   * divide nest's inner loop as a third nested nest */
+  leir_program *p1 = test_parse(t1);
+  ck_assert_int_eq(leir_program_infer_signature(p1), LEIR_OK);
+  char *t2 = fuse_text(p1, PF, "operator_fusion nest=0 depth=1");
+  ck_assert_ptr_nonnull(t2);
+  ck_assert_str_eq(t2, "L^{256}_{a=0}[L^{256}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];"
+                       "L^{256}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+exp(A^{f32,g}_{a,c}-D^{f32,g}_{a});];"
+                       "L^{256}_{c=0}[C^{f32,g}_{a,c}=exp(A^{f32,g}_{a,c}-D^{f32,g}_{a})/E^{f32,g}_{a};];];");
+  /* P on the row loop of the fused nest; results bitwise the same */
+  ck_assert_int_eq(t2[0], 'L');
+  t2[0] = 'P';
+  leir_backend *b = cpu_backend(0);
+  require_equal(b, src, t1);
+  require_equal(b, src, t2);
+  leir_backend_free(b);
+  /* leir_step_apply keeps the reference's domain */
+  leir_step *st = NULL;
+  const char *step = "operator_fusion nest=0 depth=1";
+  ck_assert_int_eq(leir_step_parse(&st, step, strlen(step)), LEIR_OK);
+  leir_program *r = NULL;
+  ck_assert_int_ne(leir_step_apply(&r, p, st, NULL), LEIR_OK);
+  leir_step_free(st);
+  leir_free(t1);
+  leir_free(t2);
+  leir_program_free(p1);
+  leir_program_free(p);
+}
+END_TEST
+
+START_TEST(test_partial_fusion_refusals) {
+  const uint32_t PF = LEIR_CANDIDATES_PARTIAL_FUSION;
+  size_t at;
+  struct {
+    const char *src, *want; /* want: the one step listed, or NULL for none */
+  } cases[] = {
+      /* a full fusion is possible: only that one, no depth */
+      {"L^{8}_{a=0}L^{4}_{c=0}[D^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];"
+       "L^{8}_{a=0}L^{4}_{c=0}[C^{f64,g}_{a,c}=D^{f64,g}_{a,c}+1;];",
+       "operator_fusion nest=0"},
+      /* a third loop in the second nest: the two shared ones fuse, the
+       * third becomes a nested nest */
+      {"L^{8}_{a=0}L^{4}_{c=0}[D^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];"
+       "L^{8}_{a=0}L^{4}_{d=0}L^{2}_{e=0}[C^{f64,g}_{a,d,e}=D^{f64,g}_{a,d}+e;];",
+       "operator_fusion nest=0 depth=2"},
+      /* a different second loop: shared over the row loop only */
+      {"L^{8}_{a=0}L^{4}_{c=0}[D^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];"
+       "L^{8}_{a=0}L^{2}_{d=0}[C^{f64,g}_{a,d}=D^{f64,g}_{a,d*2}+D^{f64,g}_{a,d*2+1};];",
+       "operator_fusion nest=0 depth=1"},
+      /* the consumer reads row a+1, written one row later */
+      {"L^{8}_{a=0}L^{4}_{c=0}[D^{f64,g}_{a}=D^{f64,g}_{a}+A^{f64,g}_{a,c};];"
+       "L^{8}_{a=0}L^{4}_{c=0}[C^{f64,g}_{a,c}=if_then_else(a<7,D^{f64,g}_{a+1},0);];",
+       NULL},
+      /* a total over every row */
+      {"L^{8}_{a=0}L^{4}_{c=0}[S^{f64,g}_{0}=S^{f64,g}_{0}+A^{f64,g}_{a,c};];"
+       "L^{8}_{a=0}L^{4}_{c=0}[C^{f64,g}_{a,c}=A^{f64,g}_{a,c}/S^{f64,g}_{0};];",
+       NULL},
+      /* the second nest's inner loop is named like the shared loop */
+      {"L^{8}_{a=0}L^{4}_{c=0}[D^{f64,g}_{a}=D^{f64,g}_{a}+A^{f64,g}_{a,c};];"
+       "L^{8}_{c=0}L^{4}_{a=0}[C^{f64,g}_{c,a}=A^{f64,g}_{c,a}/D^{f64,g}_{c};];",
+       NULL},
+      /* different row extents */
+      {"L^{8}_{a=0}L^{4}_{c=0}[D^{f64,g}_{a}=D^{f64,g}_{a}+A^{f64,g}_{a,c};];"
+       "L^{4}_{a=0}L^{4}_{c=0}[C^{f64,g}_{a,c}=A^{f64,g}_{a,c}/D^{f64,g}_{a};];",
+       NULL},
+  };
+  leir_backend *b = cpu_backend(0);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    leir_program *p = test_parse(cases[i].src);
+    ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+    size_t n = count_steps(p, "operator_fusion", PF, cases[i].want ? cases[i].want : "", &at);
+    ck_assert_msg(cases[i].want ? at != SIZE_MAX : n == 0, "case %zu: %zu candidates", i, n);
+    /* at most one depth, never beside a full fusion */
+    size_t with_depth = 0;
+    leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+    o.flags = PF;
+    leir_candidates *l = NULL;
+    ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+    for (size_t j = 0; j < leir_candidates_count(l); j++)
+      with_depth += strstr(leir_step_text(leir_candidates_step(l, j)), " depth=") != NULL;
+    leir_candidates_free(l);
+    size_t expect = cases[i].want && strstr(cases[i].want, "depth=") ? 1 : 0;
+    ck_assert_msg(with_depth == expect, "case %zu: %zu with depth", i, with_depth);
+    if (cases[i].want) {
+      char *t = fuse_text(p, PF, cases[i].want);
+      require_equal(b, cases[i].src, t);
+      leir_free(t);
+    }
+    leir_program_free(p);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
 /* ---- local buffers: l/s-scope intermediates sized to their loop level ------- */
 
 /* A program file: inputs A (and C) n x n f32, output D of `dshape`. */
@@ -468,6 +611,8 @@ static Suite *codegen_suite(void) {
   tc = tcase_create("split_domain");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_all_divisors_widen_the_split_and_tile_domains);
+  tcase_add_test(tc, test_partial_fusion_puts_row_passes_under_one_loop);
+  tcase_add_test(tc, test_partial_fusion_refusals);
   tcase_add_test(tc, test_register_tiled_matmul_is_reachable);
   suite_add_tcase(s, tc);
   return s;

@@ -173,6 +173,17 @@ typedef struct leir_candidates_options {
  * the verifier's question. */
 #define LEIR_CANDIDATES_GENERIC_VALUES 0x2u
 
+/** operator_fusion also fuses two nests over their first K loops only
+ * (`nest=N depth=K`, the largest K that is legal) when they cannot share
+ * all of them: `L_a L_c[e1;]; L_a L_d[e2;];` becomes
+ * `L_a[L_c[e1;]; L_d[e2;];];`, each nest's remaining loops a nested nest.
+ * This puts the passes of a row-wise reduction (softmax's maximum, sum and
+ * quotient) under one row loop, which the reference's fusion (identical
+ * loops, no dependence over any of them) cannot. Outside the reference's
+ * domain, like LEIR_CANDIDATES_ALL_DIVISORS: such steps apply through the
+ * list (leir_candidates_apply), not through leir_step_apply. */
+#define LEIR_CANDIDATES_PARTIAL_FUSION 0x4u
+
 /** Defaults of leir_candidates_options: every implemented strategy, vector
  * width 8, no limit, the reference's split domain. */
 #define LEIR_CANDIDATES_OPTIONS_INIT \

@@ -92,6 +92,8 @@ int cmd_candidates(int argc, char **argv) {
       o.co.vector_width = (uint32_t)w;
     } else if (strcmp(opt, "--all-divisors") == 0) {
       o.co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
+    } else if (strcmp(opt, "--partial-fusion") == 0) {
+      o.co.flags |= LEIR_CANDIDATES_PARTIAL_FUSION;
     } else if (strcmp(opt, "--generic-values") == 0) {
       o.co.flags |= LEIR_CANDIDATES_GENERIC_VALUES;
     } else if (strcmp(opt, "--no-result") == 0) {
