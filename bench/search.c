@@ -15,6 +15,7 @@
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
  *                [--lookahead D[,D...]] [--trajectory F.jsonl] [--rounds R]
  *                [--compare-time S] [--time S] [--db FILE|''] [--partial-fusion 0|1]
+ *                [--reduction-lanes 0|1]
  *   bench/search --softmax N [same options]
  *
  * The matmul benchmark of issue 15: the search (each algorithm of
@@ -30,8 +31,10 @@
  * f32; needs LEIR_WORKLOADS_DIR) against a copy kernel (P rows, V columns)
  * timed in the same rounds, in GB/s of input and output. In these modes
  * the database is off unless --db names one (--db '' : none), and
- * operator_fusion also offers fusions over leading loops only
- * (LEIR_CANDIDATES_PARTIAL_FUSION; --partial-fusion 0 turns that off).
+ * operator_fusion also offers fusions over leading loops only and
+ * reduction_factorization its lanes form (LEIR_CANDIDATES_PARTIAL_FUSION,
+ * LEIR_CANDIDATES_REDUCTION_LANES; --partial-fusion 0, --reduction-lanes 0
+ * turn them off).
  *
  * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
  * machine: every algorithm shares one measurement database (--db; default a
@@ -155,8 +158,9 @@ static int compare_table(leir_backend *b, const leir_program *const *ps, const c
  * times every best program side by side with the source and the
  * reference (OpenBLAS for the matmul, `extra` for softmax). */
 /* LEIR_CANDIDATES_* flags of the --matmul and --softmax searches beyond
- * every divisor (--partial-fusion). */
-static uint32_t kernel_search_flags = LEIR_CANDIDATES_PARTIAL_FUSION;
+ * every divisor (--partial-fusion, --reduction-lanes). */
+static uint32_t kernel_search_flags =
+    LEIR_CANDIDATES_PARTIAL_FUSION | LEIR_CANDIDATES_REDUCTION_LANES;
 
 static int run_workload(const char *what, leir_program *p, unsigned samples, unsigned threads,
                         unsigned rounds, double compare_time, double max_time, const char *algs,
@@ -223,10 +227,12 @@ static int run_workload(const char *what, leir_program *p, unsigned samples, uns
       o.lookahead_depth = depth;
       char lb0[64];
       bench_load(lb0, sizeof lb0);
-      printf("# %s: %s search, cost policy, lookahead %u, all divisors%s, vector width 16, %u "
+      printf("# %s: %s search, cost policy, lookahead %u, all divisors%s%s, vector width 16, %u "
              "samples, %g s; load %s\n",
-             what, a, depth, kernel_search_flags ? ", partial fusion" : "", samples, max_time,
-             lb0);
+             what, a, depth,
+             kernel_search_flags & LEIR_CANDIDATES_PARTIAL_FUSION ? ", partial fusion" : "",
+             kernel_search_flags & LEIR_CANDIDATES_REDUCTION_LANES ? ", reduction lanes" : "",
+             samples, max_time, lb0);
       double t0 = now_s();
       leir_search_result *r = NULL;
       if (leir_search_run(&r, b, p, &o) != LEIR_OK) {
@@ -358,7 +364,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--lookahead")) lookaheads = argv[i + 1];
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
     else if (!strcmp(argv[i], "--partial-fusion"))
-      kernel_search_flags = atoi(argv[i + 1]) ? LEIR_CANDIDATES_PARTIAL_FUSION : 0;
+      kernel_search_flags = atoi(argv[i + 1]) ? kernel_search_flags | LEIR_CANDIDATES_PARTIAL_FUSION
+                                              : kernel_search_flags & ~LEIR_CANDIDATES_PARTIAL_FUSION;
+    else if (!strcmp(argv[i], "--reduction-lanes"))
+      kernel_search_flags = atoi(argv[i + 1])
+                                ? kernel_search_flags | LEIR_CANDIDATES_REDUCTION_LANES
+                                : kernel_search_flags & ~LEIR_CANDIDATES_REDUCTION_LANES;
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;

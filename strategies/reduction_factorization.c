@@ -17,8 +17,18 @@
  * and every loop K not used in s with extent >= 2. Parameters:
  * `loop=K at=v` for every v in 1..V-1. Exactness: reassociating for + - *,
  * exact for max and min.
+ *
+ * The lanes form (LEIR_CANDIDATES_REDUCTION_LANES, outside the reference's
+ * domain; TVM's rfactor), `loop=K lanes=L` with L the vector width
+ * (leir_candidates_options.vector_width) dividing V, V > L:
+ *   P_{s,l} = P_{s,l} op f[K -> K*L+l]   (K of extent V/L, then V^{L}_{l} innermost)
+ *   X_s = X_s op P_{s,l}                 (X's loops, then L^{L}_{l})
+ * one partial result per lane of a vector, so that the reduction
+ * vectorizes in one step (a softmax's row maximum and sum). The other
+ * reduction loops stay reductions into P; op for - is +, as above.
  */
 #include "kit.h"
+#include "rewrite.h"
 #include "visit.h"
 
 typedef enum { OP_NONE = 0, OP_ADD, OP_MUL, OP_MAX, OP_MIN } accop;
@@ -141,6 +151,21 @@ static void enumerate(leir__sctx *c) {
       for (int64_t v = 1; v < l->extent && leir__more(c); v++)
         leir__emit(c, cls, "nest=%s loop=%s at=%lld", r->label, leir__loop_name(c, r, k),
                    (long long)v);
+      if (!(c->o.flags & LEIR_CANDIDATES_REDUCTION_LANES) || !leir__more(c)) continue;
+      int64_t lanes = c->o.vector_width;
+      if (lanes < 2 || l->extent <= lanes || l->extent % lanes) {
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_AXIS,
+                     "lanes: extent %lld is not a multiple of the vector width %lld above it",
+                     (long long)l->extent, (long long)lanes);
+        continue;
+      }
+      if (s.eq->lhs->n + 1 > LEIR_MAX_RANK) {
+        LEIR__REJECT(c, leir__site_loop(c, r, k), LEIR__R_REDUCTION_FACTORIZATION_SIZE,
+                     "lanes: the partial results would have rank above %d", LEIR_MAX_RANK);
+        continue;
+      }
+      leir__emit(c, cls, "nest=%s loop=%s lanes=%lld", r->label, leir__loop_name(c, r, k),
+                 (long long)lanes);
     }
   }
 }
@@ -203,17 +228,87 @@ static leir_expr *partial_ref(leir_program *p, const leir_program *src, const le
   return t;
 }
 
+/* The combining operation of op on a and b. */
+static leir_expr *combine(leir_program *out, accop op, leir_expr *a, leir_expr *b) {
+  if (op == OP_MAX || op == OP_MIN) {
+    leir_expr *e = leir__new_call(out, op == OP_MAX ? LEIR_OP_MAX : LEIR_OP_MIN, 2);
+    e->kids[0] = a;
+    e->kids[1] = b;
+    return e;
+  }
+  return leir__mk_bin(out, op == OP_ADD ? LEIR_OP_ADD : LEIR_OP_MUL, a, b);
+}
+
+/* X's subscript with the lane variable appended: P_{s,l}. */
+static leir_expr *lane_ref(leir_program *out, const leir_program *src, const leir_expr *lhs,
+                           uint32_t sym, uint32_t lane) {
+  leir_expr *t = leir__new_tensor(out, sym, (leir_dtype)lhs->dtype, (leir_scope)lhs->scope,
+                                  lhs->n + 1);
+  for (uint32_t k = 0; k < lhs->n; k++) t->kids[k] = leir__copy_expr(out, src, lhs->kids[k]);
+  t->kids[lhs->n] = leir__mk_var(out, lane);
+  return t;
+}
+
+/* The lanes form: partial results per vector lane, then their combination. */
+static leir_status apply_lanes(leir__sctx *c, const site *s, const leir__nref *r, uint32_t axis,
+                               int64_t lanes, leir_program *out) {
+  uint32_t top = r->path[0];
+  const leir_nest *src = c->p->nests[top];
+  const leir_expr *lhs = s->eq->lhs;
+  const leir__loop x = src->loops[axis];
+  if (lanes < 2 || x.extent <= lanes || x.extent % lanes) return LEIR_ERR_INTERNAL;
+  uint32_t psym = leir__tensor_sym(out, c->next_tensor);
+  uint32_t lane = leir__fresh_loop(out, src, (uint64_t)src->nloops + 1, NULL, 0);
+  /* partial nest: K -> K*L+l, l innermost as V */
+  leir_nest *m = leir__copy_nest(out, c->p, src);
+  if (!m) longjmp(*out->oom_jmp, LEIR__JMP_OOM);
+  leir__loop *loops = leir__palloc(out, (m->nloops + 1) * sizeof *loops);
+  for (uint32_t j = 0; j < m->nloops; j++) loops[j] = m->loops[j];
+  loops[axis].kind = LEIR_LOOP_SERIAL;
+  loops[axis].extent = x.extent / lanes;
+  loops[m->nloops] = (leir__loop){LEIR_LOOP_VECTORIZED, lane, lanes, LEIR__NOPOS};
+  m->loops = loops;
+  m->nloops++;
+  leir_expr *e = leir__mk_bin(out, LEIR_OP_ADD,
+                              leir__mk_bin(out, LEIR_OP_MUL, leir__mk_var(out, x.sym),
+                                           leir__mk_int(out, lanes)),
+                              leir__mk_var(out, lane));
+  leir__subst_var(out, m, x.sym, e);
+  leir_equation *eq = m->items[0].eq;
+  *leaf_slot(eq) = lane_ref(out, c->p, lhs, psym, lane);
+  eq->lhs = lane_ref(out, c->p, lhs, psym, lane);
+  /* combining nest: X's loops, then the lanes */
+  uint32_t nl = 0;
+  for (uint32_t k = 0; k < src->nloops; k++) nl += (uint32_t)(s->lhs_loops >> k & 1);
+  leir_nest *comb = leir__new_nest(out, nl + 1, 1);
+  uint32_t w = 0;
+  for (uint32_t k = 0; k < src->nloops; k++)
+    if (s->lhs_loops >> k & 1) comb->loops[w++] = src->loops[k];
+  comb->loops[w] = (leir__loop){LEIR_LOOP_SERIAL, lane, lanes, LEIR__NOPOS};
+  leir_expr *rhs = combine(out, s->op, leir__copy_expr(out, c->p, lhs),
+                           lane_ref(out, c->p, lhs, psym, lane));
+  comb->items[0].eq = leir__new_equation(out, leir__copy_expr(out, c->p, lhs), rhs);
+  leir__program_remove_nest(out, top);
+  leir__program_insert_nest(out, top, m);
+  leir__program_insert_nest(out, top + 1, comb);
+  return LEIR_OK;
+}
+
 static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out) {
   const leir__nref *r = leir__ps_nest(c, ps);
   int axis = r ? leir__ps_loop(c, r, leir__ps_get(ps, LEIR__K_LOOP, NULL)) : -1;
   int64_t v;
-  if (axis < 0 || !leir__tok_int(leir__ps_get(ps, LEIR__K_AT, NULL), &v)) return LEIR_ERR_INTERNAL;
+  if (axis < 0) return LEIR_ERR_INTERNAL;
+  bool by_lanes = leir__ps_get(ps, LEIR__K_LANES, NULL) != NULL;
+  if (!leir__tok_int(leir__ps_get(ps, by_lanes ? LEIR__K_LANES : LEIR__K_AT, NULL), &v))
+    return LEIR_ERR_INTERNAL;
   site s;
   leir__mode mode = c->mode;
   c->mode = LEIR__MODE_LIST; /* no explanations from find_site */
   bool ok = find_site(c, (uint32_t)(r - c->nests), &s);
   c->mode = mode;
   if (!ok) return LEIR_ERR_INTERNAL;
+  if (by_lanes) return apply_lanes(c, &s, r, (uint32_t)axis, v, out);
   uint32_t top = r->path[0];
   const leir_nest *src = c->p->nests[top];
   const leir_expr *lhs = s.eq->lhs;
@@ -289,8 +384,9 @@ static leir_status apply(leir__sctx *c, const leir__pstep *ps, leir_program *out
 }
 
 const leir__strategy_impl leir__reduction_factorization = {
-    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
-    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT),
+    .keys = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP) | LEIR__KEY(LEIR__K_AT) |
+            LEIR__KEY(LEIR__K_LANES),
+    .required = LEIR__KEY(LEIR__K_NEST) | LEIR__KEY(LEIR__K_LOOP),
     .enumerate = enumerate,
     .apply = apply,
     .cot = leir__cot_factorization_facts,

@@ -385,6 +385,144 @@ START_TEST(test_partial_fusion_refusals) {
 }
 END_TEST
 
+/* ---- reduction lanes (LEIR_CANDIDATES_REDUCTION_LANES) --------------------- */
+
+/* The verdict of sched against naive (both parsed, signatures inferred, or
+ * program files when they start with "name:"). */
+static leir_verdict verdict_of(leir_backend *b, const leir_program *p0, const leir_program *p1) {
+  leir_verify_options vo = LEIR_VERIFY_OPTIONS_INIT;
+  vo.input_sets = 2;
+  leir_verify_report *r = NULL;
+  ck_assert_msg(leir_verify(b, p0, p1, &vo, &r) == LEIR_OK, "%s", leir_error_last()->message);
+  leir_verdict v = r->verdict;
+  leir_verify_report_free(r);
+  return v;
+}
+
+/* Step `want` of p from the list of every strategy with `flags` and vector
+ * width 16, applied (NULL when it is not listed). */
+static leir_program *list_apply(const leir_program *p, uint32_t flags, const char *want,
+                                leir_exactness *cls) {
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  o.flags = flags;
+  o.vector_width = 16;
+  leir_candidates *l = NULL;
+  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
+  leir_program *q = NULL;
+  for (size_t i = 0; i < leir_candidates_count(l) && !q; i++)
+    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), want)) {
+      ck_assert_int_eq(leir_candidates_apply(&q, l, i), LEIR_OK);
+      if (cls) *cls = leir_candidates_exactness(l, i);
+    }
+  leir_candidates_free(l);
+  return q;
+}
+
+#define SM_ROWS(n)                                                                            \
+  "B^{" n "}_{tx=0}L^{" n "}_{a=0}[D^{f32,g}_{tx}=max(D^{f32,g}_{tx},A^{f32,g}_{tx,a});];"       \
+  "B^{" n "}_{tx=0}L^{" n "}_{a=0}[E^{f32,g}_{tx}=E^{f32,g}_{tx}+exp(A^{f32,g}_{tx,a}-D^{f32,g}_{tx});];" \
+  "B^{" n "}_{tx=0}L^{" n "}_{a=0}[C^{f32,g}_{tx,a}=exp(A^{f32,g}_{tx,a}-D^{f32,g}_{tx})/E^{f32,g}_{tx};];"
+
+START_TEST(test_reduction_lanes_vectorize_a_reduction_in_one_step) {
+  const uint32_t RL = LEIR_CANDIDATES_REDUCTION_LANES;
+  const char *src = SM_ROWS("64");
+  leir_program *p = test_parse(src);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_exactness cls;
+  /* not without the flag */
+  ck_assert_ptr_null(list_apply(p, 0, "reduction_factorization nest=0 loop=a lanes=16", NULL));
+  /* the row maximum: exact; 16 partial maxima per row in a V loop */
+  leir_program *q = list_apply(p, RL, "reduction_factorization nest=0 loop=a lanes=16", &cls);
+  ck_assert_ptr_nonnull(q);
+  ck_assert(cls == LEIR_EXACT);
+  char *t = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(q, 0, &t, &len), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(
+      t, "B^{64}_{tx=0}L^{4}_{a=0}V^{16}_{f=0}[F^{f32,g}_{tx,f}=max(F^{f32,g}_{tx,f},"
+         "A^{f32,g}_{tx,a*16+f});];B^{64}_{tx=0}L^{16}_{f=0}[D^{f32,g}_{tx}=max(D^{f32,g}_{tx},"
+         "F^{f32,g}_{tx,f});];"));
+  leir_free(t);
+  leir_backend *b = cpu_backend(0);
+  ck_assert_int_eq(verdict_of(b, p, q), LEIR_VERDICT_EQUAL);
+  leir_program_free(q);
+  /* the row sum: reassociating, CLOSE */
+  q = list_apply(p, RL, "reduction_factorization nest=1 loop=a lanes=16", &cls);
+  ck_assert_ptr_nonnull(q);
+  ck_assert(cls == LEIR_REASSOCIATING);
+  leir_verdict v = verdict_of(b, p, q);
+  ck_assert(v == LEIR_VERDICT_CLOSE || v == LEIR_VERDICT_EQUAL);
+  leir_program_free(q);
+  leir_program_free(p);
+  /* the extent must be a multiple of the width, and above it */
+  p = test_parse("L^{4}_{a=0}L^{40}_{c=0}[D^{f32,g}_{a}=D^{f32,g}_{a}+A^{f32,g}_{a,c};];"
+                 "L^{4}_{a=0}L^{16}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+A^{f32,g}_{a,c};];");
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  ck_assert_ptr_null(list_apply(p, RL, "reduction_factorization nest=0 loop=c lanes=16", NULL));
+  ck_assert_ptr_null(list_apply(p, RL, "reduction_factorization nest=1 loop=c lanes=16", NULL));
+  leir_program_free(p);
+  leir_backend_free(b);
+}
+END_TEST
+
+/* The softmax schedule of bench/softmax ("exp stored": one exp per element,
+ * vectorized reductions, the passes under the row loop, the exponentials in
+ * a row buffer) is 13 listed steps from the catalogue's naive softmax, and
+ * CLOSE to it. */
+START_TEST(test_softmax_schedule_is_reachable_in_steps) {
+  const uint32_t F = LEIR_CANDIDATES_ALL_DIVISORS | LEIR_CANDIDATES_PARTIAL_FUSION |
+                     LEIR_CANDIDATES_REDUCTION_LANES;
+  /* the signature of the catalogue's program: A in, C out (D, E
+   * intermediates) */
+  const char *yaml = "inputs:\n  A: {dtype: f32, shape: [256, 256]}\n"
+                     "outputs:\n  C: {dtype: f32, shape: [256, 256]}\nleir: |-\n  " SM_ROWS("256") "\n";
+  leir_program *p = NULL;
+  ck_assert_msg(leir_program_parse_yaml(&p, yaml, strlen(yaml), NULL) == LEIR_OK, "%s",
+                leir_error_last()->message);
+  static const char *const steps[] = {
+      "common_subexpression_elimination nest=1 eq=0 expr=1.1",
+      "reduction_factorization nest=0 loop=a lanes=16",
+      "reduction_factorization nest=3 loop=a lanes=16",
+      "loop_split nest=2 loop=a factor=16",
+      "loop_vectorization nest=2 loop=a",
+      "loop_split nest=5 loop=a factor=16",
+      "loop_vectorization nest=5 loop=a",
+      "operator_fusion nest=0 depth=1",
+      "operator_fusion nest=0 depth=1",
+      "operator_fusion nest=0 depth=1",
+      "operator_fusion nest=0 depth=1",
+      "operator_fusion nest=0 depth=1",
+      "set_storage_scope tensor=F scope=l",
+  };
+  leir_program *cur = p;
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    leir_program *q = list_apply(cur, F, steps[i], NULL);
+    ck_assert_msg(q != NULL, "step %zu not listed: %s", i, steps[i]);
+    if (cur != p) leir_program_free(cur);
+    cur = q;
+  }
+  char *t = NULL;
+  size_t len;
+  ck_assert_int_eq(leir_program_print(cur, 0, &t, &len), LEIR_OK);
+  ck_assert_int_eq(leir_program_nest_count(cur), 1);
+  ck_assert_ptr_nonnull(strstr(t, "F^{f32,l}_{tx,f*16+a}=exp("));
+  leir_free(t);
+  leir_backend *b = cpu_backend(0);
+  leir_verdict v = verdict_of(b, p, cur);
+  ck_assert(v == LEIR_VERDICT_CLOSE || v == LEIR_VERDICT_EQUAL);
+  /* four omp simd loops: the two partial reductions, exp, the quotient */
+  char *c = NULL;
+  ck_assert_msg(leir_backend_lower(b, cur, &c, &len) == LEIR_OK, "%s", leir_error_last()->message);
+  size_t simd = 0;
+  for (const char *s = c; (s = strstr(s, "#pragma omp simd")); s++) simd++;
+  ck_assert_uint_eq(simd, 4);
+  leir_free(c);
+  leir_backend_free(b);
+  leir_program_free(cur);
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- local buffers: l/s-scope intermediates sized to their loop level ------- */
 
 /* A program file: inputs A (and C) n x n f32, output D of `dshape`. */
@@ -613,6 +751,8 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_all_divisors_widen_the_split_and_tile_domains);
   tcase_add_test(tc, test_partial_fusion_puts_row_passes_under_one_loop);
   tcase_add_test(tc, test_partial_fusion_refusals);
+  tcase_add_test(tc, test_reduction_lanes_vectorize_a_reduction_in_one_step);
+  tcase_add_test(tc, test_softmax_schedule_is_reachable_in_steps);
   tcase_add_test(tc, test_register_tiled_matmul_is_reachable);
   suite_add_tcase(s, tc);
   return s;

@@ -184,6 +184,15 @@ typedef struct leir_candidates_options {
  * list (leir_candidates_apply), not through leir_step_apply. */
 #define LEIR_CANDIDATES_PARTIAL_FUSION 0x4u
 
+/** reduction_factorization also offers its lanes form (`loop=K lanes=L`,
+ * L the vector_width above, dividing K's extent): one partial result per
+ * vector lane, `P_{s,l} = P_{s,l} op f[K -> K*L+l]` with `V^{L}_{l}`
+ * innermost, then `X_s = X_s op P_{s,l}` over the lanes (TVM's rfactor),
+ * so that a reduction (a softmax's row maximum or sum) vectorizes in one
+ * step. Reassociating for sums and products, exact for max and min.
+ * Outside the reference's domain, like LEIR_CANDIDATES_ALL_DIVISORS. */
+#define LEIR_CANDIDATES_REDUCTION_LANES 0x8u
+
 /** Defaults of leir_candidates_options: every implemented strategy, vector
  * width 8, no limit, the reference's split domain. */
 #define LEIR_CANDIDATES_OPTIONS_INIT \

@@ -94,6 +94,8 @@ int cmd_candidates(int argc, char **argv) {
       o.co.flags |= LEIR_CANDIDATES_ALL_DIVISORS;
     } else if (strcmp(opt, "--partial-fusion") == 0) {
       o.co.flags |= LEIR_CANDIDATES_PARTIAL_FUSION;
+    } else if (strcmp(opt, "--reduction-lanes") == 0) {
+      o.co.flags |= LEIR_CANDIDATES_REDUCTION_LANES;
     } else if (strcmp(opt, "--generic-values") == 0) {
       o.co.flags |= LEIR_CANDIDATES_GENERIC_VALUES;
     } else if (strcmp(opt, "--no-result") == 0) {

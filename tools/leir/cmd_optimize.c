@@ -183,6 +183,7 @@ int cmd_optimize(int argc, char **argv) {
     if (strcmp(opt, "--no-flush") == 0) { co.flags |= LEIR_BENCH_NO_FLUSH; continue; }
     if (strcmp(opt, "--all-divisors") == 0) { cand.flags |= LEIR_CANDIDATES_ALL_DIVISORS; continue; }
     if (strcmp(opt, "--partial-fusion") == 0) { cand.flags |= LEIR_CANDIDATES_PARTIAL_FUSION; continue; }
+    if (strcmp(opt, "--reduction-lanes") == 0) { cand.flags |= LEIR_CANDIDATES_REDUCTION_LANES; continue; }
     if (!(v = tool_args_value(&a, opt))) return EXIT_USAGE;
     int bad = 0;
     if (is(opt, "--search")) {
