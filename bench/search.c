@@ -17,6 +17,7 @@
  *                [--compare-time S] [--time S] [--db FILE|''] [--partial-fusion 0|1]
  *                [--reduction-lanes 0|1]
  *   bench/search --softmax N [same options]
+ *   bench/search --layernorm N [same options]
  *
  * The matmul benchmark of issue 15: the search (each algorithm of
  * --algorithms, each lookahead depth of --lookahead (default 0: none; "6,0"
@@ -29,7 +30,10 @@
  * OpenBLAS's median, and the load. --softmax N does the same from the
  * naive softmax of the catalogue (workload softmax, batch_size = dim = N,
  * f32; needs LEIR_WORKLOADS_DIR) against a copy kernel (P rows, V columns)
- * timed in the same rounds, in GB/s of input and output. In these modes
+ * timed in the same rounds, in GB/s of input and output; --layernorm N
+ * from bench/softmax's naive row layernorm (N x N f32, gain and bias per
+ * column; three L nests: mean, variance, output), counting the gain and
+ * bias too. In these modes
  * the database is off unless --db names one (--db '' : none), and
  * operator_fusion also offers fusions over leading loops only and
  * reduction_factorization its lanes form (LEIR_CANDIDATES_PARTIAL_FUSION,
@@ -294,6 +298,28 @@ static int run_matmul(int n, unsigned samples, unsigned threads, unsigned rounds
   return rc;
 }
 
+/* A search from p (rows of an n x n f32 input) against the copy kernel
+ * (P rows, V columns) timed in the same rounds; `bytes` per run for GB/s. */
+static int run_rows(const char *what, leir_program *p, int n, double bytes,
+                    unsigned samples, unsigned threads, unsigned rounds, double compare_time,
+                    double max_time, const char *algs, const char *lookaheads, const char *traj,
+                    leir_db *db) {
+  char text[256];
+  snprintf(text, sizeof text, "P^{%d}_{a=0}V^{%d}_{c=0}[C^{f32,g}_{a,c}=A^{f32,g}_{a,c};];", n, n);
+  leir_program *copy = NULL;
+  if (leir_program_parse(&copy, text, strlen(text), NULL) != LEIR_OK ||
+      leir_program_infer_signature(copy) != LEIR_OK) {
+    fprintf(stderr, "copy: %s\n", leir_error_last()->message);
+    leir_program_free(copy);
+    return 1;
+  }
+  int rc = run_workload(what, p, samples, threads, rounds, compare_time,
+                        max_time, algs, lookaheads, traj, db, 0, copy,
+                        "copy (P rows, V columns)", bytes, "GB/s");
+  leir_program_free(copy);
+  return rc;
+}
+
 /* The naive softmax of the catalogue (workloads/level1_softmax.yaml) at
  * batch_size = dim = n, f32, against a copy kernel (P rows, V columns) in
  * the same rounds; GB/s counts the input and the output. */
@@ -309,7 +335,7 @@ static int run_softmax(int n, unsigned samples, unsigned threads, unsigned round
   for (size_t i = 0; i < leir_catalog_count(cat) && !w; i++)
     if (strcmp(leir_workload_name(leir_catalog_get(cat, i)), "softmax") == 0)
       w = leir_catalog_get(cat, i);
-  leir_program *p = NULL, *copy = NULL;
+  leir_program *p = NULL;
   double args[2] = {n, n};
   leir_emit_options eo = LEIR_EMIT_OPTIONS_INIT;
   eo.args = args;
@@ -320,23 +346,42 @@ static int run_softmax(int n, unsigned samples, unsigned threads, unsigned round
     leir_catalog_free(cat);
     return 1;
   }
-  char text[256];
-  snprintf(text, sizeof text, "P^{%d}_{a=0}V^{%d}_{c=0}[C^{f32,g}_{a,c}=A^{f32,g}_{a,c};];", n, n);
-  if (leir_program_parse(&copy, text, strlen(text), NULL) != LEIR_OK ||
-      leir_program_infer_signature(copy) != LEIR_OK) {
-    fprintf(stderr, "copy: %s\n", leir_error_last()->message);
+  char what[64];
+  snprintf(what, sizeof what, "softmax %d x %d f32 (workload softmax)", n, n);
+  int rc = run_rows(what, p, n, 2.0 * 4.0 * n * n, samples, threads, rounds, compare_time,
+                    max_time, algs, lookaheads, traj, db);
+  leir_program_free(p);
+  leir_catalog_free(cat);
+  return rc;
+}
+
+/* bench/softmax's naive row layernorm, n x n f32, against the copy kernel;
+ * GB/s counts the input, the output, the gain and the bias. */
+static int run_layernorm(int n, unsigned samples, unsigned threads, unsigned rounds,
+                         double compare_time, double max_time, const char *algs,
+                         const char *lookaheads, const char *traj, leir_db *db) {
+  char text[2048];
+#define LN_MEAN "M^{f32,g}_{a}/%d"
+  snprintf(text, sizeof text,
+           "L^{%d}_{a=0}L^{%d}_{c=0}[M^{f32,g}_{a}=M^{f32,g}_{a}+A^{f32,g}_{a,c};];"
+           "L^{%d}_{a=0}L^{%d}_{c=0}[R^{f32,g}_{a}=R^{f32,g}_{a}+(A^{f32,g}_{a,c}-" LN_MEAN ")*"
+           "(A^{f32,g}_{a,c}-" LN_MEAN ");];"
+           "L^{%d}_{a=0}L^{%d}_{c=0}[C^{f32,g}_{a,c}=(A^{f32,g}_{a,c}-" LN_MEAN
+           ")/sqrt(R^{f32,g}_{a}/%d+0.00001)*G^{f32,g}_{c}+H^{f32,g}_{c};];",
+           n, n, n, n, n, n, n, n, n, n);
+#undef LN_MEAN
+  leir_program *p = NULL;
+  if (leir_program_parse(&p, text, strlen(text), NULL) != LEIR_OK ||
+      leir_program_infer_signature(p) != LEIR_OK) {
+    fprintf(stderr, "layernorm: %s\n", leir_error_last()->message);
     leir_program_free(p);
-    leir_catalog_free(cat);
     return 1;
   }
   char what[64];
-  snprintf(what, sizeof what, "softmax %d x %d f32 (workload softmax)", n, n);
-  int rc = run_workload(what, p, samples, threads, rounds, compare_time, max_time, algs,
-                        lookaheads, traj, db, 0, copy, "copy (P rows, V columns)",
-                        2.0 * 4.0 * n * n, "GB/s");
-  leir_program_free(copy);
+  snprintf(what, sizeof what, "layernorm %d x %d f32", n, n);
+  int rc = run_rows(what, p, n, 4.0 * (2.0 * n * n + 2.0 * n), samples, threads, rounds,
+                    compare_time, max_time, algs, lookaheads, traj, db);
   leir_program_free(p);
-  leir_catalog_free(cat);
   return rc;
 }
 
@@ -346,7 +391,7 @@ int main(int argc, char **argv) {
   double compare_time = 0, max_evals = (double)(1ull << 28), search_time = 0;
   const char *shape = "default", *db_path = NULL, *algs = NULL, *traj = NULL;
   const char *lookaheads = "0";
-  int matmul_n = 0, softmax_n = 0;
+  int matmul_n = 0, softmax_n = 0, layernorm_n = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--workloads")) nwork = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--samples")) samples = (unsigned)atoi(argv[i + 1]);
@@ -361,6 +406,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--algorithms")) algs = argv[i + 1];
     else if (!strcmp(argv[i], "--matmul")) matmul_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--softmax")) softmax_n = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--layernorm")) layernorm_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--lookahead")) lookaheads = argv[i + 1];
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
     else if (!strcmp(argv[i], "--partial-fusion"))
@@ -375,8 +421,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!samples) samples = matmul_n > 0 || softmax_n > 0 ? 200 : 100;
-  if (matmul_n > 0 || softmax_n > 0) {
+  bool kernel = matmul_n > 0 || softmax_n > 0 || layernorm_n > 0;
+  if (!samples) samples = kernel ? 200 : 100;
+  if (kernel) {
     if (!rounds) rounds = 10;
     if (!compare_time) compare_time = 20;
     leir_db *mdb = NULL;
@@ -387,8 +434,11 @@ int main(int argc, char **argv) {
     int rc = matmul_n > 0
                  ? run_matmul(matmul_n, samples, threads, rounds, compare_time, search_time,
                               algs ? algs : "greedy", lookaheads, traj, mdb)
-                 : run_softmax(softmax_n, samples, threads, rounds, compare_time, search_time,
-                               algs ? algs : "greedy", lookaheads, traj, mdb);
+                 : softmax_n > 0
+                 ? run_softmax(softmax_n, samples, threads, rounds, compare_time, search_time,
+                               algs ? algs : "greedy", lookaheads, traj, mdb)
+                 : run_layernorm(layernorm_n, samples, threads, rounds, compare_time, search_time,
+                                 algs ? algs : "greedy", lookaheads, traj, mdb);
     leir_db_free(mdb);
     return rc;
   }

@@ -193,6 +193,17 @@ static size_t count_steps(const leir_program *p, const char *strategy, uint32_t 
   return n;
 }
 
+/* leir_step_apply keeps the reference's domain: `step`, listed only with a
+ * LEIR_CANDIDATES_* flag, does not apply to p. */
+static void require_outside_reference_domain(const leir_program *p, const char *step) {
+  leir_step *st = NULL;
+  ck_assert_int_eq(leir_step_parse(&st, step, strlen(step)), LEIR_OK);
+  leir_program *r = NULL;
+  ck_assert_int_ne(leir_step_apply(&r, p, st, NULL), LEIR_OK);
+  ck_assert_ptr_null(r);
+  leir_step_free(st);
+}
+
 START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
   const char *src = NAIVE("f32");
   leir_program *p = test_parse(src);
@@ -228,13 +239,7 @@ START_TEST(test_all_divisors_widen_the_split_and_tile_domains) {
   leir_backend *b = cpu_backend(0);
   require_equal(b, src, text);
   leir_backend_free(b);
-  /* leir_step_apply keeps the reference's domain */
-  leir_step *st = NULL;
-  const char *step = "loop_split nest=0 loop=c factor=16";
-  ck_assert_int_eq(leir_step_parse(&st, step, strlen(step)), LEIR_OK);
-  leir_program *r = NULL;
-  ck_assert_int_ne(leir_step_apply(&r, p, st, NULL), LEIR_OK);
-  leir_step_free(st);
+  require_outside_reference_domain(p, "loop_split nest=0 loop=c factor=16");
   leir_free(text);
   leir_program_free(q);
   leir_candidates_free(l);
@@ -244,28 +249,37 @@ END_TEST
 
 /* ---- partial fusion (LEIR_CANDIDATES_PARTIAL_FUSION) ----------------------- */
 
-/* The one operator_fusion step of p with `flags` whose text is `want`
- * applied through the list (NULL when there is none), printed. */
-static char *fuse_text(const leir_program *p, uint32_t flags, const char *want) {
-  size_t at;
-  count_steps(p, "operator_fusion", flags, want, &at);
-  if (at == SIZE_MAX) return NULL;
+/* Step `want` of p from the list of every strategy with `flags` and vector
+ * width 16, applied (NULL when it is not listed). */
+static leir_program *list_apply(const leir_program *p, uint32_t flags, const char *want,
+                                leir_exactness *cls) {
   leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
-  size_t idx;
-  ck_assert_int_eq(leir_strategy_find("operator_fusion", &idx), LEIR_OK);
-  o.strategy = (int32_t)idx;
   o.flags = flags;
+  o.vector_width = 16;
   leir_candidates *l = NULL;
   ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
-  ck_assert(leir_candidates_exactness(l, at) == LEIR_EXACT);
   leir_program *q = NULL;
-  ck_assert_int_eq(leir_candidates_apply(&q, l, at), LEIR_OK);
+  for (size_t i = 0; i < leir_candidates_count(l) && !q; i++)
+    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), want)) {
+      ck_assert_int_eq(leir_candidates_apply(&q, l, i), LEIR_OK);
+      if (cls) *cls = leir_candidates_exactness(l, i);
+    }
+  leir_candidates_free(l);
+  return q;
+}
+
+/* The operator_fusion step `want` of p with `flags` applied (exact, valid),
+ * printed; NULL when it is not listed. */
+static char *fuse_text(const leir_program *p, uint32_t flags, const char *want) {
+  leir_exactness cls;
+  leir_program *q = list_apply(p, flags, want, &cls);
+  if (!q) return NULL;
+  ck_assert(cls == LEIR_EXACT);
   ck_assert_int_eq(leir_program_check(q, NULL, NULL), LEIR_OK);
   char *text = NULL;
   size_t len;
   ck_assert_int_eq(leir_program_print(q, 0, &text, &len), LEIR_OK);
   leir_program_free(q);
-  leir_candidates_free(l);
   return text;
 }
 
@@ -307,13 +321,7 @@ START_TEST(test_partial_fusion_puts_row_passes_under_one_loop) {
   require_equal(b, src, t1);
   require_equal(b, src, t2);
   leir_backend_free(b);
-  /* leir_step_apply keeps the reference's domain */
-  leir_step *st = NULL;
-  const char *step = "operator_fusion nest=0 depth=1";
-  ck_assert_int_eq(leir_step_parse(&st, step, strlen(step)), LEIR_OK);
-  leir_program *r = NULL;
-  ck_assert_int_ne(leir_step_apply(&r, p, st, NULL), LEIR_OK);
-  leir_step_free(st);
+  require_outside_reference_domain(p, "operator_fusion nest=0 depth=1");
   leir_free(t1);
   leir_free(t2);
   leir_program_free(p1);
@@ -399,25 +407,6 @@ static leir_verdict verdict_of(leir_backend *b, const leir_program *p0, const le
   return v;
 }
 
-/* Step `want` of p from the list of every strategy with `flags` and vector
- * width 16, applied (NULL when it is not listed). */
-static leir_program *list_apply(const leir_program *p, uint32_t flags, const char *want,
-                                leir_exactness *cls) {
-  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
-  o.flags = flags;
-  o.vector_width = 16;
-  leir_candidates *l = NULL;
-  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
-  leir_program *q = NULL;
-  for (size_t i = 0; i < leir_candidates_count(l) && !q; i++)
-    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), want)) {
-      ck_assert_int_eq(leir_candidates_apply(&q, l, i), LEIR_OK);
-      if (cls) *cls = leir_candidates_exactness(l, i);
-    }
-  leir_candidates_free(l);
-  return q;
-}
-
 #define SM_ROWS(n)                                                                            \
   "B^{" n "}_{tx=0}L^{" n "}_{a=0}[D^{f32,g}_{tx}=max(D^{f32,g}_{tx},A^{f32,g}_{tx,a});];"       \
   "B^{" n "}_{tx=0}L^{" n "}_{a=0}[E^{f32,g}_{tx}=E^{f32,g}_{tx}+exp(A^{f32,g}_{tx,a}-D^{f32,g}_{tx});];" \
@@ -431,6 +420,7 @@ START_TEST(test_reduction_lanes_vectorize_a_reduction_in_one_step) {
   leir_exactness cls;
   /* not without the flag */
   ck_assert_ptr_null(list_apply(p, 0, "reduction_factorization nest=0 loop=a lanes=16", NULL));
+  require_outside_reference_domain(p, "reduction_factorization nest=0 loop=a lanes=16");
   /* the row maximum: exact; 16 partial maxima per row in a V loop */
   leir_program *q = list_apply(p, RL, "reduction_factorization nest=0 loop=a lanes=16", &cls);
   ck_assert_ptr_nonnull(q);
