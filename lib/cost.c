@@ -315,7 +315,28 @@ static bool cm_in_registers(const cm_group *g, const cm_access *x) {
   return regs * g->m->simd_bytes <= (double)g->m->reg_bytes;
 }
 
-static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__prediction *out) {
+/* The nests under one top-level nest's loops (a partial fusion's passes,
+ * operator_fusion depth=K): in one iteration of those shared loops, a pass
+ * finds in cache what an earlier pass of the same iteration brought in, as
+ * long as everything the passes touched since fits. */
+#define CM_MAX_SIB_BUFS 64
+
+typedef struct cm_siblings {
+  uint32_t top;    /* the top-level nest, LEIR__NONE before the first */
+  uint32_t shared; /* its loops, which every group under it starts with */
+  double lines[3]; /* lines the earlier groups touch in one iteration of them, per level */
+  uint32_t nbufs;  /* buffers they touch */
+  uint32_t bufs[CM_MAX_SIB_BUFS];
+} cm_siblings;
+
+static bool cm_sibling_touched(const cm_siblings *s, uint32_t buf) {
+  for (uint32_t i = 0; i < s->nbufs; i++)
+    if (s->bufs[i] == buf) return true;
+  return false;
+}
+
+static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_siblings *sib,
+                             leir__prediction *out) {
   const leir__analysis *a = g->a;
   const leir__machine *m = g->m;
   const leir__eqinfo *info = &a->eqs[first];
@@ -409,13 +430,18 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
   double compute = evals * cyc / (m->ghz * 1e9) / teff;
   /* traffic per cache level */
   double mem = 0;
+  uint32_t sh = sib->shared < n ? sib->shared : n;
+  double own = cm_footprint(g, sh); /* one iteration of the shared loops */
   for (int c = 0; c < 3; c++) {
     double cap = 0.5 * (double)m->cache[c] / (c == 2 ? teff : 1) / m->line;
     uint32_t q = n;
     while (q > 0 && cm_footprint(g, q) <= cap) q--;
+    /* an earlier pass under the same shared loops left its data here */
+    bool reuse = sib->nbufs > 0 && sib->lines[c] + own <= cap;
     /* loops q..n-1 keep their reuse: one iteration of each fits in the cache */
     double lines = 0;
     for (uint32_t i = 0; i < g->nacc; i++) {
+      if (reuse && cm_sibling_touched(sib, g->acc[i].buf)) continue;
       double t = cm_lines(g, &g->acc[i], q);
       for (uint32_t j = 0; j < q; j++) t *= (double)g->loops[j]->extent;
       lines += t;
@@ -427,6 +453,10 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, leir__p
   }
   out->compute_s += compute;
   out->memory_s += mem;
+  for (int c = 0; c < 3; c++) sib->lines[c] += own;
+  for (uint32_t i = 0; i < g->nacc; i++)
+    if (sib->nbufs < CM_MAX_SIB_BUFS && !cm_sibling_touched(sib, g->acc[i].buf))
+      sib->bufs[sib->nbufs++] = g->acc[i].buf;
   /* fork/join: each entry of the region costs region_us plus the stagger
    * of its threads (imbalance_us each); the first entry of a run wakes the
    * team, asleep since the previous run (wake_us) */
@@ -443,6 +473,9 @@ void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__p
   memset(out, 0, sizeof *out);
   cm_group *g = malloc(sizeof *g);
   if (!g) return;
+  cm_siblings sib;
+  memset(&sib, 0, sizeof sib);
+  sib.top = LEIR__NONE;
   for (uint32_t i = 0; i < a->neqs;) {
     uint32_t last = i;
     while (last + 1 < a->neqs && a->eqs[last + 1].nest == a->eqs[i].nest) last++;
@@ -464,7 +497,12 @@ void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__p
         out->memory_s += t;
       }
     }
-    cm_group_predict(g, i, last, out);
+    if (a->eqs[i].top != sib.top) {
+      memset(&sib, 0, sizeof sib);
+      sib.top = a->eqs[i].top;
+      sib.shared = a->p->nests[sib.top]->nloops;
+    }
+    cm_group_predict(g, i, last, &sib, out);
     i = last + 1;
   }
   free(g);
