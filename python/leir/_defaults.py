@@ -26,7 +26,7 @@ _MACRO_DEFAULTS: Dict[str, Dict[str, object]] = {
         "max_total_iterations": 1 << 46,
         "max_buffer_elements": 1 << 36,
     },
-    "leir_candidates_options": {"strategy": -1, "vector_width": 8, "max_candidates": 0},
+    "leir_candidates_options": {"strategy": -1, "vector_width": 8, "max_candidates": 0, "flags": 0},
     "leir_backend_options": {
         "flags": 0,
         "compiler": None,

@@ -230,6 +230,7 @@ class CandidatesOptions(Structure):
         ("strategy", c_int32),
         ("vector_width", c_uint32),
         ("max_candidates", c_uint64),
+        ("flags", c_uint32),
     ]
 
 

@@ -21,7 +21,7 @@ from . import _search_lib as _s
 from .errors import ArgumentError, call, error_for, out_ptr
 from .program import Program, _bytes
 from .run import Backend, BackendLike, _backend
-from .strategy import Candidate, Step, _cand_options
+from .strategy import Candidate, Step, _cand_options, _domain_flags
 
 __all__ = ["optimize", "Database", "SearchResult", "Record", "Query", "ALGORITHMS", "POLICIES"]
 
@@ -320,6 +320,9 @@ def optimize(
     lookahead_width: int = 32,
     lookahead_evals: int = 200000,
     lookahead_time: float = 20.0,
+    all_divisors: bool = False,
+    partial_fusion: bool = False,
+    reduction_lanes: bool = False,
 ) -> SearchResult:
     """Searches from ``program`` for a faster equivalent one (``leir
     optimize``; docs/search.md) and returns a :class:`SearchResult`.
@@ -343,7 +346,10 @@ def optimize(
     (``lookahead_width`` programs per level, at most ``lookahead_evals``
     model evaluations and ``lookahead_time`` seconds per node; docs/search.md
     "Lookahead in the model"); the summary counts ``lookaheads`` and
-    ``lookahead_evals``. ``on_record`` is called
+    ``lookahead_evals``. ``vector_width``, ``all_divisors``,
+    ``partial_fusion`` and ``reduction_lanes`` set the candidates as for
+    :func:`leir.candidates` (``leir optimize --all-divisors
+    --partial-fusion --reduction-lanes``). ``on_record`` is called
     with every :class:`Record` as it is made; returning True stops the
     search, which then returns what it found so far (``summary
     ["stopped_by"] == "cancelled"``). An exception raised by ``propose``
@@ -386,7 +392,12 @@ def optimize(
     if input_sets is not None:
         vo.input_sets = input_sets
     o.verifier = ctypes.pointer(vo)
-    cand = _cand_options(None, vector_width, 0)
+    cand = _cand_options(
+        None,
+        vector_width,
+        0,
+        _domain_flags(all_divisors=all_divisors, partial_fusion=partial_fusion, reduction_lanes=reduction_lanes),
+    )
     o.candidates = ctypes.pointer(cand)
     mach = _bytes(machine) if machine else None
     o.machine = mach

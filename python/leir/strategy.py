@@ -239,13 +239,33 @@ class Candidate:
         return f"<leir.Candidate {self.index}: {self.step} ({self.exactness})>"
 
 
-def _cand_options(strategy: Optional[Union[str, int]], vector_width: Optional[int], max_candidates: int) -> _lib.CandidatesOptions:
+# LEIR_CANDIDATES_* (include/leir/strategy.h): domains beyond the reference's.
+_DOMAIN_FLAGS = {
+    "all_divisors": 0x1,
+    "generic_values": 0x2,
+    "partial_fusion": 0x4,
+    "reduction_lanes": 0x8,
+}
+
+
+def _domain_flags(**domain: bool) -> int:
+    flags = 0
+    for name, on in domain.items():
+        if on:
+            flags |= _DOMAIN_FLAGS[name]
+    return flags
+
+
+def _cand_options(
+    strategy: Optional[Union[str, int]], vector_width: Optional[int], max_candidates: int, flags: int = 0
+) -> _lib.CandidatesOptions:
     o = _defaults.init(_lib.CandidatesOptions, "leir_candidates_options")
     if strategy is not None:
         o.strategy = strategy if isinstance(strategy, int) else strategy_index(strategy)
     if vector_width is not None:
         o.vector_width = vector_width
     o.max_candidates = max_candidates
+    o.flags = flags
     return o
 
 
@@ -255,13 +275,27 @@ def candidates(
     *,
     vector_width: Optional[int] = None,
     max_candidates: int = 0,
+    all_divisors: bool = False,
+    partial_fusion: bool = False,
+    reduction_lanes: bool = False,
+    generic_values: bool = False,
 ) -> List[Candidate]:
     """Every applicable step of the implemented strategies (or of
-    ``strategy``), in the library's deterministic order. Raises
-    :class:`leir.InvalidProgramError` (and LimitError, SignatureError)
-    when the program fails its checks, :class:`leir.NotFoundError` for an
-    unknown strategy."""
-    opts = _cand_options(strategy, vector_width, max_candidates)
+    ``strategy``), in the library's deterministic order. The keyword
+    switches widen the domain beyond the reference's (docs/strategies.md):
+    every divisor for splits and tilings, operator_fusion over leading
+    loops, reduction_factorization per vector lane, splits whose condition
+    is assumed; such steps apply through :meth:`Candidate.result`, not
+    :func:`apply`. Raises :class:`leir.InvalidProgramError` (and
+    LimitError, SignatureError) when the program fails its checks,
+    :class:`leir.NotFoundError` for an unknown strategy."""
+    flags = _domain_flags(
+        all_divisors=all_divisors,
+        partial_fusion=partial_fusion,
+        reduction_lanes=reduction_lanes,
+        generic_values=generic_values,
+    )
+    opts = _cand_options(strategy, vector_width, max_candidates, flags)
     h = out_ptr()
     call(_lib.leir_candidates_list, ctypes.byref(h), program._handle, ctypes.byref(opts))
     lst = _CandidateList(h, program)

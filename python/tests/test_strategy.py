@@ -148,3 +148,27 @@ def test_candidates_are_steps_too(rowsum: leir.Program) -> None:
     c = leir.candidates(rowsum, "loop_split")[0]
     assert leir.apply(rowsum, c) == c.result
     assert leir.cot(rowsum, c) == c.cot()
+
+
+def test_domains_beyond_the_reference(interp: leir.Backend) -> None:
+    rows = leir.parse(
+        "L^{4}_{a=0}L^{32}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];"
+        "L^{4}_{a=0}L^{32}_{c=0}[C^{f32,g}_{a,c}=exp(A^{f32,g}_{a,c}-D^{f32,g}_{a});];"
+    )
+    # off by default: the reference's domain
+    assert not any("depth=" in str(c) for c in leir.candidates(rows, "operator_fusion"))
+    assert not any("lanes=" in str(c) for c in leir.candidates(rows, "reduction_factorization"))
+    fused = leir.candidates(rows, "operator_fusion", partial_fusion=True)
+    assert [str(c) for c in fused] == ["operator_fusion nest=0 depth=1"]
+    assert str(fused[0].result).startswith("L^{4}_{a=0}[L^{32}_{c=0}[D^{f32,g}_{a}=max(")
+    lanes = leir.candidates(rows, "reduction_factorization", reduction_lanes=True, vector_width=8)
+    lane = [c for c in lanes if "lanes=" in str(c)]
+    assert [str(c) for c in lane] == ["reduction_factorization nest=0 loop=c lanes=8"]
+    assert "V^{8}_{" in str(lane[0].result)
+    for c in fused + lane:
+        assert leir.verify(rows, c.result, backend=interp).passed
+        # applied through the list only: leir.apply keeps the reference's domain
+        with pytest.raises(leir.NotApplicableError):
+            leir.apply(rows, c.step)
+    more = leir.candidates(rows, "loop_split", all_divisors=True)
+    assert len(more) > len(leir.candidates(rows, "loop_split"))
