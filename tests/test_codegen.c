@@ -249,13 +249,19 @@ END_TEST
 
 /* ---- partial fusion (LEIR_CANDIDATES_PARTIAL_FUSION) ----------------------- */
 
-/* Step `want` of p from the list of every strategy with `flags` and vector
- * width 16, applied (NULL when it is not listed). */
-static leir_program *list_apply(const leir_program *p, uint32_t flags, const char *want,
-                                leir_exactness *cls) {
+/* Step `want` of p from the candidate list of `strategy` (NULL: every
+ * strategy) with `flags` and `vector_width`, applied (NULL when it is not
+ * listed); *cls its class. */
+static leir_program *list_apply_in(const leir_program *p, const char *strategy, uint32_t flags,
+                                   uint32_t vector_width, const char *want, leir_exactness *cls) {
   leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  if (strategy) {
+    size_t idx;
+    ck_assert_int_eq(leir_strategy_find(strategy, &idx), LEIR_OK);
+    o.strategy = (int32_t)idx;
+  }
   o.flags = flags;
-  o.vector_width = 16;
+  o.vector_width = vector_width;
   leir_candidates *l = NULL;
   ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
   leir_program *q = NULL;
@@ -266,6 +272,12 @@ static leir_program *list_apply(const leir_program *p, uint32_t flags, const cha
     }
   leir_candidates_free(l);
   return q;
+}
+
+/* The same from every strategy's list, vector width 16. */
+static leir_program *list_apply(const leir_program *p, uint32_t flags, const char *want,
+                                leir_exactness *cls) {
+  return list_apply_in(p, NULL, flags, 16, want, cls);
 }
 
 /* The operator_fusion step `want` of p with `flags` applied (exact, valid),
@@ -698,22 +710,10 @@ END_TEST
  * 32 x 16 columns), two reorders, U, V (16 wide) and P. */
 static leir_program *step_to(leir_program *p, const char *strategy, const char *step,
                              uint32_t flags, uint32_t vector_width) {
-  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
-  size_t idx;
-  ck_assert_int_eq(leir_strategy_find(strategy, &idx), LEIR_OK);
-  o.strategy = (int32_t)idx;
-  o.flags = flags;
-  o.vector_width = vector_width;
-  leir_candidates *l = NULL;
-  ck_assert_int_eq(leir_candidates_list(&l, p, &o), LEIR_OK);
-  leir_program *q = NULL;
-  for (size_t i = 0; i < leir_candidates_count(l) && !q; i++)
-    if (!strcmp(leir_step_text(leir_candidates_step(l, i)), step)) {
-      ck_assert_int_eq(leir_candidates_apply(&q, l, i), LEIR_OK);
-      ck_assert_int_eq(leir_candidates_exactness(l, i), LEIR_EXACT);
-    }
+  leir_exactness cls = LEIR_EXACT;
+  leir_program *q = list_apply_in(p, strategy, flags, vector_width, step, &cls);
   ck_assert_msg(q != NULL, "%s is not a candidate", step);
-  leir_candidates_free(l);
+  ck_assert_int_eq(cls, LEIR_EXACT);
   leir_program_free(p);
   return q;
 }
