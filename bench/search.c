@@ -15,7 +15,7 @@
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
  *                [--lookahead D[,D...]] [--trajectory F.jsonl] [--rounds R]
  *                [--compare-time S] [--time S] [--db FILE|''] [--partial-fusion 0|1]
- *                [--reduction-lanes 0|1]
+ *                [--reduction-lanes 0|1] [--lookahead-width W] [--lookahead-evals N]
  *   bench/search --softmax N [same options]
  *   bench/search --layernorm N [same options]
  *
@@ -38,7 +38,9 @@
  * operator_fusion also offers fusions over leading loops only and
  * reduction_factorization its lanes form (LEIR_CANDIDATES_PARTIAL_FUSION,
  * LEIR_CANDIDATES_REDUCTION_LANES; --partial-fusion 0, --reduction-lanes 0
- * turn them off).
+ * turn them off). --lookahead-width and --lookahead-evals set the
+ * lookahead's beam width and model evaluations per node (the library's
+ * defaults otherwise: 32 and 200000).
  *
  * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
  * machine: every algorithm shares one measurement database (--db; default a
@@ -165,6 +167,10 @@ static int compare_table(leir_backend *b, const leir_program *const *ps, const c
  * every divisor (--partial-fusion, --reduction-lanes). */
 static uint32_t kernel_search_flags =
     LEIR_CANDIDATES_PARTIAL_FUSION | LEIR_CANDIDATES_REDUCTION_LANES;
+/* the lookahead's beam width and model evaluations per node (0: the
+ * library's defaults, 32 and 200000; --lookahead-width, --lookahead-evals) */
+static uint32_t lookahead_width;
+static double lookahead_evals;
 
 static int run_workload(const char *what, leir_program *p, unsigned samples, unsigned threads,
                         unsigned rounds, double compare_time, double max_time, const char *algs,
@@ -229,11 +235,13 @@ static int run_workload(const char *what, leir_program *p, unsigned samples, uns
       o.on_record = on_record;
       o.record_payload = &t;
       o.lookahead_depth = depth;
+      if (lookahead_width) o.lookahead_width = lookahead_width;
+      if (lookahead_evals > 0) o.lookahead_evals = (uint64_t)lookahead_evals;
       char lb0[64];
       bench_load(lb0, sizeof lb0);
-      printf("# %s: %s search, cost policy, lookahead %u, all divisors%s%s, vector width 16, %u "
-             "samples, %g s; load %s\n",
-             what, a, depth,
+      printf("# %s: %s search, cost policy, lookahead %u (width %u, %llu evaluations), all "
+             "divisors%s%s, vector width 16, %u samples, %g s; load %s\n",
+             what, a, depth, o.lookahead_width, (unsigned long long)o.lookahead_evals,
              kernel_search_flags & LEIR_CANDIDATES_PARTIAL_FUSION ? ", partial fusion" : "",
              kernel_search_flags & LEIR_CANDIDATES_REDUCTION_LANES ? ", reduction lanes" : "",
              samples, max_time, lb0);
@@ -408,6 +416,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--softmax")) softmax_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--layernorm")) layernorm_n = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--lookahead")) lookaheads = argv[i + 1];
+    else if (!strcmp(argv[i], "--lookahead-width")) lookahead_width = (uint32_t)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--lookahead-evals")) lookahead_evals = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
     else if (!strcmp(argv[i], "--partial-fusion"))
       kernel_search_flags = atoi(argv[i + 1]) ? kernel_search_flags | LEIR_CANDIDATES_PARTIAL_FUSION

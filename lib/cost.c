@@ -102,7 +102,10 @@ void leir__machine_host(leir__machine *m) {
 #endif
   m->fill_bpc[0] = 32;
   m->fill_bpc[1] = 16;
-  m->fill_bpc[2] = 8;
+  /* from memory: what one core streams (4096^2 f32 copy-like kernels here,
+   * 1 thread 12 GB/s, 2 threads 23-25 GB/s), up to what all cores share */
+  m->mem_core_bpc = 4.8;
+  m->fill_bpc[2] = 10;
   m->fma_ports = 2;
   m->latency = 4;
   m->call_cycles = 15;
@@ -116,20 +119,34 @@ void leir__machine_host(leir__machine *m) {
   m->reg_bytes = (m->simd_bytes >= 64 ? 32 : 16) * m->simd_bytes / 2;
   m->imbalance_us = 0.5;
   m->wake_us = 20;
+  long pg = sysconf(_SC_PAGESIZE);
+  m->page = pg >= 1024 && pg <= (1l << 30) ? (uint32_t)pg : 4096;
+  /* measured (docs/cost.md "Page walks"): a column walk of 4096 rows of
+   * 16 KB misses the TLB on every access (27 cycles an element), of 1024
+   * rows never */
+  m->tlb_entries = 1536;
+  m->walk_cycles = 25;
+  /* leir_exp_f32 (docs/cost.md "Exponentials"): 4096^2 f32, 2 threads, one
+   * exp more per element costs 2.4-3.2 cycles an element in an omp simd
+   * loop of 8 or 16 lanes alike (a chain of ~35 dependent instructions:
+   * bound by the latency the out-of-order window overlaps, not by the
+   * lanes), 13.5 in a scalar sum */
+  m->exp_vec_cycles = 2.5;
+  m->exp_scalar_cycles = 13;
 }
 
 /* Weighted operations of one evaluation: ops_of, with divisions as 4.
  * In a float equation (f32, f16, bf16: computed in float) exp and log are
  * libleir's own leir_exp_f32 / leir_log_f32 (backends/leir_math.h),
- * branch-free C that the compiler vectorizes with the loop: they count as
- * EXP_OPS / LOG_OPS operations, vectorized like the rest (log evaluates in
- * double, two vectors of doubles per vector of floats, hence twice exp).
- * Other calls of libm (exp and log in double, sqrt, erf) go to *calls
- * instead: they stay scalar (the C backend calls the C99 functions; no
- * vector variants without -ffast-math). */
-#define EXP_OPS 24
-#define LOG_OPS 48
-static double wops_of(const leir_expr *e, bool f32, double *calls) {
+ * branch-free C that the compiler vectorizes with the loop: they go to
+ * *trans instead (exponentials per evaluation; a log, evaluated in double,
+ * counts as two), priced per element at their measured cost (the machine's
+ * exp_vec_cycles / exp_scalar_cycles). Other calls of libm (exp and log in
+ * double, erf) go to *calls: they stay scalar (the C backend calls the
+ * C99 functions; no vector variants without -ffast-math). sqrt is an
+ * instruction (the backend compiles with -fno-math-errno), priced as a
+ * division. */
+static double wops_of(const leir_expr *e, bool f32, double *trans, double *calls) {
   double n = 0;
   switch ((leir_expr_kind)e->kind) {
     case LEIR_EXPR_BINARY: n = e->op == LEIR_OP_DIV ? 4 : 1; break;
@@ -140,17 +157,19 @@ static double wops_of(const leir_expr *e, bool f32, double *calls) {
         n = e->n ? e->n - 1 : 0;
       else if (e->op == LEIR_OP_IF_THEN_ELSE || e->op == LEIR_OP_ABS)
         n = 1;
+      else if (e->op == LEIR_OP_SQRT)
+        n = 4; /* an instruction like a division (-fno-math-errno) */
       else if (f32 && e->op == LEIR_OP_EXP)
-        n = EXP_OPS;
+        *trans += 1;
       else if (f32 && e->op == LEIR_OP_LOG)
-        n = LOG_OPS;
+        *trans += 2;
       else
         *calls += 1;
       break;
     case LEIR_EXPR_TENSOR: return 0; /* subscripts are address arithmetic */
     default: break;
   }
-  for (uint32_t k = 0; k < e->n; k++) n += wops_of(e->kids[k], f32, calls);
+  for (uint32_t k = 0; k < e->n; k++) n += wops_of(e->kids[k], f32, trans, calls);
   return n;
 }
 
@@ -171,6 +190,8 @@ typedef struct cm_access {
 typedef struct cm_group {
   const leir__analysis *a;
   const leir__machine *m;
+  const uint32_t *local;       /* per buffer: the loops of its top-level nest it
+                                * is local to one iteration of (0: a whole buffer) */
   uint32_t n;                  /* loops */
   const leir__loop *const *loops;
   cm_access acc[CM_MAX_ACC];
@@ -209,6 +230,8 @@ static void cm_add(cm_group *g, const leir_expr *t, bool lhs) {
   x.lhs = lhs;
   x.affine = cm_flat(g->a, t, &x);
   for (uint32_t k = 0; k < t->n; k++) leir__used_depths(g->a, t->kids[k], x.used);
+  /* a local buffer is one small array for every iteration of its loops */
+  for (uint32_t j = 0; j < g->local[x.buf] && j < LEIR__MAX_LOOPS; j++) x.coef[j] = 0, x.used[j] = false;
   for (uint32_t i = 0; i < g->nacc; i++) {
     cm_access *y = &g->acc[i];
     if (y->buf == x.buf && y->affine && x.affine && y->c == x.c &&
@@ -233,31 +256,51 @@ static bool cm_depends(const cm_access *x, uint32_t j) {
   return x->affine ? x->coef[j] != 0 : x->used[j];
 }
 
-/* Distinct cache lines access x touches over loops p..n-1 (the others fixed). */
-static double cm_lines(const cm_group *g, const cm_access *x, uint32_t p) {
-  double lines = 1, line = g->m->line;
-  int64_t smin = INT64_MAX;
-  uint32_t jm = LEIR__NONE;
-  for (uint32_t j = p; j < g->n; j++) {
-    if (!cm_depends(x, j)) continue;
-    int64_t s = x->affine ? (x->coef[j] < 0 ? -x->coef[j] : x->coef[j]) : INT64_MAX;
-    if (jm == LEIR__NONE || s < smin) smin = s, jm = j;
-  }
-  for (uint32_t j = p; j < g->n; j++) {
-    if (!cm_depends(x, j)) continue;
-    double ext = (double)g->loops[j]->extent;
-    if (j == jm && x->affine && (double)smin * x->esize < line)
-      lines *= ceil(((ext - 1) * (double)smin + 1) * x->esize / line);
+/* Distinct granules (cache lines, or pages) of `granule` bytes access x
+ * touches over loops p..n-1 (the others fixed). Its loops taken by
+ * increasing stride: while a stride is below the granule the range so far
+ * grows contiguously (the gaps are smaller than a granule, so every granule
+ * of the range is touched); from the first stride of a granule or more on,
+ * each iteration is a copy of the range elsewhere. A subscript that is not
+ * affine touches a new granule in every iteration of each loop it uses. */
+static double cm_granules(const cm_group *g, const cm_access *x, uint32_t p, double granule) {
+  double copies = 1, span = x->esize;
+  bool taken[LEIR__MAX_LOOPS] = {false};
+  bool contiguous = x->affine;
+  for (;;) {
+    uint32_t jm = LEIR__NONE;
+    int64_t smin = 0;
+    for (uint32_t j = p; j < g->n; j++) {
+      if (taken[j] || !cm_depends(x, j)) continue;
+      int64_t s = x->affine ? (x->coef[j] < 0 ? -x->coef[j] : x->coef[j]) : INT64_MAX;
+      if (jm == LEIR__NONE || s < smin) smin = s, jm = j;
+    }
+    if (jm == LEIR__NONE) break;
+    taken[jm] = true;
+    double ext = (double)g->loops[jm]->extent, step = (double)smin * x->esize;
+    if (contiguous && step < granule)
+      span += (ext - 1) * step;
     else
-      lines *= ext;
+      contiguous = false, copies *= ext;
   }
-  return lines;
+  return copies * ceil(span / granule);
+}
+
+static double cm_lines(const cm_group *g, const cm_access *x, uint32_t p) {
+  return cm_granules(g, x, p, g->m->line);
 }
 
 /* Lines all accesses touch over loops p..n-1. */
 static double cm_footprint(const cm_group *g, uint32_t p) {
   double f = 0;
   for (uint32_t i = 0; i < g->nacc; i++) f += cm_lines(g, &g->acc[i], p);
+  return f;
+}
+
+/* Pages all accesses touch over loops p..n-1. */
+static double cm_pages(const cm_group *g, uint32_t p) {
+  double f = 0;
+  for (uint32_t i = 0; i < g->nacc; i++) f += cm_granules(g, &g->acc[i], p, g->m->page);
   return f;
 }
 
@@ -275,6 +318,40 @@ static uint32_t cm_simd_loop(const cm_group *g) {
   for (uint32_t k = 0; k < g->n; k++)
     if (g->loops[k]->kind == LEIR_LOOP_VECTORIZED && g->loops[k]->extent > 1) return k;
   return g->n;
+}
+
+/* Cycles per evaluation of the gathers and scatters of the omp simd loop
+ * when it is the innermost loop (around another loop, gcc vectorizes that
+ * loop instead): an access whose subscript steps by other than 0 or 1
+ * element in it (a V loop over rows, say). Measured (docs/cost.md
+ * "Gathers"; f32, 16 lanes, 4096^2 and 2048^2): 1.5 cycles an element; but
+ * when the V loop is one vector (at most 16 iterations) inside a loop that
+ * comes back to the same lines (the rows of a column walk, gathered again
+ * for the next column), as much as 5 cycles at a byte stride of 256, then
+ * in proportion to the stride's power-of-two factor (2 KB 36, 4 KB 71,
+ * 8 KB 196-212, 16 KB 415: the lanes fall into ever fewer L1 sets and evict
+ * each other before the next column), fewer lanes fewer conflicts. */
+static double cm_gather_cycles(const cm_group *g) {
+  uint32_t js = cm_simd_loop(g);
+  if (js == g->n || js + 1 != g->n) return 0;
+  double lanes = (double)g->loops[js]->extent, cyc = 0;
+  bool one_vector = lanes <= 16;
+  if (lanes > 16) lanes = 16;
+  for (uint32_t i = 0; i < g->nacc; i++) {
+    const cm_access *x = &g->acc[i];
+    if (!cm_depends(x, js)) continue;
+    if (!x->affine) {
+      cyc += 1.5;
+      continue;
+    }
+    int64_t c = x->coef[js] < 0 ? -x->coef[js] : x->coef[js];
+    if (c <= 1) continue;
+    uint64_t bytes = (uint64_t)c * x->esize, pow2 = bytes & (~bytes + 1);
+    double e = one_vector && pow2 >= 256 ? 5.0 * (double)pow2 / 256 * lanes / 16 : 0;
+    if (e > 512) e = 512;
+    cyc += e > 1.5 ? e : 1.5;
+  }
+  return cyc;
 }
 
 /* The longest loop gcc unrolls completely by itself (its
@@ -315,6 +392,10 @@ static bool cm_in_registers(const cm_group *g, const cm_access *x) {
   return regs * g->m->simd_bytes <= (double)g->m->reg_bytes;
 }
 
+/* The share of the smaller of compute and memory time that the other does
+ * not hide. */
+#define CM_OVERLAP_REST 0.3
+
 /* The nests under one top-level nest's loops (a partial fusion's passes,
  * operator_fusion depth=K): in one iteration of those shared loops, a pass
  * finds in cache what an earlier pass of the same iteration brought in, as
@@ -341,12 +422,12 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
   const leir__machine *m = g->m;
   const leir__eqinfo *info = &a->eqs[first];
   uint32_t n = g->n;
-  double evals = 0, ops = 0, calls = 0;
+  double evals = 0, ops = 0, trans = 0, calls = 0;
   for (uint32_t i = first; i <= last; i++) {
     evals = (double)a->eqs[i].evaluations; /* the same for the whole group */
     leir_dtype dt = (leir_dtype)a->eqs[i].eq->lhs->dtype;
     bool f32 = dt == LEIR_F32 || dt == LEIR_F16 || dt == LEIR_BF16; /* the backend's float type */
-    ops += wops_of(a->eqs[i].eq->rhs, f32, &calls);
+    ops += wops_of(a->eqs[i].eq->rhs, f32, &trans, &calls);
   }
   /* parallelism: the outermost independent P/B loop of the top-level nest */
   double teff = 1, entries = 0;
@@ -402,7 +483,14 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
       loads += 1;
     }
   }
-  double arith = ops / (lanes * m->fma_ports * 2) + calls * m->call_cycles;
+  /* exponentials: their own cost per element, vectorized or not */
+  double exp_cycles = m->exp_scalar_cycles;
+  if (lanes > 1 && m->exp_scalar_cycles / lanes > m->exp_vec_cycles)
+    exp_cycles = m->exp_scalar_cycles / lanes;
+  else if (lanes > 1)
+    exp_cycles = m->exp_vec_cycles;
+  double arith = ops / (lanes * m->fma_ports * 2) + trans * exp_cycles + calls * m->call_cycles +
+                 cm_gather_cycles(g);
   double ports = (loads / 2 + stores) / lanes;
   /* accumulator chains: the innermost loop the written subscript does not
    * depend on; the loops inside it give independent chains */
@@ -448,8 +536,23 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
     }
     double bytes = lines * m->line;
     out->bytes[c] += bytes;
-    double bw = m->fill_bpc[c] * m->ghz * 1e9 * (c < 2 ? teff : 1);
+    double bpc = c < 2 ? m->fill_bpc[c] * teff : m->mem_core_bpc * teff;
+    if (c == 2 && bpc > m->fill_bpc[2]) bpc = m->fill_bpc[2];
+    double bw = bpc * m->ghz * 1e9;
     if (bytes / bw > mem) mem = bytes / bw;
+  }
+  /* page walks: the pages the accesses touch, reused across the loops
+   * that one iteration of fits in the TLB (as lines in a cache above) */
+  {
+    uint32_t q = n;
+    while (q > 0 && cm_pages(g, q) <= m->tlb_entries) q--;
+    double walks = 0;
+    for (uint32_t i = 0; i < g->nacc; i++) {
+      double t = cm_granules(g, &g->acc[i], q, m->page);
+      for (uint32_t j = 0; j < q; j++) t *= (double)g->loops[j]->extent;
+      walks += t;
+    }
+    mem += walks * m->walk_cycles / (m->ghz * 1e9) / teff;
   }
   out->compute_s += compute;
   out->memory_s += mem;
@@ -466,13 +569,63 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
     fj += m->wake_us * 1e-6;
     out->woke = true;
   }
-  out->seconds += (compute > mem ? compute : mem) + fj;
+  /* compute and memory overlap, not completely: a share of the smaller
+   * one shows (4096^2 f32, 2 threads: exp(A - D) stored 8.1 ms, the same
+   * with the store into a row buffer that stays in cache 1.2x faster,
+   * although the exp alone takes longer than the traffic) */
+  double hi = compute > mem ? compute : mem, lo = compute > mem ? mem : compute;
+  out->seconds += hi + CM_OVERLAP_REST * lo + fj;
+}
+
+/* The largest array the C backend makes local to the iterations of a
+ * top-level nest's loops (backends/c/lower_c.c, LB_MAX_BYTES). */
+#define CM_LOCAL_MAX_BYTES ((uint64_t)64 << 10)
+
+static void cm_note_tops(const leir__analysis *a, const leir_expr *e, uint32_t top, uint32_t *tops) {
+  if (e->kind == LEIR_EXPR_TENSOR) {
+    uint32_t b = a->expr_buffer[e->id];
+    tops[b] = tops[b] == LEIR__NONE || tops[b] == top ? top : LEIR__NONE - 1;
+  }
+  for (uint32_t k = 0; k < e->n; k++) cm_note_tops(a, e->kids[k], top, tops);
+}
+
+/* Per buffer, how many of the loops of its top-level nest it is local to
+ * one iteration of: an l- or s-scope intermediate used in one top-level
+ * nest only, whose part for one iteration of that nest's loops is at most
+ * CM_LOCAL_MAX_BYTES. An approximation of the backend's plan (which also
+ * checks that the iterations' parts do not overlap): the model then counts
+ * its lines once, not once per iteration. */
+static uint32_t *cm_local_buffers(const leir__analysis *a) {
+  uint32_t *tops = malloc(2 * (a->nbuffers ? a->nbuffers : 1) * sizeof *tops);
+  if (!tops) return NULL;
+  uint32_t *local = tops + a->nbuffers;
+  for (uint32_t b = 0; b < a->nbuffers; b++) tops[b] = LEIR__NONE, local[b] = 0;
+  for (uint32_t i = 0; i < a->neqs; i++) {
+    cm_note_tops(a, a->eqs[i].eq->lhs, a->eqs[i].top, tops);
+    cm_note_tops(a, a->eqs[i].eq->rhs, a->eqs[i].top, tops);
+  }
+  for (uint32_t b = 0; b < a->nbuffers; b++) {
+    const leir__buffer *buf = &a->buffers[b];
+    if (buf->role != LEIR__BUF_TEMP || buf->scope == LEIR_SCOPE_GLOBAL || tops[b] >= LEIR__NONE - 1)
+      continue;
+    const leir_nest *top = a->p->nests[tops[b]];
+    double iters = 1;
+    for (uint32_t j = 0; j < top->nloops; j++) iters *= (double)top->loops[j].extent;
+    if (top->nloops > 0 && (double)leir__buffer_bytes(buf) / iters <= (double)CM_LOCAL_MAX_BYTES)
+      local[b] = top->nloops;
+  }
+  return tops;
 }
 
 void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__prediction *out) {
   memset(out, 0, sizeof *out);
   cm_group *g = malloc(sizeof *g);
-  if (!g) return;
+  uint32_t *tops = cm_local_buffers(a);
+  if (!g || !tops) {
+    free(g);
+    free(tops);
+    return;
+  }
   cm_siblings sib;
   memset(&sib, 0, sizeof sib);
   sib.top = LEIR__NONE;
@@ -484,15 +637,18 @@ void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__p
     g->overflow = false;
     g->a = a;
     g->m = m;
+    g->local = tops + a->nbuffers;
     g->n = a->eqs[i].nloops < LEIR__MAX_LOOPS ? a->eqs[i].nloops : LEIR__MAX_LOOPS;
     g->loops = a->eqs[i].loops;
     for (uint32_t e = i; e <= last; e++) {
       cm_add(g, a->eqs[e].eq->lhs, true);
       cm_collect(g, a->eqs[e].eq->rhs);
       if (a->eqs[e].init != LEIR__INIT_NONE) {
-        /* the implicit initialization writes the accumulator once */
-        const leir__buffer *b = &a->buffers[a->eqs[e].lhs_buffer];
-        double t = (double)leir__buffer_bytes(b) / (m->fill_bpc[2] * m->ghz * 1e9);
+        /* the implicit initialization writes the accumulator once (a
+         * local one in the L1 cache) */
+        uint32_t lb = a->eqs[e].lhs_buffer;
+        double bpc = g->local[lb] ? m->fill_bpc[0] : m->fill_bpc[2];
+        double t = (double)leir__buffer_bytes(&a->buffers[lb]) / (bpc * m->ghz * 1e9);
         out->seconds += t;
         out->memory_s += t;
       }
@@ -506,6 +662,7 @@ void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__p
     i = last + 1;
   }
   free(g);
+  free(tops);
 }
 
 leir_status leir_program_cost_predict(const leir_program *p, uint32_t threads, double *seconds) {

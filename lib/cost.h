@@ -27,6 +27,7 @@ typedef struct leir__machine {
   uint64_t cache[3];      /* L1d, L2 (per core), L3 (shared) bytes */
   double fill_bpc[3];     /* bytes per cycle per core into L1 (from L2), into L2
                            * (from L3), and from memory (all cores together) */
+  double mem_core_bpc;    /* bytes per cycle one core streams from memory */
   double fma_ports;       /* vector arithmetic instructions per cycle */
   double latency;         /* cycles of a dependent floating add */
   double call_cycles;     /* cycles of one scalar libm call (exp, log, ...) */
@@ -37,29 +38,38 @@ typedef struct leir__machine {
                            * threads' start and end (barrier) */
   double wake_us;         /* once per run with a parallel region: waking the
                            * thread team, asleep since the previous run */
+  uint32_t page;          /* bytes of a page (the TLB's granule) */
+  double tlb_entries;     /* pages the TLBs hold together (second level) */
+  double walk_cycles;     /* cycles of a page walk (a TLB miss) */
+  double exp_vec_cycles;  /* cycles per element of leir_exp_f32 in a vector loop */
+  double exp_scalar_cycles; /* ... in a scalar loop */
 } leir__machine;
 
-/* This host: online CPUs, cache sizes from sysconf (fallbacks 32K/1M/16M),
- * the rest fixed (2.5 GHz, 32-byte vectors, 2 FMA ports, latency 4, a libm
- * call 15 cycles). */
+/* This host: online CPUs, cache sizes and the page size from sysconf
+ * (fallbacks 32K/1M/16M, 4K), the rest fixed (2.5 GHz, 32-byte vectors, 2
+ * FMA ports, latency 4, a libm call 15 cycles, 1536 TLB entries, a page walk
+ * 25 cycles, leir_exp_f32 2.5 cycles an element vectorized and 12 scalar). */
 void leir__machine_host(leir__machine *m);
 
 /* What the model predicts for one run of the program. */
 typedef struct leir__prediction {
   double seconds;        /* predicted time */
   double compute_s;      /* arithmetic, latency and L1 port bound part */
-  double memory_s;       /* cache and memory traffic bound part */
+  double memory_s;       /* cache and memory traffic bound part (page walks
+                          * included) */
   double bytes[3];       /* modelled bytes into L1, into L2, from memory */
   bool woke;             /* a parallel region was entered (wake_us counted) */
 } leir__prediction;
 
 /* Analytic model: per innermost nest, the larger of compute time (operations
- * per evaluation over the vector lanes and FMA ports, the latency of an
- * accumulator chain, L1 load/store ports) and memory time (per access and
- * cache level, the lines it brings in: reuse across a loop it does not
- * depend on is kept when the footprint of one iteration of that loop fits
- * in half the cache), divided by the threads of an independent outer P/B
- * loop, plus parallel region entries. */
+ * per evaluation over the vector lanes and FMA ports, exponentials and
+ * logarithms at their measured cost per element, gathers and scatters of
+ * an omp simd loop, the latency of an accumulator chain, L1 load/store
+ * ports) and memory time (per access and cache level, the lines it brings
+ * in: reuse across a loop it does not depend on is kept when the footprint
+ * of one iteration of that loop fits in half the cache; plus the page walks
+ * of accesses whose pages do not fit in the TLB), divided by the threads of
+ * an independent outer P/B loop, plus parallel region entries. */
 void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__prediction *out);
 
 #endif

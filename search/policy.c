@@ -358,8 +358,22 @@ static bool la_expand(la_run *L, const la_state *x, la_state **pool, size_t *npo
     while (e < n && leir_step_strategy(leir_candidates_step(c, idx[e])) == s0) e++;
     size_t cnt = e - g, take = cnt < LA_PRICE ? cnt : LA_PRICE;
     size_t first = nk;
-    for (size_t k = 0; k < take && la_budget(L); k++) {
-      size_t i = idx[g + (take == cnt ? k : k * cnt / take)];
+    /* the spread, then the reduction lanes forms the spread skipped: a
+     * strategy's few candidates beyond the reference's domain that the
+     * caller asked for (LEIR_CANDIDATES_REDUCTION_LANES) would otherwise be
+     * lost among the thousands of `at=` splits of the same reductions */
+    size_t extra = take < cnt ? cnt : 0;
+    for (size_t k = 0; k < take + extra && la_budget(L); k++) {
+      size_t i;
+      if (k < take) {
+        i = idx[g + (take == cnt ? k : k * cnt / take)];
+      } else {
+        size_t at = k - take;
+        bool picked = false;
+        for (size_t t = 0; t < take && !picked; t++) picked = t * cnt / take == at;
+        i = idx[g + at];
+        if (picked || !strstr(leir_step_text(leir_candidates_step(c, i)), " lanes=")) continue;
+      }
       leir_program *q = NULL;
       if (leir_candidates_apply(&q, c, i) != LEIR_OK) continue;
       uint64_t h = leir_program_hash_alpha(q);

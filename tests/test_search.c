@@ -602,6 +602,44 @@ START_TEST(test_lookahead_finds_a_multi_step_macro_step) {
 }
 END_TEST
 
+/* The lookahead prices a reduction's lanes form although the same
+ * strategy lists hundreds of `at=` splits of that reduction (every position
+ * of the reference's domain), of which it prices only a spread: the row
+ * maximum and the row sum of a 256 x 256 input, each vectorized in one step,
+ * are its macro-step (in the model, on one thread). */
+START_TEST(test_lookahead_prices_the_lanes_forms) {
+  leir_program *p = test_parse(
+      "L^{256}_{a=0}L^{256}_{c=0}[D^{f32,g}_{a}=max(D^{f32,g}_{a},A^{f32,g}_{a,c});];"
+      "L^{256}_{a=0}L^{256}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+A^{f32,g}_{a,c};];");
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_backend *interp = NULL;
+  ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
+  leir_candidates_options co = wide_candidates();
+  co.flags |= LEIR_CANDIDATES_REDUCTION_LANES;
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_COST;
+  o.max_samples = 1;
+  o.branching = 1;
+  o.candidates = &co;
+  o.measure = model_measure;
+  o.measure_payload = interp;
+  o.lookahead_depth = 2;
+  o.lookahead_width = 8;
+  leir_search_result *r = NULL;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  const leir_search_record *x = leir_search_result_record(r, 0);
+  ck_assert_ptr_nonnull(x);
+  ck_assert_msg(count_steps(x->step) == 2, "not a two-step macro-step: %s", x->step);
+  const char *first = strstr(x->step, " lanes=16");
+  ck_assert_msg(first && strstr(first + 1, " lanes=16"), "not both lanes forms: %s", x->step);
+  ck_assert_msg(x->reject == LEIR_REJECT_NONE, "%s: %s", x->step, x->reason);
+  leir_search_result_free(r);
+  leir_backend_free(interp);
+  leir_program_free(p);
+}
+END_TEST
+
 /* Both budgets hold: at most lookahead_evals model evaluations per
  * lookahead, and lookahead_seconds ends a lookahead that has far more work
  * (run 1: 20000 evaluations, a fifth of a second or more) after 0.005 s. */
@@ -1183,6 +1221,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_cost_policy_proposes_in_cost_order);
   tcase_add_test(t, test_cost_policy_macro_step_over_plateau);
   tcase_add_test(t, test_lookahead_finds_a_multi_step_macro_step);
+  tcase_add_test(t, test_lookahead_prices_the_lanes_forms);
   tcase_add_test(t, test_lookahead_budgets);
   tcase_add_test(t, test_lookahead_zero_is_the_plain_search);
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
