@@ -396,6 +396,51 @@ static bool cm_in_registers(const cm_group *g, const cm_access *x) {
  * not hide. */
 #define CM_OVERLAP_REST 0.3
 
+/* L1 loads and stores per evaluation when every loop inside the innermost
+ * plain loop is U or V, the omp simd loop among them (a register tile, a
+ * vector body): an access costs one load per distinct vector it touches in
+ * one iteration of that plain loop (a row of the omp simd loop is
+ * ceil(extent * esize / simd_bytes) vectors), and an access that does not
+ * depend on a U/V loop is loaded once for all of its iterations (a
+ * broadcast kept in a register). So a 4 x 16 register tile of a matmul
+ * loads 4 broadcasts of A and 1 vector of C for 4 FMAs (bound by the L1
+ * ports), a 4 x 64 tile 4 and 4 for 16 (bound by the FMAs): measured 2.51
+ * and 2.12 ms at 512^3 on 2 threads. False (the caller counts the loads
+ * that vary in the innermost loop, over the lanes) otherwise: a plain
+ * innermost loop, a gather, a V loop inside the omp simd loop longer than
+ * gcc unrolls. */
+static bool cm_body_ports(const cm_group *g, double *loads, double *stores) {
+  uint32_t n = g->n, js = cm_simd_loop(g), jr = n;
+  if (js == n) return false;
+  for (uint32_t j = n; j-- > 0 && jr == n;)
+    if (g->loops[j]->kind != LEIR_LOOP_UNROLLED && g->loops[j]->kind != LEIR_LOOP_VECTORIZED)
+      jr = j;
+  if (jr == n || jr > js) return false;
+  double inner = 1;
+  for (uint32_t j = jr + 1; j < n; j++) {
+    if (j > js && g->loops[j]->kind == LEIR_LOOP_VECTORIZED && g->loops[j]->extent > CM_PEELED_EXTENT)
+      return false;
+    inner *= (double)g->loops[j]->extent;
+  }
+  double ld = 0, st = 0;
+  for (uint32_t i = 0; i < g->nacc; i++) {
+    const cm_access *x = &g->acc[i];
+    if (!x->affine || (x->coef[js] != 0 && x->coef[js] != 1)) return false;
+    if (x->lhs && cm_in_registers(g, x)) continue;
+    double vec = 1;
+    for (uint32_t j = jr + 1; j < n; j++) {
+      if (!cm_depends(x, j)) continue;
+      vec *= j == js ? ceil((double)g->loops[j]->extent * x->esize / (double)g->m->simd_bytes)
+                     : (double)g->loops[j]->extent;
+    }
+    ld += vec;
+    if (x->lhs) st += vec;
+  }
+  *loads = ld / inner;
+  *stores = st / inner;
+  return true;
+}
+
 /* The nests under one top-level nest's loops (a partial fusion's passes,
  * operator_fusion depth=K): in one iteration of those shared loops, a pass
  * finds in cache what an earlier pass of the same iteration brought in, as
@@ -473,15 +518,20 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
   /* L1 ports: loads and stores that vary in the innermost loop; an
    * accumulator tile the C backend keeps in registers (scalar replacement:
    * only U/V loops inside its innermost reduction loop) costs none */
-  double loads = 0, stores = 0;
-  for (uint32_t i = 0; i < g->nacc; i++) {
-    const cm_access *x = &g->acc[i];
-    bool varies = n > 0 && cm_depends(x, n - 1);
-    if (x->lhs) {
-      if (varies && !cm_in_registers(g, x)) stores += 1, loads += 1;
-    } else if (varies) {
-      loads += 1;
+  double loads = 0, stores = 0, ports;
+  if (cm_body_ports(g, &loads, &stores)) {
+    ports = loads / 2 + stores;
+  } else {
+    for (uint32_t i = 0; i < g->nacc; i++) {
+      const cm_access *x = &g->acc[i];
+      bool varies = n > 0 && cm_depends(x, n - 1);
+      if (x->lhs) {
+        if (varies && !cm_in_registers(g, x)) stores += 1, loads += 1;
+      } else if (varies) {
+        loads += 1;
+      }
     }
+    ports = (loads / 2 + stores) / lanes;
   }
   /* exponentials: their own cost per element, vectorized or not */
   double exp_cycles = m->exp_scalar_cycles;
@@ -491,7 +541,6 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
     exp_cycles = m->exp_vec_cycles;
   double arith = ops / (lanes * m->fma_ports * 2) + trans * exp_cycles + calls * m->call_cycles +
                  cm_gather_cycles(g);
-  double ports = (loads / 2 + stores) / lanes;
   /* accumulator chains: the innermost loop the written subscript does not
    * depend on; the loops inside it give independent chains */
   double lat = 0;
@@ -507,7 +556,11 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
       if (g->loops[j]->kind != LEIR_LOOP_UNROLLED && g->loops[j]->kind != LEIR_LOOP_VECTORIZED)
         regs = false;
     }
-    if (chains > 64) chains = 64;
+    /* at most 64 accumulator vectors in flight (a row of the omp simd
+     * loop is one chain per lane: 4 x 16 of a register tile is 4 chains
+     * of 16 lanes, latency-bound at one FMA a cycle; 4 x 64 is 16) */
+    double cap = 64 * (lanes > 1 ? (double)lanes : 1);
+    if (chains > cap) chains = cap;
     if (regs && !cm_in_registers(g, x)) regs = false;
     double l = (m->latency + (regs ? 0 : 5)) / chains;
     if (l > lat) lat = l;
