@@ -516,6 +516,25 @@ static leir_candidates_options wide_candidates(void) {
   return co;
 }
 
+/* A greedy cost-policy search in model space with a lookahead of `depth`
+ * (beam width 8), one proposal per expansion: the options, borrowing co
+ * and interp. */
+static leir_search_options lookahead_options(const leir_candidates_options *co,
+                                             leir_backend *interp, uint32_t samples,
+                                             uint32_t depth) {
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_COST;
+  o.max_samples = samples;
+  o.branching = 1;
+  o.candidates = co;
+  o.measure = model_measure;
+  o.measure_payload = interp;
+  o.lookahead_depth = depth;
+  o.lookahead_width = 8;
+  return o;
+}
+
 static size_t count_steps(const char *step) {
   size_t n = *step ? 1 : 0;
   for (const char *c = strstr(step, " ; "); c; c = strstr(c + 3, " ; ")) n++;
@@ -532,16 +551,7 @@ START_TEST(test_lookahead_finds_a_multi_step_macro_step) {
   leir_backend *interp = NULL;
   ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
   leir_candidates_options co = wide_candidates();
-  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
-  o.algorithm = LEIR_SEARCH_GREEDY;
-  o.policy = LEIR_POLICY_COST;
-  o.max_samples = 2;
-  o.branching = 1;
-  o.candidates = &co;
-  o.measure = model_measure;
-  o.measure_payload = interp;
-  o.lookahead_depth = 4;
-  o.lookahead_width = 8;
+  leir_search_options o = lookahead_options(&co, interp, 2, 4);
   o.lookahead_evals = 30000;
   leir_search_result *r = NULL;
   ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
@@ -616,16 +626,7 @@ START_TEST(test_lookahead_prices_the_lanes_forms) {
   ck_assert_int_eq(leir_backend_open(&interp, "interp", NULL), LEIR_OK);
   leir_candidates_options co = wide_candidates();
   co.flags |= LEIR_CANDIDATES_REDUCTION_LANES;
-  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
-  o.algorithm = LEIR_SEARCH_GREEDY;
-  o.policy = LEIR_POLICY_COST;
-  o.max_samples = 1;
-  o.branching = 1;
-  o.candidates = &co;
-  o.measure = model_measure;
-  o.measure_payload = interp;
-  o.lookahead_depth = 2;
-  o.lookahead_width = 8;
+  leir_search_options o = lookahead_options(&co, interp, 1, 2);
   leir_search_result *r = NULL;
   ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
   const leir_search_record *x = leir_search_result_record(r, 0);
