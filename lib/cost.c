@@ -256,6 +256,12 @@ static bool cm_depends(const cm_access *x, uint32_t j) {
   return x->affine ? x->coef[j] != 0 : x->used[j];
 }
 
+/* |coefficient| of loop j in x's flat offset (INT64_MIN saturates). */
+static int64_t cm_stride(const cm_access *x, uint32_t j) {
+  int64_t c = x->coef[j];
+  return c >= 0 ? c : c == INT64_MIN ? INT64_MAX : -c;
+}
+
 /* Distinct granules (cache lines, or pages) of `granule` bytes access x
  * touches over loops p..n-1 (the others fixed). Its loops taken by
  * increasing stride: while a stride is below the granule the range so far
@@ -272,7 +278,7 @@ static double cm_granules(const cm_group *g, const cm_access *x, uint32_t p, dou
     int64_t smin = 0;
     for (uint32_t j = p; j < g->n; j++) {
       if (taken[j] || !cm_depends(x, j)) continue;
-      int64_t s = x->affine ? (x->coef[j] < 0 ? -x->coef[j] : x->coef[j]) : INT64_MAX;
+      int64_t s = x->affine ? cm_stride(x, j) : INT64_MAX;
       if (jm == LEIR__NONE || s < smin) smin = s, jm = j;
     }
     if (jm == LEIR__NONE) break;
@@ -344,7 +350,7 @@ static double cm_gather_cycles(const cm_group *g) {
       cyc += 1.5;
       continue;
     }
-    int64_t c = x->coef[js] < 0 ? -x->coef[js] : x->coef[js];
+    int64_t c = cm_stride(x, js);
     if (c <= 1) continue;
     uint64_t bytes = (uint64_t)c * x->esize, pow2 = bytes & (~bytes + 1);
     double e = one_vector && pow2 >= 256 ? 5.0 * (double)pow2 / 256 * lanes / 16 : 0;
