@@ -47,6 +47,23 @@ static const char get_sql[] =
     " rounds, step, program, message, created FROM measurements WHERE program_hash=?1 AND"
     " baseline_hash=?2 AND root_hash=?3 AND backend=?4 AND machine=?5 AND protocol=?6";
 
+/* How long an open or a write waits for another process's lock. */
+#define DB_BUSY_MS 10000
+
+/* WAL (readers and one writer at a time from several processes; NORMAL
+ * synchronous keeps every committed row across a killed process), then the
+ * schema in an immediate transaction left open for the caller's check.
+ * The SQLite result code; *err its message (sqlite3_free). */
+static int db_setup(leir_db *db, char **err) {
+  int rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+                        err);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE;", NULL, NULL, err);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_exec(db->h, schema_sql, NULL, NULL, err);
+  if (rc != SQLITE_OK) sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
+  return rc;
+}
+
 leir_status leir_db_open(leir_db **out, const char *path) {
   if (!out) return leir__error_arg("out", "out is NULL");
   *out = NULL;
@@ -59,27 +76,33 @@ leir_status leir_db_open(leir_db **out, const char *path) {
     leir_db_free(db);
     return st;
   }
-  sqlite3_busy_timeout(db->h, 10000);
+  sqlite3_busy_timeout(db->h, DB_BUSY_MS);
+  /* Several processes opening a new file at once: switching it to WAL, or
+   * reading the WAL index another process is creating, can fail busy at
+   * once, without the busy handler (SQLite returns SQLITE_BUSY where
+   * waiting could deadlock). Retried for as long as the busy timeout. */
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    char *err = NULL;
+    int rc = db_setup(db, &err);
+    if (rc == SQLITE_OK) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited_ms =
+        (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
+    int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || waited_ms > DB_BUSY_MS) {
+      leir_status st = leir__error(LEIR_ERR_IO, "db.sqlite", path, 0, 0,
+                                   "measurement database %s: %s", path, err ? err : "?");
+      sqlite3_free(err);
+      leir_db_free(db);
+      return st;
+    }
+    sqlite3_free(err);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
   char *err = NULL;
-  /* WAL: readers and one writer at a time from several processes; NORMAL
-   * synchronous keeps every committed row across a killed process. */
-  if (sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
-                   &err) != SQLITE_OK ||
-      sqlite3_exec(db->h, "BEGIN IMMEDIATE;", NULL, NULL, &err) != SQLITE_OK) {
-    leir_status st = leir__error(LEIR_ERR_IO, "db.sqlite", path, 0, 0,
-                                 "measurement database %s: %s", path, err ? err : "?");
-    sqlite3_free(err);
-    leir_db_free(db);
-    return st;
-  }
-  if (sqlite3_exec(db->h, schema_sql, NULL, NULL, &err) != SQLITE_OK) {
-    leir_status st = leir__error(LEIR_ERR_IO, "db.sqlite", path, 0, 0,
-                                 "measurement database %s: %s", path, err ? err : "?");
-    sqlite3_free(err);
-    sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
-    leir_db_free(db);
-    return st;
-  }
   sqlite3_stmt *v = NULL;
   int ok = sqlite3_prepare_v2(db->h, "SELECT value FROM leir_meta WHERE key='schema'", -1, &v,
                               NULL) == SQLITE_OK &&

@@ -1113,6 +1113,53 @@ START_TEST(test_db_survives_sigkill_mid_run) {
 }
 END_TEST
 
+/* Eight processes open one new file at the same moment, five times over:
+ * each open succeeds (switching a new file to WAL used to fail busy at
+ * once in one of them now and then, the busy handler aside) and each row
+ * lands. */
+START_TEST(test_db_processes_create_one_file_at_once) {
+  enum { WRITERS = 8, ROUNDS = 5 };
+  for (int round = 0; round < ROUNDS; round++) {
+    const char *path = tmp_db();
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t pids[WRITERS];
+    for (int c = 0; c < WRITERS; c++) {
+      pids[c] = fork();
+      ck_assert_int_ge(pids[c], 0);
+      if (pids[c] == 0) {
+        char b;
+        close(go[1]);
+        if (read(go[0], &b, 1) != 0) _exit(5); /* EOF: everyone starts together */
+        leir_db *db = NULL;
+        if (leir_db_open(&db, path) != LEIR_OK) _exit(2);
+        leir_db_row row = {.size = sizeof row, .program_hash = (uint64_t)c, .baseline_hash = 1,
+                           .root_hash = 1, .backend = "cpu", .machine = "m", .protocol = "p",
+                           .verdict = LEIR_VERDICT_EQUAL, .order = LEIR_ORDER_FASTER};
+        if (leir_db_put(db, &row) != LEIR_OK) _exit(3);
+        leir_db_free(db);
+        _exit(0);
+      }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int c = 0; c < WRITERS; c++) {
+      int status = 0;
+      ck_assert_int_eq(waitpid(pids[c], &status, 0), pids[c]);
+      ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                    "round %d: process %d failed (%d)", round, c, WEXITSTATUS(status));
+    }
+    leir_db *db = NULL;
+    ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+    uint64_t rows = 0;
+    ck_assert_int_eq(leir_db_count(db, &rows), LEIR_OK);
+    ck_assert_uint_eq(rows, WRITERS);
+    leir_db_free(db);
+    rm_db(path);
+  }
+}
+END_TEST
+
 START_TEST(test_db_two_processes_write_at_once) {
   const char *path = tmp_db();
   pid_t pids[2];
@@ -1235,6 +1282,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_db_put_get_export);
   tcase_add_test(t, test_db_survives_sigkill_mid_run);
   tcase_add_test(t, test_db_two_processes_write_at_once);
+  tcase_add_test(t, test_db_processes_create_one_file_at_once);
   suite_add_tcase(s, t);
   t = tcase_create("cpu");
   tcase_add_test(t, test_real_cpu_search_accepts_only_verified_faster_steps);
