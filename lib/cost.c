@@ -231,7 +231,8 @@ static void cm_add(cm_group *g, const leir_expr *t, bool lhs) {
   x.affine = cm_flat(g->a, t, &x);
   for (uint32_t k = 0; k < t->n; k++) leir__used_depths(g->a, t->kids[k], x.used);
   /* a local buffer is one small array for every iteration of its loops */
-  for (uint32_t j = 0; j < g->local[x.buf] && j < LEIR__MAX_LOOPS; j++) x.coef[j] = 0, x.used[j] = false;
+  for (uint32_t j = 0; j < g->local[x.buf] && j < LEIR__MAX_LOOPS; j++)
+    x.coef[j] = 0, x.used[j] = false;
   for (uint32_t i = 0; i < g->nacc; i++) {
     cm_access *y = &g->acc[i];
     if (y->buf == x.buf && y->affine && x.affine && y->c == x.c &&
@@ -424,7 +425,8 @@ static bool cm_body_ports(const cm_group *g, double *loads, double *stores) {
   if (jr == n || jr > js) return false;
   double inner = 1;
   for (uint32_t j = jr + 1; j < n; j++) {
-    if (j > js && g->loops[j]->kind == LEIR_LOOP_VECTORIZED && g->loops[j]->extent > CM_PEELED_EXTENT)
+    if (j > js && g->loops[j]->kind == LEIR_LOOP_VECTORIZED &&
+        g->loops[j]->extent > CM_PEELED_EXTENT)
       return false;
     inner *= (double)g->loops[j]->extent;
   }
@@ -540,11 +542,8 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
     ports = (loads / 2 + stores) / lanes;
   }
   /* exponentials: their own cost per element, vectorized or not */
-  double exp_cycles = m->exp_scalar_cycles;
-  if (lanes > 1 && m->exp_scalar_cycles / lanes > m->exp_vec_cycles)
-    exp_cycles = m->exp_scalar_cycles / lanes;
-  else if (lanes > 1)
-    exp_cycles = m->exp_vec_cycles;
+  double exp_cycles = lanes > 1 ? fmax(m->exp_vec_cycles, m->exp_scalar_cycles / lanes)
+                                : m->exp_scalar_cycles;
   double arith = ops / (lanes * m->fma_ports * 2) + trans * exp_cycles + calls * m->call_cycles +
                  cm_gather_cycles(g);
   /* accumulator chains: the innermost loop the written subscript does not
@@ -636,11 +635,8 @@ static void cm_group_predict(cm_group *g, uint32_t first, uint32_t last, cm_sibl
   out->seconds += hi + CM_OVERLAP_REST * lo + fj;
 }
 
-/* The largest array the C backend makes local to the iterations of a
- * top-level nest's loops (backends/c/lower_c.c, LB_MAX_BYTES). */
-#define CM_LOCAL_MAX_BYTES ((uint64_t)64 << 10)
-
-static void cm_note_tops(const leir__analysis *a, const leir_expr *e, uint32_t top, uint32_t *tops) {
+static void cm_note_tops(const leir__analysis *a, const leir_expr *e, uint32_t top,
+                         uint32_t *tops) {
   if (e->kind == LEIR_EXPR_TENSOR) {
     uint32_t b = a->expr_buffer[e->id];
     tops[b] = tops[b] == LEIR__NONE || tops[b] == top ? top : LEIR__NONE - 1;
@@ -651,7 +647,7 @@ static void cm_note_tops(const leir__analysis *a, const leir_expr *e, uint32_t t
 /* Per buffer, how many of the loops of its top-level nest it is local to
  * one iteration of: an l- or s-scope intermediate used in one top-level
  * nest only, whose part for one iteration of that nest's loops is at most
- * CM_LOCAL_MAX_BYTES. An approximation of the backend's plan (which also
+ * LEIR__LOCAL_MAX_BYTES. An approximation of the backend's plan (which also
  * checks that the iterations' parts do not overlap): the model then counts
  * its lines once, not once per iteration. */
 static uint32_t *cm_local_buffers(const leir__analysis *a) {
@@ -670,7 +666,8 @@ static uint32_t *cm_local_buffers(const leir__analysis *a) {
     const leir_nest *top = a->p->nests[tops[b]];
     double iters = 1;
     for (uint32_t j = 0; j < top->nloops; j++) iters *= (double)top->loops[j].extent;
-    if (top->nloops > 0 && (double)leir__buffer_bytes(buf) / iters <= (double)CM_LOCAL_MAX_BYTES)
+    double part = (double)leir__buffer_bytes(buf) / iters;
+    if (top->nloops > 0 && part <= (double)LEIR__LOCAL_MAX_BYTES)
       local[b] = top->nloops;
   }
   return tops;

@@ -18,6 +18,11 @@ uint64_t leir__buffer_bytes(const leir__buffer *buf);
 /* FLOP/byte counts of an analyzed program (lib/cost.c). */
 leir_status leir__program_cost(const leir__analysis *a, leir_program_cost *out);
 
+/* The largest array the C backend makes of an l/s-scope intermediate local
+ * to the iterations of a top-level nest's loops (backends/c/lower_c.c); the
+ * cost model counts such a buffer once. */
+#define LEIR__LOCAL_MAX_BYTES ((uint64_t)64 << 10)
+
 /* The machine of the analytic cost model (docs/cost.md). */
 typedef struct leir__machine {
   uint32_t threads;       /* cores the P/B loops may use */

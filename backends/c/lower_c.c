@@ -26,6 +26,7 @@
 
 #include "c_expr.h"
 #include "c_text.h"
+#include "cost.h"
 #include "error.h"
 #include "leir/run.h"
 #include "prelude.h"
@@ -411,7 +412,7 @@ static void sr_copy(lower *L, uint32_t count, const leir_nest *n, uint32_t k, ui
  * subscript of the local array is the subscript minus its outer part minus
  * its smallest inner value. The deepest such k0 wins (the smallest array).
  */
-#define LB_MAX_BYTES ((uint64_t)64 << 10)
+#define LB_MAX_BYTES LEIR__LOCAL_MAX_BYTES
 #define LB_MAX_RANK 8
 
 typedef struct lb_plan {
