@@ -143,6 +143,13 @@ extern const leir__backend_ops leir__cpu_ops;
 extern const leir__backend_ops leir__cuda_ops;
 #endif
 
+/* What a measurement made on backend b depends on besides the program and
+ * the machine, as text for the measurement database's backend column
+ * (search/db.c): the name, and for compiled backends the thread count, a
+ * hash of the compiler, its flags and LEIR_BACKEND_FP_CONTRACT ("cpu
+ * threads=2 cc=1f2e3d4c5b6a7988 fma"). The interp's is its name. */
+void leir__backend_key(const leir_backend *b, char *buf, size_t cap);
+
 /* ---- generic helpers for backends -------------------------------------- */
 
 /* Builds a kernel for `program` without preparing it: clone, effective

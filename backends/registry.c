@@ -1,6 +1,8 @@
 /* Backends by name: open, close, lower (include/leir/run.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "error.h"
@@ -116,6 +118,31 @@ void leir_backend_free(leir_backend *b) {
 }
 
 const char *leir_backend_get_name(const leir_backend *b) { return b ? b->ops->name : ""; }
+
+static uint64_t key_hash(uint64_t h, const char *s) {
+  for (; s && *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 1099511628211ull;
+  }
+  return h * 1099511628211ull; /* ends the field: "ab","c" and "a","bc" differ */
+}
+
+void leir__backend_key(const leir_backend *b, char *buf, size_t cap) {
+  if (!buf || cap == 0) return;
+  if (!b) {
+    buf[0] = '\0';
+    return;
+  }
+  if (b->ops == &leir__interp_ops) {
+    snprintf(buf, cap, "%s", b->ops->name);
+    return;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned threads = b->opts.threads ? (unsigned)b->opts.threads : cpus > 0 ? (unsigned)cpus : 1u;
+  uint64_t h = key_hash(key_hash(1469598103934665603ull, b->compiler), b->compiler_flags);
+  snprintf(buf, cap, "%s threads=%u cc=%016llx%s", b->ops->name, threads, (unsigned long long)h,
+           (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) ? " fma" : "");
+}
 
 const char *leir_backend_compile_log(const leir_backend *b) {
   return b && b->compile_log.data && b->compile_log.len ? b->compile_log.data : "";

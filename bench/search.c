@@ -6,16 +6,20 @@
  *   bench/search [--workloads N] [--samples N] [--shape default|small]
  *                [--rounds N] [--max-rounds N] [--compare-time S] [--threads N]
  *                [--db FILE] [--time S] [--algorithms greedy,beam,...] [--max-evals N]
+ *                [--from K] [--fp-contract 0|1]
  *
  * Workloads are taken evenly across the catalogue (LEIR_WORKLOADS_DIR);
  * those whose naive program does more than --max-evals equation evaluations
  * (default 2^28) are skipped, with the reason, so one slow workload cannot
- * take the whole run.
+ * take the whole run. --from K skips the first K of those N workloads, so
+ * that a long run can be continued in another invocation (with the same
+ * --db, the workloads already done are not measured again anyway).
  *
  *   bench/search --matmul N [--samples 200] [--threads T] [--algorithms A]
  *                [--lookahead D[,D...]] [--trajectory F.jsonl] [--rounds R]
  *                [--compare-time S] [--time S] [--db FILE|''] [--partial-fusion 0|1]
  *                [--reduction-lanes 0|1] [--lookahead-width W] [--lookahead-evals N]
+ *                [--fp-contract 0|1]
  *   bench/search --softmax N [same options]
  *   bench/search --layernorm N [same options]
  *
@@ -40,7 +44,8 @@
  * LEIR_CANDIDATES_REDUCTION_LANES; --partial-fusion 0, --reduction-lanes 0
  * turn them off). --lookahead-width and --lookahead-evals set the
  * lookahead's beam width and model evaluations per node (the library's
- * defaults otherwise: 32 and 200000).
+ * defaults otherwise: 32 and 200000). --fp-contract 1 (any mode) opens the
+ * backend with LEIR_BACKEND_FP_CONTRACT: fused multiply-add, as OpenBLAS.
  *
  * What makes 20 workloads x 6 algorithms x 100 samples feasible on a small
  * machine: every algorithm shares one measurement database (--db; default a
@@ -171,6 +176,9 @@ static uint32_t kernel_search_flags =
  * library's defaults, 32 and 200000; --lookahead-width, --lookahead-evals) */
 static uint32_t lookahead_width;
 static double lookahead_evals;
+/* LEIR_BACKEND_* flags of every backend opened (--fp-contract 1:
+ * LEIR_BACKEND_FP_CONTRACT, fused multiply-add as OpenBLAS uses) */
+static uint32_t backend_flags;
 
 static int run_workload(const char *what, leir_program *p, unsigned samples, unsigned threads,
                         unsigned rounds, double compare_time, double max_time, const char *algs,
@@ -179,6 +187,7 @@ static int run_workload(const char *what, leir_program *p, unsigned samples, uns
                         const char *unit) {
   leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
   bo.threads = threads;
+  bo.flags |= backend_flags;
   leir_backend *b = NULL;
   if (leir_backend_open(&b, "cpu", &bo) != LEIR_OK) {
     fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
@@ -240,11 +249,13 @@ static int run_workload(const char *what, leir_program *p, unsigned samples, uns
       char lb0[64];
       bench_load(lb0, sizeof lb0);
       printf("# %s: %s search, cost policy, lookahead %u (width %u, %llu evaluations), all "
-             "divisors%s%s, vector width 16, %u samples, %g s; load %s\n",
+             "divisors%s%s, vector width 16, %u samples, %g s%s; load %s\n",
              what, a, depth, o.lookahead_width, (unsigned long long)o.lookahead_evals,
              kernel_search_flags & LEIR_CANDIDATES_PARTIAL_FUSION ? ", partial fusion" : "",
              kernel_search_flags & LEIR_CANDIDATES_REDUCTION_LANES ? ", reduction lanes" : "",
-             samples, max_time, lb0);
+             samples, max_time,
+             backend_flags & LEIR_BACKEND_FP_CONTRACT ? ", fused multiply-add (--fp-contract)" : "",
+             lb0);
       double t0 = now_s();
       leir_search_result *r = NULL;
       if (leir_search_run(&r, b, p, &o) != LEIR_OK) {
@@ -395,13 +406,14 @@ static int run_layernorm(int n, unsigned samples, unsigned threads, unsigned rou
 
 int main(int argc, char **argv) {
   /* 0: the default of the mode (the workloads run or --matmul) */
-  unsigned nwork = 20, samples = 0, rounds = 0, max_rounds = 50, threads = 0;
+  unsigned nwork = 20, samples = 0, rounds = 0, max_rounds = 50, threads = 0, from = 0;
   double compare_time = 0, max_evals = (double)(1ull << 28), search_time = 0;
   const char *shape = "default", *db_path = NULL, *algs = NULL, *traj = NULL;
   const char *lookaheads = "0";
   int matmul_n = 0, softmax_n = 0, layernorm_n = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--workloads")) nwork = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--from")) from = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--samples")) samples = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--rounds")) rounds = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--max-rounds")) max_rounds = (unsigned)atoi(argv[i + 1]);
@@ -419,6 +431,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--lookahead-width")) lookahead_width = (uint32_t)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--lookahead-evals")) lookahead_evals = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--trajectory")) traj = argv[i + 1];
+    else if (!strcmp(argv[i], "--fp-contract"))
+      backend_flags = atoi(argv[i + 1]) ? backend_flags | LEIR_BACKEND_FP_CONTRACT
+                                        : backend_flags & ~LEIR_BACKEND_FP_CONTRACT;
     else if (!strcmp(argv[i], "--partial-fusion"))
       kernel_search_flags = atoi(argv[i + 1]) ? kernel_search_flags | LEIR_CANDIDATES_PARTIAL_FUSION
                                               : kernel_search_flags & ~LEIR_CANDIDATES_PARTIAL_FUSION;
@@ -464,6 +479,7 @@ int main(int argc, char **argv) {
   }
   leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
   bo.threads = threads;
+  bo.flags |= backend_flags;
   leir_backend *b = NULL;
   if (leir_backend_open(&b, "cpu", &bo) != LEIR_OK) {
     fprintf(stderr, "cpu backend: %s\n", leir_error_last()->message);
@@ -491,9 +507,11 @@ int main(int argc, char **argv) {
     fclose(lf);
   }
   printf("# search benchmark: %u workloads (shape %s), %u samples each, cost policy, cpu backend "
-         "(%u threads), compare %u-%u rounds / %g s, db %s, load %.2f %.2f %.2f\n", nwork, shape,
-         samples, threads, rounds, max_rounds, compare_time, *db_path ? db_path : "(none)",
-         load0[0], load0[1], load0[2]);
+         "(%u threads%s), compare %u-%u rounds / %g s, db %s, load %.2f %.2f %.2f\n", nwork,
+         shape, samples, threads, backend_flags & LEIR_BACKEND_FP_CONTRACT ? ", fp-contract" : "",
+         rounds, max_rounds, compare_time, *db_path ? db_path : "(none)", load0[0], load0[1],
+         load0[2]);
+  if (from > 0) printf("# --from %u: workloads %u to %u of the %u\n", from, from + 1, nwork, nwork);
   printf("%-52s", "workload");
   for (size_t a = 0; a < nalg; a++) printf(" %9s", leir_search_algorithm_name(alist[a]));
   printf("\n");
@@ -512,7 +530,10 @@ int main(int argc, char **argv) {
       leir_program_free(p);
       continue;
     }
-    used++;
+    if (used++ < from) { /* run by an earlier invocation (--from) */
+      leir_program_free(p);
+      continue;
+    }
     printf("%-52s", leir_workload_name(w));
     fflush(stdout);
     for (size_t a = 0; a < nalg; a++) {

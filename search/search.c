@@ -11,6 +11,7 @@
 
 #include "internal.h"
 
+#include "backend.h"
 #include "error.h"
 #include "options.h"
 #include "strbuf.h"
@@ -26,7 +27,7 @@ typedef struct search_ctx {
   leir_candidates_options copts;
   leir_backend *backend;
   leir_verifier *verifier;
-  const char *backend_name;
+  char backend_name[128]; /* the database's backend column (leir__backend_key) */
   char machine[64];
   char protocol[256];
   search_node *nodes;
@@ -1203,7 +1204,10 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   ctx.start = now_s();
   ctx.rng = ctx.o.seed ^ 0x5EA4C4ull;
   ctx.backend = backend;
-  ctx.backend_name = ctx.o.measure ? "callback" : leir_backend_get_name(backend);
+  if (ctx.o.measure)
+    snprintf(ctx.backend_name, sizeof ctx.backend_name, "callback");
+  else
+    leir__backend_key(backend, ctx.backend_name, sizeof ctx.backend_name);
   if (ctx.o.machine)
     snprintf(ctx.machine, sizeof ctx.machine, "%s", ctx.o.machine);
   else

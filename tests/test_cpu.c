@@ -1194,6 +1194,108 @@ START_TEST(test_only_flags_that_keep_results_are_accepted) {
 }
 END_TEST
 
+/* LEIR_BACKEND_FP_CONTRACT: a*b + d with a = b = 1 + 2^-12 and
+ * d = -(1 + 2^-11) is 0 rounded twice (the product rounds to 1 + 2^-11)
+ * and 2^-24 fused. Without the flag the cpu backend agrees with the
+ * interpreter; with it, the product is fused, in a V loop and a plain
+ * one; the two objects share one disk cache and never answer for each
+ * other; the search database tells the configurations apart; and a
+ * reordered matmul still verifies EQUAL on the contracting backend. */
+static const char fma_program[] =
+    "inputs:\n"
+    "  A: {dtype: f32, shape: [32]}\n"
+    "  E: {dtype: f32, shape: [32]}\n"
+    "  D: {dtype: f32, shape: [32]}\n"
+    "outputs:\n"
+    "  C: {dtype: f32, shape: [32]}\n"
+    "leir: |-\n"
+    "  L^{2}_{b=0}V^{16}_{a=0}[C^{f32,g}_{b*16+a}=A^{f32,g}_{b*16+a}*E^{f32,g}_{b*16+a}+"
+    "D^{f32,g}_{b*16+a};];L^{1}_{z=0}[C^{f32,g}_{31}=D^{f32,g}_{31}+A^{f32,g}_{31}*E^{f32,g}_{31};];\n";
+
+static void run_fma(leir_backend *b, const leir_program *p, float *c) {
+  float a[32], d[32];
+  for (int i = 0; i < 32; i++) a[i] = 1.0f + 0x1p-12f, d[i] = -(1.0f + 0x1p-11f), c[i] = 99;
+  void *bufs[4] = {a, a, d, c};
+  ck_assert_msg(leir_run(b, p, bufs, 4) == LEIR_OK, "%s", leir_error_last()->message);
+}
+
+static bool host_has_fma(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("fma");
+#else
+  return true; /* AArch64 and the others the backend targets have fused multiply-add */
+#endif
+}
+
+START_TEST(test_fp_contract_fuses_only_when_asked) {
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, fma_program, strlen(fma_program), NULL), LEIR_OK);
+  char dir[] = "/tmp/leir-test-fma-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.cache_dir = dir;
+  bo.threads = 1;
+  leir_backend *plain = NULL, *fused = NULL, *interp = open_backend("interp");
+  ck_assert_int_eq(leir_backend_open(&plain, "cpu", &bo), LEIR_OK);
+  bo.flags |= LEIR_BACKEND_FP_CONTRACT;
+  ck_assert_int_eq(leir_backend_open(&fused, "cpu", &bo), LEIR_OK);
+  float ci[32], cp[32], cf[32], cf2[32];
+  run_fma(interp, p, ci);
+  run_fma(plain, p, cp);
+  run_fma(fused, p, cf);
+  for (int i = 0; i < 32; i++) {
+    ck_assert_float_eq(ci[i], 0.0f);
+    ck_assert_float_eq(cp[i], 0.0f);
+  }
+  if (host_has_fma()) {
+    for (int i = 0; i < 32; i++) ck_assert_msg(cf[i] == 0x1p-24f, "C[%d] = %a, not fused", i, cf[i]);
+  } else {
+    fprintf(stderr, "test_fp_contract_fuses_only_when_asked: this CPU has no FMA instruction; "
+                    "fusion itself not checked\n");
+  }
+  /* a fresh unfused backend on the same disk cache compiles its own object */
+  leir_backend_free(plain);
+  bo.flags &= ~LEIR_BACKEND_FP_CONTRACT;
+  ck_assert_int_eq(leir_backend_open(&plain, "cpu", &bo), LEIR_OK);
+  run_fma(plain, p, cp);
+  ck_assert_float_eq(cp[0], 0.0f);
+  leir_backend *fused2 = NULL;
+  bo.flags |= LEIR_BACKEND_FP_CONTRACT;
+  ck_assert_int_eq(leir_backend_open(&fused2, "cpu", &bo), LEIR_OK);
+  run_fma(fused2, p, cf2);
+  ck_assert_mem_eq(cf, cf2, sizeof cf);
+  /* the measurement database's backend column */
+  char kp[128], kf[128], ki[128];
+  leir__backend_key(plain, kp, sizeof kp);
+  leir__backend_key(fused, kf, sizeof kf);
+  leir__backend_key(interp, ki, sizeof ki);
+  ck_assert_str_eq(ki, "interp");
+  ck_assert_ptr_nonnull(strstr(kp, "cpu threads=1 cc="));
+  ck_assert_ptr_null(strstr(kp, "fma"));
+  ck_assert_int_eq(strncmp(kp, kf, strlen(kp)), 0);
+  ck_assert_str_eq(kf + strlen(kp), " fma");
+  /* same operations per element: still bitwise on the contracting backend */
+  leir_verify_report *r = verify(
+      fused,
+      "L^{16}_{a=0}L^{16}_{c=0}L^{32}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];",
+      "L^{16}_{a=0}L^{32}_{d=0}V^{16}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];",
+      0);
+  ck_assert_str_eq(leir_verdict_name(r->verdict), "EQUAL");
+  leir_verify_report_free(r);
+  leir_backend_free(fused2);
+  leir_backend_free(fused);
+  leir_backend_free(plain);
+  leir_backend_free(interp);
+  leir_program_free(p);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- cache integrity ---- */
 
 /* Compiles `program` with the cache in dir; its entry's path (the entry
@@ -1399,6 +1501,7 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_thread_counts_are_bounded);
   tcase_add_test(tc, test_runner_is_found_or_the_backend_says_why);
   tcase_add_test(tc, test_only_flags_that_keep_results_are_accepted);
+  tcase_add_test(tc, test_fp_contract_fuses_only_when_asked);
   tcase_add_test(tc, test_cache_entries_are_bound_to_their_keys);
   tcase_add_test(tc, test_leftovers_of_killed_runs_are_swept);
   suite_add_tcase(s, tc);

@@ -1252,6 +1252,86 @@ START_TEST(test_real_cpu_search_accepts_only_verified_faster_steps) {
 }
 END_TEST
 
+/* The database keeps measurements of different backend configurations
+ * apart: a search on a contracting backend (LEIR_BACKEND_FP_CONTRACT)
+ * reuses nothing that the plain backend measured, and each row names its
+ * configuration (threads, compiler, fma). */
+typedef struct backend_rows {
+  int plain, fused;
+} backend_rows;
+
+static int count_backends(void *payload, const char *line, size_t len) {
+  (void)len;
+  backend_rows *n = payload;
+  const char *b = strstr(line, "\"backend\":\"cpu threads=1 cc=");
+  ck_assert_msg(b != NULL, "%s", line);
+  const char *end = strchr(b + 11, '"');
+  ck_assert_ptr_nonnull(end);
+  if (end - b > 4 && memcmp(end - 4, " fma", 4) == 0)
+    n->fused++;
+  else
+    n->plain++;
+  return 0;
+}
+
+START_TEST(test_db_keeps_backend_configurations_apart) {
+  leir_backend *plain = NULL, *fused = NULL;
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.cache_dir = "";
+  bo.threads = 1;
+  leir_status st = leir_backend_open(&plain, "cpu", &bo);
+  if (st == LEIR_ERR_NO_DEVICE) return; /* no C compiler here */
+  ck_assert_int_eq(st, LEIR_OK);
+  bo.flags |= LEIR_BACKEND_FP_CONTRACT;
+  ck_assert_int_eq(leir_backend_open(&fused, "cpu", &bo), LEIR_OK);
+  leir_program *p = test_parse(
+      "L^{32}_{a=0}L^{32}_{c=0}L^{32}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];");
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  const char *path = tmp_db();
+  leir_db *db = NULL;
+  ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+  leir_compare_options co = LEIR_COMPARE_OPTIONS_INIT;
+  co.min_rounds = 3;
+  co.max_rounds = 6;
+  co.max_seconds = 0.5;
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_EXHAUSTIVE;
+  o.max_samples = 2;
+  o.compare = &co;
+  o.db = db;
+  o.flags |= LEIR_SEARCH_NO_FINAL_COMPARE;
+  leir_search_result *r = NULL;
+  leir_search_summary s = {.size = sizeof s};
+  ck_assert_int_eq(leir_search_run(&r, plain, p, &o), LEIR_OK);
+  leir_search_result_summary(r, &s);
+  ck_assert_uint_eq(s.measured, 2);
+  leir_search_result_free(r);
+  /* the same search on the same configuration measures nothing again */
+  ck_assert_int_eq(leir_search_run(&r, plain, p, &o), LEIR_OK);
+  leir_search_result_summary(r, &s);
+  ck_assert_uint_eq(s.measured, 0);
+  ck_assert_uint_eq(s.reused, 2);
+  leir_search_result_free(r);
+  /* fused multiply-add: other kernels, other timings, measured afresh */
+  ck_assert_int_eq(leir_search_run(&r, fused, p, &o), LEIR_OK);
+  leir_search_result_summary(r, &s);
+  ck_assert_uint_eq(s.measured, 2);
+  ck_assert_uint_eq(s.reused, 0);
+  leir_search_result_free(r);
+  backend_rows n = {0, 0};
+  ck_assert_int_eq(leir_db_export(db, count_backends, &n), LEIR_OK);
+  ck_assert_int_eq(n.plain, 2);
+  ck_assert_int_eq(n.fused, 2);
+  leir_db_free(db);
+  rm_db(path);
+  leir_program_free(p);
+  leir_backend_free(fused);
+  leir_backend_free(plain);
+}
+END_TEST
+
 static Suite *search_suite(void) {
   Suite *s = suite_create("search");
   TCase *t = tcase_create("algorithms");
@@ -1286,6 +1366,7 @@ static Suite *search_suite(void) {
   suite_add_tcase(s, t);
   t = tcase_create("cpu");
   tcase_add_test(t, test_real_cpu_search_accepts_only_verified_faster_steps);
+  tcase_add_test(t, test_db_keeps_backend_configurations_apart);
   suite_add_tcase(s, t);
   return s;
 }

@@ -112,9 +112,12 @@ static bool fp_flag(const char *flag, size_t len) {
   return false;
 }
 
-/* Appended after the user's flags so they win: no contraction, no fast
- * math, and libm calls that stay calls (so constant arguments are not
- * folded with a different rounding than the run-time library's). */
+/* Appended after the user's flags so they win: no contraction (unless
+ * the backend was opened with LEIR_BACKEND_FP_CONTRACT: CONTRACT_FLAG's
+ * entry is then -ffp-contract=fast), no fast math, and libm calls that stay
+ * calls (so constant arguments are not folded with a different rounding
+ * than the run-time library's). */
+#define CONTRACT_FLAG 3
 static const char *const fixed[] = {"-std=c11",
                                     "-fPIC",
                                     "-shared",
@@ -366,7 +369,7 @@ void leir__cc_sweep_tmp(void) { pthread_once(&sweep_once, sweep_tmp); }
 
 /* ---- init ----------------------------------------------------------------------- */
 
-leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags,
+leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags, bool contract,
                           double timeout_s, const char *runner) {
   memset(cc, 0, sizeof *cc);
   size_t cap = 0;
@@ -399,8 +402,9 @@ leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags,
     leir__sb_putc(&text, ' ');
   }
   for (size_t f = 0; fixed[f]; f++) {
-    if (!push(cc, fixed[f], strlen(fixed[f]), &cap)) goto nomem;
-    leir__sb_puts(&text, fixed[f]);
+    const char *flag = f == CONTRACT_FLAG && contract ? "-ffp-contract=fast" : fixed[f];
+    if (!push(cc, flag, strlen(flag), &cap)) goto nomem;
+    leir__sb_puts(&text, flag);
     leir__sb_putc(&text, ' ');
   }
   cc->flags_text = leir__sb_finish(&text, NULL);

@@ -31,9 +31,11 @@ typedef struct leir__cc {
  * floating-point results (an allow-list: optimization levels but -Ofast,
  * -march/-mtune/-mcpu, instruction-set extensions, -fopenmp, -g, -W...;
  * see leir__cc_flag_allowed), and asks the compiler for its identity.
- * `runner` is the runner program (copied). LEIR_ERR_NO_DEVICE when the
- * compiler cannot be run; LEIR_ERR_ARGUMENT for a refused flag. */
-leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags,
+ * `runner` is the runner program (copied). `contract` compiles with
+ * -ffp-contract=fast instead of off (LEIR_BACKEND_FP_CONTRACT).
+ * LEIR_ERR_NO_DEVICE when the compiler cannot be run; LEIR_ERR_ARGUMENT
+ * for a refused flag. */
+leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags, bool contract,
                           double timeout_s, const char *runner);
 /* Whether one compiler flag is accepted (see leir__cc_init). */
 bool leir__cc_flag_allowed(const char *flag, size_t len);

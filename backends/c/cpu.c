@@ -94,8 +94,9 @@ static leir_status cpu_open(leir_backend *b) {
     leir__cc_sweep_tmp();
     leir_status st = leir__runner_init(&c->runner, NULL);
     if (st == LEIR_OK)
-      st = leir__cc_init(&c->cc, b->compiler, b->compiler_flags, b->opts.compile_timeout_s,
-                         c->runner.path);
+      st = leir__cc_init(&c->cc, b->compiler, b->compiler_flags,
+                         (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) != 0,
+                         b->opts.compile_timeout_s, c->runner.path);
     if (st != LEIR_OK) {
       leir__runner_free(&c->runner);
       free(c);

@@ -72,7 +72,8 @@ static leir_status cuda_prepare(leir_backend *b, leir_kernel *const *ks, size_t 
     leir_status st = leir__cuda_lower_analysis(k->analysis, NULL, &ck->l);
     if (st == LEIR_OK) {
       char *log = NULL;
-      st = leir__nvrtc_compile(ck->l->source, ck->l->source_len, s->arch, false, &ck->ptx, NULL,
+      st = leir__nvrtc_compile(ck->l->source, ck->l->source_len, s->arch,
+                               (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) != 0, &ck->ptx, NULL,
                                &log);
       if (log) leir__sb_puts(&k->log, log);
       free(log);

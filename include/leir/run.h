@@ -49,6 +49,18 @@ typedef struct leir_backend leir_backend;
  * limits (max_buffer_bytes, max_evaluations) do not apply, and kernels
  * cannot be built (LEIR_ERR_UNSUPPORTED). */
 #define LEIR_BACKEND_LOWER_ONLY 0x4u
+/** cpu/cuda: let the compiler fuse a product and the sum it feeds into one
+ * fused multiply-add, rounded once (gcc -ffp-contract=fast, NVRTC
+ * --fmad=true), as BLAS libraries and TVM's LLVM code do. Twice the
+ * arithmetic throughput of a matmul's inner loop, but results then differ
+ * from the interpreter's (which rounds every operation, spec/leir.md §3.3)
+ * in the last bits: across backends verification answers CLOSE instead of
+ * EQUAL, while two programs that compute each element by the same
+ * operations still agree bit for bit on the same backend. Kernels compiled
+ * with and without it are cached apart. libleir's own exp and log are
+ * written with explicit fma and do not change. Off by default; the interp
+ * ignores it (docs/verification.md, "Fused multiply-add"). */
+#define LEIR_BACKEND_FP_CONTRACT 0x8u
 
 /** Options of leir_backend_open. Start from LEIR_BACKEND_OPTIONS_INIT or
  * leir_backend_options_init(). */

@@ -47,6 +47,7 @@ NUMPY_DTYPES: Dict[str, np.dtype] = {
 _BACKEND_NO_CACHE = 0x1
 _BACKEND_CHECK_ALL_BOUNDS = 0x2
 _BACKEND_LOWER_ONLY = 0x4
+_BACKEND_FP_CONTRACT = 0x8
 _VERIFY_REFERENCE_RULE = 0x1
 _VERIFY_STRICT_PARALLEL = 0x2
 _BENCH_NO_FLUSH = 0x1
@@ -64,9 +65,10 @@ class Backend:
     "cuda". Keyword options are the fields of leir_backend_options:
     compiler, compiler_flags, cache_dir, device, threads, timeout_s,
     compile_timeout_s, memory_limit_bytes, max_buffer_bytes,
-    max_evaluations, plus no_cache and check_all_bounds (flags). Use as a
-    context manager or call :meth:`close`; kernels made from a backend keep
-    it alive."""
+    max_evaluations, plus no_cache, check_all_bounds and fp_contract
+    (flags; fp_contract fuses products into the sums they feed, rounded
+    once, as LEIR_BACKEND_FP_CONTRACT). Use as a context manager or call
+    :meth:`close`; kernels made from a backend keep it alive."""
 
     __slots__ = ("_h", "_keep", "_kernels", "__weakref__")
 
@@ -80,6 +82,8 @@ class Backend:
                 o.flags |= _BACKEND_NO_CACHE if v else 0
             elif k == "check_all_bounds":
                 o.flags |= _BACKEND_CHECK_ALL_BOUNDS if v else 0
+            elif k == "fp_contract":
+                o.flags |= _BACKEND_FP_CONTRACT if v else 0
             elif k == "lower_only":
                 o.flags |= _BACKEND_LOWER_ONLY if v else 0
             elif k in ("compiler", "compiler_flags", "cache_dir"):

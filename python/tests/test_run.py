@@ -219,3 +219,33 @@ def test_seeded_inputs_refuse_huge_signatures() -> None:
     p.set_signature({"A": ("f64", (100000, 100000))}, {"C": ("f64", 4)})
     with pytest.raises(leir.LimitError):
         leir.seeded_inputs(p)
+
+
+def _cpu_has_fma() -> bool:
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return True
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " fma " in f.read()
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not have_cc(), reason="no C compiler for the cpu backend")
+def test_fp_contract_fuses_a_product_into_its_sum(interp, tmp_path) -> None:
+    # a*e + d with a = e = 1 + 2^-12, d = -(1 + 2^-11): 0 when the product
+    # is rounded first (the interpreter, the default cpu backend), 2^-24
+    # fused (fp_contract=True)
+    p = leir.parse("V^{16}_{a=0}[C^{f32,g}_{a}=A^{f32,g}_{a}*E^{f32,g}_{a}+D^{f32,g}_{a};];")
+    a = np.full(16, 1 + 2.0**-12, dtype=np.float32)
+    d = np.full(16, -(1 + 2.0**-11), dtype=np.float32)
+    args = {"A": a, "E": a, "D": d}
+    np.testing.assert_array_equal(leir.run(p, args, backend=interp)["C"], 0)
+    with leir.Backend("cpu", threads=1, cache_dir=str(tmp_path)) as plain:
+        np.testing.assert_array_equal(leir.run(p, args, backend=plain)["C"], 0)
+    with leir.Backend("cpu", threads=1, cache_dir=str(tmp_path), fp_contract=True) as fused:
+        c = leir.run(p, args, backend=fused)["C"]
+    if _cpu_has_fma():
+        np.testing.assert_array_equal(c, np.float32(2.0**-24))

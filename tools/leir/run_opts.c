@@ -52,6 +52,10 @@ int run_option(run_opts *o, tool_args *a, const char *opt) {
     o->bo.flags |= LEIR_BACKEND_CHECK_ALL_BOUNDS;
     return 1;
   }
+  if (strcmp(opt, "--fp-contract") == 0) {
+    o->bo.flags |= LEIR_BACKEND_FP_CONTRACT;
+    return 1;
+  }
   if (is(opt, "--backend")) {
     if (!(v = tool_args_value(a, opt))) return -1;
     o->backend = v;

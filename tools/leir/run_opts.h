@@ -36,6 +36,8 @@ leir_program *run_load(const run_opts *o, const char *path, bool apply_sig, int 
     "  --cache-dir DIR  keep compiled kernels in DIR (default $LEIR_CACHE_DIR)\n" \
     "  --no-cache       compile every kernel afresh\n" \
     "  --check-bounds   bounds-check every access at run time (cpu)\n" \
+    "  --fp-contract    fuse products into the sums they feed (fused multiply-add,\n" \
+    "                   rounded once; cpu, cuda): faster, results CLOSE to interp's\n" \
     "  --memory-limit M address-space growth allowed to a kernel process, MiB\n" \
     "  --json           one JSON object per result\n" \
     "  --input NAME:DTYPE:SHAPE, --output NAME:DTYPE:SHAPE\n" \
