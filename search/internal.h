@@ -80,6 +80,10 @@ leir_status leir__search_propose_macro(leir_search_proposals *out, size_t index,
 leir_status leir__search_propose_chain(leir_search_proposals *out, const char *steps);
 /* The candidate options of the running search (all divisors, vector width). */
 const leir_candidates_options *leir__search_copts(const struct search_ctx *ctx);
+/* The thread count the cost model prices programs for: the cpu backend's
+ * (its leir_backend_options.threads; 0, its default, is the host's online
+ * CPUs), else 0. */
+uint32_t leir__search_model_threads(const struct search_ctx *ctx);
 /* The options of the running search (defaults filled in). */
 const leir_search_options *leir__search_opts(const struct search_ctx *ctx);
 /* Seconds left of the search's time budget (INFINITY when it has none);

@@ -74,12 +74,14 @@ static uint64_t mix(uint64_t z) {
 /* Predicted seconds of one run from the analytic cost model
  * (include/leir/experimental/cost.h: compute against vector lanes and FMA
  * ports, data movement per cache level from the loop nest's footprints,
- * parallel loops over the host's CPUs, as the CPU backend runs them by
- * default). Only the ranking matters; a program the model cannot price goes
+ * parallel loops over the search backend's threads: leir__search_model_threads).
+ * Only the ranking matters; a program the model cannot price goes
  * last. */
-static double cost_score(const leir_program *p) {
+static double cost_score(const struct search_ctx *ctx, const leir_program *p) {
   double seconds = INFINITY;
-  if (leir_program_cost_predict(p, 0, &seconds) != LEIR_OK || !(seconds >= 0)) return INFINITY;
+  if (leir_program_cost_predict(p, leir__search_model_threads(ctx), &seconds) != LEIR_OK ||
+      !(seconds >= 0))
+    return INFINITY;
   return seconds;
 }
 
@@ -98,7 +100,7 @@ static bool lookahead(const struct search_ctx *ctx, const search_node *n, const 
     if (leir_candidates_apply(&p2, c2, j) != LEIR_OK) continue;
     uint64_t h2 = leir_program_hash_alpha(p2);
     if (h2 != n->hash && h2 != h1 && !leir__search_seen(ctx, h2)) {
-      double sc = cost_score(p2);
+      double sc = cost_score(ctx, p2);
       if (sc < best_score) best_score = sc, best = j, best_hash = h2;
     }
     leir_program_free(p2);
@@ -180,7 +182,7 @@ static bool la_budget(la_run *L) {
 
 static double la_eval(la_run *L, const leir_program *p) {
   L->evals++;
-  return cost_score(p);
+  return cost_score(L->ctx, p);
 }
 
 /* Adds h to the lookahead's visited set; false when it was there (or no
@@ -658,7 +660,7 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
   if (!r) return leir__error_nomem();
   size_t m = 0;
   uint64_t seed = mix(q->seed ^ n->hash);
-  double here = policy == LEIR_POLICY_COST ? cost_score(n->program) : 0, best_single = INFINITY;
+  double here = policy == LEIR_POLICY_COST ? cost_score(ctx, n->program) : 0, best_single = INFINITY;
   for (size_t i = 0; i < count; i++) {
     leir_program *p = NULL;
     if (leir_candidates_apply(&p, q->candidates, i) != LEIR_OK) continue;
@@ -674,7 +676,7 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
         leir_strategy_info_at(leir_step_strategy(leir_candidates_step(q->candidates, i)));
     x->prior = policy == LEIR_POLICY_COST && info ? strategy_prior(info->name) : 0;
     if (policy == LEIR_POLICY_COST) {
-      x->score = cost_score(p);
+      x->score = cost_score(ctx, p);
       if (x->score < best_single) best_single = x->score;
     } else if (policy == LEIR_POLICY_RANDOM)
       x->score = (double)(mix(seed + i) >> 11);

@@ -413,6 +413,53 @@ START_TEST(test_cost_policy_proposes_in_cost_order) {
 }
 END_TEST
 
+/* The cost policy prices programs for the thread count of the cpu backend
+ * it searches on (a 1-thread search gains nothing from a P loop), not for
+ * the host's CPUs: the proposals come in the order of the model at that
+ * thread count, for 1 and for 4 threads alike. */
+START_TEST(test_cost_policy_prices_for_the_backend_threads) {
+  static const uint32_t threads[] = {1, 4};
+  for (size_t t = 0; t < 2; t++) {
+    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+    bo.flags = LEIR_BACKEND_LOWER_ONLY;
+    bo.threads = threads[t];
+    leir_backend *b = NULL;
+    ck_assert_int_eq(leir_backend_open(&b, "cpu", &bo), LEIR_OK);
+    fake f = {0};
+    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+    o.policy = LEIR_POLICY_COST;
+    o.max_samples = 12;
+    o.branching = 12;
+    o.algorithm = LEIR_SEARCH_GREEDY;
+    o.measure = fake_measure;
+    o.measure_payload = &f;
+    leir_program *root = matmul();
+    leir_search_result *r = NULL;
+    ck_assert_int_eq(leir_search_run(&r, b, root, &o), LEIR_OK);
+    double last = -1;
+    bool parallel = false;
+    for (size_t i = 0; i < 12; i++) {
+      const leir_search_record *x = leir_search_result_record(r, i);
+      ck_assert_int_eq(x->parent, 0);
+      leir_program *p = NULL;
+      ck_assert_int_eq(leir_program_parse(&p, x->program, strlen(x->program), NULL), LEIR_OK);
+      double s = 0;
+      ck_assert_int_eq(leir_program_cost_predict(p, threads[t], &s), LEIR_OK);
+      ck_assert_msg(s >= last * (1 - 1e-9), "%u threads: proposal %zu (%s) out of order",
+                    threads[t], i, x->step);
+      last = s;
+      if (strstr(x->step, "loop_parallelization")) parallel = true;
+      leir_program_free(p);
+    }
+    /* with 4 threads the parallel loops lead; with 1 they gain nothing */
+    if (threads[t] == 4) ck_assert(parallel);
+    leir_search_result_free(r);
+    leir_program_free(root);
+    leir_backend_free(b);
+  }
+}
+END_TEST
+
 /* A measurement that verifies on the interpreter and times with the cost
  * model (deterministic): the predicted ratio, FASTER above 1.02. */
 static leir_status model_measure(void *payload, const leir_program *root, const leir_program *parent,
@@ -1347,6 +1394,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_random_policy_is_seeded);
   tcase_add_test(t, test_builtin_policies_propose_no_alpha_twins);
   tcase_add_test(t, test_cost_policy_proposes_in_cost_order);
+  tcase_add_test(t, test_cost_policy_prices_for_the_backend_threads);
   tcase_add_test(t, test_cost_policy_macro_step_over_plateau);
   tcase_add_test(t, test_lookahead_finds_a_multi_step_macro_step);
   tcase_add_test(t, test_lookahead_prices_the_lanes_forms);

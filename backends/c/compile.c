@@ -113,11 +113,10 @@ static bool fp_flag(const char *flag, size_t len) {
 }
 
 /* Appended after the user's flags so they win: no contraction (unless
- * the backend was opened with LEIR_BACKEND_FP_CONTRACT: CONTRACT_FLAG's
- * entry is then -ffp-contract=fast), no fast math, and libm calls that stay
- * calls (so constant arguments are not folded with a different rounding
- * than the run-time library's). */
-#define CONTRACT_FLAG 3
+ * the backend was opened with LEIR_BACKEND_FP_CONTRACT: -ffp-contract=off
+ * is then -ffp-contract=fast), no fast math, and libm calls that stay calls
+ * (so constant arguments are not folded with a different rounding than
+ * the run-time library's). */
 static const char *const fixed[] = {"-std=c11",
                                     "-fPIC",
                                     "-shared",
@@ -402,7 +401,8 @@ leir_status leir__cc_init(leir__cc *cc, const char *compiler, const char *flags,
     leir__sb_putc(&text, ' ');
   }
   for (size_t f = 0; fixed[f]; f++) {
-    const char *flag = f == CONTRACT_FLAG && contract ? "-ffp-contract=fast" : fixed[f];
+    const char *flag =
+        contract && strcmp(fixed[f], "-ffp-contract=off") == 0 ? "-ffp-contract=fast" : fixed[f];
     if (!push(cc, flag, strlen(flag), &cap)) goto nomem;
     leir__sb_puts(&text, flag);
     leir__sb_putc(&text, ' ');
