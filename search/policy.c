@@ -660,7 +660,8 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
   if (!r) return leir__error_nomem();
   size_t m = 0;
   uint64_t seed = mix(q->seed ^ n->hash);
-  double here = policy == LEIR_POLICY_COST ? cost_score(ctx, n->program) : 0, best_single = INFINITY;
+  double here = policy == LEIR_POLICY_COST ? cost_score(ctx, n->program) : 0;
+  double best_single = INFINITY;
   for (size_t i = 0; i < count; i++) {
     leir_program *p = NULL;
     if (leir_candidates_apply(&p, q->candidates, i) != LEIR_OK) continue;
