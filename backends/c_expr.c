@@ -340,7 +340,14 @@ static void emit_value(leir__cx *x, const leir_expr *e, leir__ctype ct) {
                                        "the lowering met an operator it cannot translate"));
           return;
       }
-      if (op) {
+      if (op && e->op == LEIR_OP_DIV && f32 && x->d->hoisted_reciprocal &&
+          x->d->hoisted_reciprocal(x, e)) {
+        /* a multiplication where a division would be, exact: see
+         * hoisted_reciprocal */
+        put(x, "((float)((double)");
+        emit_value(x, e->kids[0], ct);
+        leir__sb_printf(&x->stmt, " * leir_q%u))", e->id);
+      } else if (op) {
         put(x, "(");
         emit_value(x, e->kids[0], ct);
         put(x, op);

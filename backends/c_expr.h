@@ -59,6 +59,12 @@ typedef struct leir__cx_dialect {
    * proves it exact (tensor-free subscripts; anything else is an int64
    * value); false = + - * as written and the trapping helpers for // % **. */
   bool range_index;
+  /* May be NULL. True when the backend has computed 1.0 / (double)y of
+   * f32 division x / y (`division`) into `double leir_q<id>` (id: the
+   * division's node id) before the loop the statement is in: the division
+   * is then written (float)((double)x * leir_q<id>), the same float bit
+   * for bit (docs/verification.md, "Division by a loop invariant"). */
+  bool (*hoisted_reciprocal)(leir__cx *x, const leir_expr *division);
 } leir__cx_dialect;
 
 struct leir__cx {

@@ -606,6 +606,77 @@ START_TEST(test_local_intermediates_are_sized_to_their_loop_level) {
 }
 END_TEST
 
+/* A local row buffer whose last reader writes the output element by element
+ * lives in the output's row (lower_c.c, lb_host): the values go to the
+ * output while they are computed and the last pass updates it in place.
+ * Every case, lent or not, must stay EQUAL to the naive program. */
+START_TEST(test_local_buffers_live_in_their_output_when_exact) {
+  leir_backend *b = cpu_backend(0);
+  static const struct {
+    const char *naive, *sched;
+    const char *lent; /* the pointer into the output, or NULL: an array of its own */
+  } cases[] = {
+      /* softmax-like rows: exp(A) into a row buffer, its sum, the quotient */
+      {"L^{64}_{a=0}L^{64}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+exp(A^{f32,g}_{a,c});];"
+       "L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=exp(A^{f32,g}_{a,c})/E^{f32,g}_{a};];",
+       "P^{64}_{a=0}[L^{64}_{c=0}[X^{f32,s}_{a,c}=exp(A^{f32,g}_{a,c});];"
+       "L^{64}_{c=0}[E^{f32,g}_{a}=E^{f32,g}_{a}+X^{f32,s}_{a,c};];"
+       "L^{4}_{c=0}V^{16}_{d=0}[D^{f32,g}_{a,c*16+d}=X^{f32,s}_{a,c*16+d}/E^{f32,g}_{a};];];",
+       "float *const p2 = b1 + 64 * i0 + 0;"},
+      /* a block of eight rows, written row by row, read back in the same order */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=A^{f32,g}_{a,c}*2+1;];",
+       "L^{8}_{g=0}[L^{8}_{a=0}L^{64}_{c=0}[X^{f32,l}_{g*8+a,c}=A^{f32,g}_{g*8+a,c}*2;];"
+       "L^{8}_{a=0}L^{64}_{c=0}[D^{f32,g}_{g*8+a,c}=X^{f32,l}_{g*8+a,c}+1;];];",
+       "float *const p2 = b1 + 512 * i0 + 0;"},
+      /* the last reader accumulates into the output (reads it): own array */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f32,s}_{a,c}=A^{f32,g}_{a,c}*2;];"
+       "L^{64}_{c=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+X^{f32,s}_{a,c};];];",
+       NULL},
+      /* the array is written in the last reader's own loop: own array */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=A^{f32,g}_{a,c}*2+1;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f32,s}_{a,c}=A^{f32,g}_{a,c}*2;D^{f32,g}_{a,c}=X^{f32,s}_{a,c}+1;];];",
+       NULL},
+      /* the last reader writes half a row (the rest by a later nest): own array */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f32,s}_{a,c}=A^{f32,g}_{a,c}*2;];"
+       "L^{32}_{c=0}[D^{f32,g}_{a,c}=X^{f32,s}_{a,c};];];"
+       "L^{64}_{a=0}L^{32}_{c=0}[D^{f32,g}_{a,c+32}=A^{f32,g}_{a,c+32}*2;];",
+       NULL},
+      /* a reversed row: each element written where another one waits */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,63-c}=A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f32,s}_{a,c}=A^{f32,g}_{a,c}*2;];"
+       "L^{64}_{c=0}[D^{f32,g}_{a,63-c}=X^{f32,s}_{a,c};];];",
+       NULL},
+      /* the output also written by another equation of the nest: own array */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[D^{f32,g}_{a,c}=A^{f32,g}_{a,c};];L^{64}_{c=0}[X^{f32,s}_{a,c}=A^{f32,g}_{a,c}*2;];"
+       "L^{64}_{c=0}[D^{f32,g}_{a,c}=X^{f32,s}_{a,c};];];",
+       NULL},
+      /* another dtype than the output's: own array */
+      {"L^{64}_{a=0}L^{64}_{c=0}[D^{f32,g}_{a,c}=A^{f32,g}_{a,c}*2;];",
+       "L^{64}_{a=0}[L^{64}_{c=0}[X^{f64,s}_{a,c}=A^{f32,g}_{a,c}*2;];"
+       "L^{64}_{c=0}[D^{f32,g}_{a,c}=X^{f64,s}_{a,c};];];",
+       NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    leir_program *p0 = with_sig(cases[i].naive, 64, false, "64, 64");
+    leir_program *p1 = with_sig(cases[i].sched, 64, false, "64, 64");
+    char *c = lower_p(b, p1);
+    bool lent = strstr(c, "it is finally written to") != NULL;
+    bool ok = strstr(c, "local to one iteration") && lent == (cases[i].lent != NULL) &&
+              (!cases[i].lent || strstr(c, cases[i].lent));
+    if (!ok) fprintf(stderr, "%s\n", c);
+    ck_assert_msg(ok, "case %zu: lent %d", i, lent);
+    free(c);
+    require_equal_p(b, p0, p1);
+    leir_program_free(p0);
+    leir_program_free(p1);
+  }
+  leir_backend_free(b);
+}
+END_TEST
+
 /* ---- the analytic cost model (lib/cost.c, docs/cost.md) -------------------- */
 
 #define MM512(loops, a, c, d) loops MM("f32", a, c, d)
@@ -825,6 +896,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_tile_lanes_are_contiguous_in_the_simd_loop);
   tcase_add_test(tc, test_checked_lowering_keeps_accesses_in_memory);
   tcase_add_test(tc, test_local_intermediates_are_sized_to_their_loop_level);
+  tcase_add_test(tc, test_local_buffers_live_in_their_output_when_exact);
   suite_add_tcase(s, tc);
   tc = tcase_create("cost_model");
   tcase_add_test(tc, test_cost_model_ranks_schedules);

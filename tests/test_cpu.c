@@ -335,7 +335,7 @@ START_TEST(test_lowering_stops_at_the_size_limit_and_at_a_failed_write) {
   ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
   leir__analysis *a = NULL;
   ck_assert_int_eq(leir__analyze_program(p, NULL, &a), LEIR_OK);
-  leir__c_options o = {false, false, 1, false, false};
+  leir__c_options o = {false, false, 1, false, false, false, false};
   leir__strbuf full = LEIR__STRBUF_INIT, cut = LEIR__STRBUF_INIT, bad = LEIR__STRBUF_INIT;
   ck_assert_int_eq(leir__lower_c_max(a, &o, 0, &full, NULL, NULL), LEIR_OK);
   ck_assert_uint_gt(full.len, 40000);
@@ -1296,6 +1296,125 @@ START_TEST(test_fp_contract_fuses_only_when_asked) {
 }
 END_TEST
 
+/* ---- division by a loop invariant (lower_c.c, rcp_open) ---- */
+
+static const char rcp_program[] =
+    "inputs:\n"
+    "  A: {dtype: f32, shape: [256, 1024]}\n"
+    "  D: {dtype: f32, shape: [256]}\n"
+    "outputs:\n"
+    "  C: {dtype: f32, shape: [256, 1024]}\n"
+    "leir: |-\n"
+    "  P^{256}_{b=0}V^{1024}_{a=0}[C^{f32,g}_{b,a}=A^{f32,g}_{b,a}/D^{f32,g}_{b};];\n";
+
+static uint64_t rcp_rng(uint64_t *s) {
+  *s += 0x9e3779b97f4a7c15u;
+  uint64_t z = *s;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* A float of random bits (NaN payloads excluded), or, one time in eight,
+ * a special value: +-0, +-inf, the extremes of the normal and subnormal
+ * ranges, 1. */
+static float rcp_float(uint64_t *s) {
+  static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                     0x00000001u, 0x807fffffu, 0x00800000u, 0x7f7fffffu,
+                                     0x3f800000u, 0xbf800001u};
+  uint64_t r = rcp_rng(s);
+  uint32_t u = (uint32_t)r;
+  if ((r >> 32) % 8 == 0) u = special[(r >> 35) % (sizeof special / sizeof *special)];
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) u &= 0xff800000u; /* NaN -> inf */
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* x / y with y fixed in the innermost loop is computed as x times the
+ * double reciprocal of y: bitwise the quotient the interpreter computes, on
+ * random bit patterns over the whole float range (normal, subnormal and
+ * overflowing quotients, zeros and infinities), and only where the divisor
+ * is fixed in the loop. */
+START_TEST(test_division_by_a_loop_invariant_is_exact) {
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_parse_yaml(&p, rcp_program, strlen(rcp_program), NULL), LEIR_OK);
+  leir_backend *interp = open_backend("interp"), *cpu = open_backend("cpu");
+  size_t len = 0;
+  char *c = NULL;
+  ck_assert_int_eq(leir_backend_lower(cpu, p, &c, &len), LEIR_OK);
+  ck_assert_msg(strstr(c, "const double leir_q") && strstr(c, " * leir_q"), "%s", c);
+  leir_free(c);
+  leir_kernel *ki = NULL, *kc = NULL;
+  ck_assert_int_eq(leir_kernel_new(&ki, interp, p), LEIR_OK);
+  ck_assert_int_eq(leir_kernel_new(&kc, cpu, p), LEIR_OK);
+  const size_t n = 256 * 1024;
+  float *a = malloc(n * 4), *d = malloc(256 * 4), *ci = malloc(n * 4), *cc = malloc(n * 4);
+  uint64_t seed = 42;
+  size_t differ = 0, nan_where_nan = 0;
+  for (int round = 0; round < 4; round++) {
+    for (size_t i = 0; i < n; i++) a[i] = rcp_float(&seed);
+    for (size_t i = 0; i < 256; i++) d[i] = rcp_float(&seed);
+    /* rows whose divisor sits next to the numerators' scale: more normal,
+     * subnormal and overflowing quotients than random exponents give */
+    for (size_t i = 0; i < 128; i++) {
+      uint32_t u, v;
+      memcpy(&u, &a[i * 1024 + 7], 4);
+      memcpy(&v, &d[i], 4);
+      v = (v & 0x807fffffu) | (u & 0x7f800000u);
+      if ((v & 0x7f800000u) == 0x7f800000u) v &= 0xff800000u;
+      memcpy(&d[i], &v, 4);
+    }
+    void *bi[3] = {a, d, ci}, *bc[3] = {a, d, cc};
+    ck_assert_int_eq(leir_kernel_run(ki, bi, 3), LEIR_OK);
+    ck_assert_int_eq(leir_kernel_run(kc, bc, 3), LEIR_OK);
+    for (size_t i = 0; i < n; i++) {
+      if (isnan(ci[i]) && isnan(cc[i])) {
+        nan_where_nan++;
+        continue;
+      }
+      if (memcmp(&ci[i], &cc[i], 4) != 0 && differ++ < 5)
+        fprintf(stderr, "%a / %a: interp %a, cpu %a\n", a[i], d[i / 1024], ci[i], cc[i]);
+    }
+  }
+  ck_assert_uint_eq(differ, 0);
+  ck_assert_uint_gt(nan_where_nan, 0); /* 0/0 and inf/inf were met */
+  free(a);
+  free(d);
+  free(ci);
+  free(cc);
+  leir_kernel_free(ki);
+  leir_kernel_free(kc);
+  /* not hoisted: a divisor that varies in the loop, one the loop writes,
+   * one under a conditional; each still agrees with the interpreter */
+  static const char *const kept[] = {
+      "L^{64}_{b=0}L^{64}_{a=0}[C^{f32,g}_{b,a}=A^{f32,g}_{b,a}/D^{f32,g}_{a};];",
+      "L^{64}_{b=0}L^{64}_{a=0}[E^{f32,g}_{b}=E^{f32,g}_{b}+A^{f32,g}_{b,a};"
+      "C^{f32,g}_{b,a}=A^{f32,g}_{b,a}/E^{f32,g}_{b};];",
+      "L^{64}_{b=0}L^{64}_{a=0}[C^{f32,g}_{b,a}=if_then_else(A^{f32,g}_{b,a}>0,"
+      "A^{f32,g}_{b,a}/D^{f32,g}_{b},0);];",
+  };
+  for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+    char *k = lower_c(cpu, kept[i], &len);
+    ck_assert_msg(!strstr(k, "leir_q"), "%s", k);
+    leir_free(k);
+    agree(interp, cpu, kept[i], kept[i]);
+  }
+  /* hoisted next to one that is not, and agreeing */
+  const char *mixed = "L^{64}_{b=0}L^{64}_{a=0}[C^{f32,g}_{b,a}=(A^{f32,g}_{b,a}+1)/D^{f32,g}_{b}"
+                      "+A^{f32,g}_{b,a}/D^{f32,g}_{a};];";
+  char *k = lower_c(cpu, mixed, &len);
+  size_t hoisted = 0;
+  for (const char *q = k; (q = strstr(q, "const double leir_q")); q++) hoisted++;
+  ck_assert_uint_eq(hoisted, 1);
+  leir_free(k);
+  agree(interp, cpu, mixed, "mixed");
+  leir_backend_free(cpu);
+  leir_backend_free(interp);
+  leir_program_free(p);
+}
+END_TEST
+
 /* ---- cache integrity ---- */
 
 /* Compiles `program` with the cache in dir; its entry's path (the entry
@@ -1502,6 +1621,7 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_runner_is_found_or_the_backend_says_why);
   tcase_add_test(tc, test_only_flags_that_keep_results_are_accepted);
   tcase_add_test(tc, test_fp_contract_fuses_only_when_asked);
+  tcase_add_test(tc, test_division_by_a_loop_invariant_is_exact);
   tcase_add_test(tc, test_cache_entries_are_bound_to_their_keys);
   tcase_add_test(tc, test_leftovers_of_killed_runs_are_swept);
   suite_add_tcase(s, tc);

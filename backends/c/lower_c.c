@@ -52,6 +52,10 @@ typedef struct lower {
    * per-iteration array (NULL: none); `live` while inside its region */
   struct lb_plan *lb;
   uint32_t top; /* the top-level nest being emitted */
+  /* ids of the f32 divisions whose divisor's reciprocal is computed before
+   * the loop being emitted (rcp_open) */
+  uint32_t *rcp;
+  uint32_t nrcp, cap_rcp;
 } lower;
 
 /* Product of unroll factors along one loop path, at most: nested full
@@ -411,6 +415,33 @@ static void sr_copy(lower *L, uint32_t count, const leir_nest *n, uint32_t k, ui
  * moves into the iteration), and nothing outside the nest reads it. Each
  * subscript of the local array is the subscript minus its outer part minus
  * its smallest inner value. The deepest such k0 wins (the smallest array).
+ *
+ * Its storage can be the output it is finally written to (lb_host): when the
+ * last equation that reads the local array, F, writes another buffer O
+ * (an output or a global intermediate, same dtype) element by element at
+ * the address the local element it reads would have in O's row, e.g.
+ *
+ *   B^{n}_{tx} [ ... G_{tx,a} = exp(...) ... C_{tx,a} = G_{tx,a} / E_{tx} ]
+ *
+ * the array is a pointer into O (`float *const p4 = b1 + 4096 * i0;`):
+ * the values G held are written through to C while they are computed (the
+ * memory traffic of C overlaps that work) and F then updates C in place,
+ * in the cache, instead of streaming a separate array into C. The memory
+ * holds the same values at every read, so the results are bit for bit
+ * those of a separate array, when:
+ *  - F reads the array once and writes O with a plain assignment, and no
+ *    other equation of the nest touches O (F's right side included): the
+ *    region of O lent to the array holds nothing anyone reads;
+ *  - F's inner loops (inside loops 0..k0-1) walk the array's elements
+ *    densely in row-major order, each once, at the address of O's element
+ *    they write, so F overwrites every element of the region, each just
+ *    after reading it: O's final contents are F's values everywhere;
+ *  - every other access of the array is in an equation before F that
+ *    shares no loop with F inside the region (no iteration reads or writes
+ *    the array after F has overwritten an element);
+ *  - the regions of different iterations of loops 0..k0-1 are disjoint and
+ *    inside O (so parallel iterations never share one), and no other local
+ *    array is lent the same buffer.
  */
 #define LB_MAX_BYTES LEIR__LOCAL_MAX_BYTES
 #define LB_MAX_RANK 8
@@ -422,6 +453,11 @@ typedef struct lb_plan {
   int64_t lo[LB_MAX_RANK];                    /* smallest inner value */
   int64_t span[LB_MAX_RANK];                  /* local extent */
   uint64_t elems;                             /* of the local array */
+  /* storage lent by buffer `host` (LEIR__NONE: its own array), starting at
+   * flat offset host_c + sum of host_coef[d] * i<d> over loops 0..k0-1 */
+  uint32_t host;
+  int64_t host_c;
+  int64_t host_coef[LEIR__MAX_LOOPS];
 } lb_plan;
 
 typedef struct lb_access {
@@ -517,7 +553,118 @@ static bool lb_fits(const lower *L, uint32_t b, const lb_access *acc, uint32_t n
   pl->top = top;
   pl->k0 = k0;
   pl->elems = elems;
+  pl->host = LEIR__NONE;
   return true;
+}
+
+/* Whether the loops with coefficients coef[0..m-1] (extents ext, each > 1)
+ * give sums coef * i that are `gap` apart at least: sorted ascending, each
+ * coefficient clears the reach of the smaller ones plus gap (a mixed
+ * radix; coefficients positive). `dense` (with gap 1): each coefficient is
+ * exactly that reach, so the sums are 0 .. prod(ext) - 1, each once. */
+static bool lb_radix(int64_t *coef, int64_t *ext, uint32_t m, int64_t gap, bool dense) {
+  for (uint32_t i = 1; i < m; i++) /* insertion sort; m <= LEIR__MAX_LOOPS */
+    for (uint32_t j = i; j > 0 && coef[j - 1] > coef[j]; j--) {
+      int64_t t = coef[j], e = ext[j];
+      coef[j] = coef[j - 1], ext[j] = ext[j - 1];
+      coef[j - 1] = t, ext[j - 1] = e;
+    }
+  int64_t reach = gap;
+  for (uint32_t i = 0; i < m; i++) {
+    if (coef[i] <= 0 || coef[i] < reach || (dense && coef[i] != reach)) return false;
+    int64_t add;
+    if (__builtin_mul_overflow(coef[i], ext[i] - 1, &add) ||
+        __builtin_add_overflow(reach, add, &reach))
+      return false;
+  }
+  return true;
+}
+
+/* Tries to lend local buffer b (planned in L->lb[b], accesses acc[0..n-1])
+ * the storage of the buffer its last reader writes (see the top of this
+ * section for the conditions); `hosting` marks buffers already lent. */
+static void lb_host(lower *L, uint32_t b, const lb_access *acc, uint32_t n, bool *hosting) {
+  const leir__analysis *a = L->a;
+  lb_plan *pl = &L->lb[b];
+  const uint32_t k0 = pl->k0;
+  /* F: the last equation that accesses b */
+  uint32_t fa = 0;
+  for (uint32_t i = 1; i < n; i++)
+    if (acc[i].info > acc[fa].info) fa = i;
+  const leir__eqinfo *f = acc[fa].info;
+  for (uint32_t i = 0; i < n; i++) {
+    if (i == fa) continue;
+    if (acc[i].info == f) return; /* F accesses b twice */
+    const leir__eqinfo *e = acc[i].info;
+    if (e->nloops > k0 && f->nloops > k0 && e->loops[k0] == f->loops[k0]) return;
+  }
+  const uint32_t o = f->lhs_buffer;
+  if (acc[fa].t == f->eq->lhs || f->init != LEIR__INIT_NONE || o == b || o >= a->nbuffers ||
+      hosting[o])
+    return;
+  const leir__buffer *host = &a->buffers[o];
+  if (!(host->role == LEIR__BUF_OUTPUT ||
+        (host->role == LEIR__BUF_TEMP && host->scope == LEIR_SCOPE_GLOBAL)) ||
+      host->dtype != a->buffers[b].dtype)
+    return;
+  /* no access of O in the nest but F's left side */
+  sr_access tmp[SR_MAX_ACCESSES];
+  for (uint32_t i = 0; i < a->neqs; i++) {
+    const leir__eqinfo *e = &a->eqs[i];
+    if (e->top != pl->top) continue;
+    uint32_t nt = 0;
+    if (!sr_collect(e->eq->lhs, false, tmp, &nt, SR_MAX_ACCESSES) ||
+        !sr_collect(e->eq->rhs, false, tmp, &nt, SR_MAX_ACCESSES))
+      return;
+    for (uint32_t j = 0; j < nt; j++)
+      if (a->expr_buffer[tmp[j].t->id] == o && !(e == f && tmp[j].t == f->eq->lhs)) return;
+  }
+  /* O's flat offset written by F, and the local offset F reads */
+  int64_t oc[LEIR__MAX_LOOPS], o0;
+  if (f->nloops > LEIR__MAX_LOOPS || !sr_flat(L, f->eq->lhs, oc, &o0)) return;
+  int64_t lc[LEIR__MAX_LOOPS] = {0}, l0 = 0, stride = 1;
+  for (uint32_t k = pl->rank; k-- > 0;) {
+    const leir__affine *fk = &acc[fa].f[k];
+    int64_t t;
+    for (uint32_t j = 0; j < fk->nterms; j++)
+      if (fk->slot[j] >= k0 &&
+          (__builtin_mul_overflow(fk->coef[j], stride, &t) ||
+           __builtin_add_overflow(lc[fk->slot[j]], t, &lc[fk->slot[j]])))
+        return;
+    if (__builtin_mul_overflow(fk->c - pl->lo[k], stride, &t) || __builtin_add_overflow(l0, t, &l0))
+      return;
+    stride *= pl->span[k]; /* <= elems */
+  }
+  /* inside the region: the same steps in O and in the array, a dense walk
+   * of the whole array from its first element */
+  int64_t coef[LEIR__MAX_LOOPS], ext[LEIR__MAX_LOOPS];
+  uint32_t m = 0;
+  uint64_t walked = 1;
+  for (uint32_t d = k0; d < f->nloops; d++) {
+    if (oc[d] != lc[d]) return;
+    if (f->loops[d]->extent == 1) continue;
+    coef[m] = lc[d], ext[m++] = f->loops[d]->extent;
+    walked *= (uint64_t)f->loops[d]->extent; /* <= elems after lb_radix */
+  }
+  if (l0 != 0 || !lb_radix(coef, ext, m, 1, true) || walked != pl->elems) return;
+  /* outside: disjoint regions inside O */
+  int64_t lo = o0, hi = o0;
+  m = 0;
+  for (uint32_t d = 0; d < k0; d++) {
+    int64_t e = f->loops[d]->extent, span;
+    if (e == 1) continue;
+    if (__builtin_mul_overflow(oc[d], e - 1, &span) ||
+        __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+      return;
+    coef[m] = oc[d], ext[m++] = e;
+  }
+  if (lo < 0 || hi > (int64_t)host->elements - (int64_t)pl->elems ||
+      !lb_radix(coef, ext, m, (int64_t)pl->elems, false))
+    return;
+  pl->host = o;
+  pl->host_c = o0;
+  for (uint32_t d = 0; d < LEIR__MAX_LOOPS; d++) pl->host_coef[d] = d < k0 ? oc[d] : 0;
+  hosting[o] = true;
 }
 
 /* Plans every l/s-scope intermediate (L->lb, one entry per buffer). */
@@ -528,6 +675,13 @@ static void lb_plan_all(lower *L) {
   lb_access *acc = malloc(SR_MAX_ACCESSES * sizeof *acc);
   sr_access *tmp = malloc(SR_MAX_ACCESSES * sizeof *tmp);
   if (!L->lb || !acc || !tmp) {
+    free(acc);
+    free(tmp);
+    L->failed = true;
+    return;
+  }
+  bool *hosting = calloc(a->nbuffers ? a->nbuffers : 1, sizeof *hosting);
+  if (!hosting) {
     free(acc);
     free(tmp);
     L->failed = true;
@@ -567,7 +721,9 @@ static void lb_plan_all(lower *L) {
     if (!ok || !n) continue;
     for (uint32_t k0 = L->p->nests[top]->nloops; k0 > 0; k0--)
       if (lb_fits(L, b, acc, n, top, k0, &L->lb[b])) break;
+    if (L->lb[b].on && !L->o->no_storage_reuse) lb_host(L, b, acc, n, hosting);
   }
+  free(hosting);
   free(acc);
   free(tmp);
 }
@@ -582,11 +738,27 @@ static uint32_t lb_open(lower *L, uint32_t k, uint32_t depth) {
     lb_plan *pl = &L->lb[b];
     if (!pl->on || pl->top != L->top || pl->k0 != k) continue;
     const leir__buffer *buf = &L->a->buffers[b];
+    const char *type = leir__ctext_elem_type((leir_dtype)buf->dtype);
     indent(L, (int)depth);
-    putf(L, "{ /* %s: local to one iteration of the outer %u loop%s */\n",
-         leir__sym_name(L->p, buf->sym), k, k == 1 ? "" : "s");
-    indent(L, (int)depth);
-    putf(L, "%s p%u[%" PRIu64 "];\n", leir__ctext_elem_type((leir_dtype)buf->dtype), b, pl->elems);
+    putf(L, "{ /* %s: local to one iteration of the outer %u loop%s", leir__sym_name(L->p, buf->sym),
+         k, k == 1 ? "" : "s");
+    if (pl->host == LEIR__NONE) {
+      put(L, " */\n");
+      indent(L, (int)depth);
+      putf(L, "%s p%u[%" PRIu64 "];\n", type, b, pl->elems);
+    } else {
+      putf(L, ", held in the %s it is finally written to */\n",
+           leir__sym_name(L->p, L->a->buffers[pl->host].sym));
+      indent(L, (int)depth);
+      putf(L, "%s *const p%u = b%u + ", type, b, pl->host);
+      for (uint32_t d = 0; d < k; d++)
+        if (pl->host_coef[d]) {
+          put_i64(L->out, pl->host_coef[d]);
+          putf(L, " * i%u + ", d);
+        }
+      put_i64(L->out, pl->host_c);
+      put(L, ";\n");
+    }
     pl->live = true;
     for (uint32_t i = 0; i < L->a->neqs; i++)
       if (L->a->eqs[i].lhs_buffer == b && L->a->eqs[i].init != LEIR__INIT_NONE)
@@ -606,6 +778,129 @@ static void lb_close(lower *L, uint32_t k, uint32_t depth) {
   }
 }
 
+/* ---- reciprocals of loop-invariant divisors ---------------------------------
+ *
+ * x / y in f32 with y unchanged through the innermost loop of its equation
+ * costs a vector division per element; computed as
+ *
+ *   const double leir_q7 = 1.0 / (double)(y);      before the loop
+ *   ... (float)((double)(x) * leir_q7) ...          inside
+ *
+ * it is a multiplication (the compiler does not hoist the reciprocal
+ * itself: it cannot prove the loop's stores miss y), and the same float:
+ * the double product is within 2^-52 (relative) of x / y, while a quotient
+ * of two floats is never within 2^-49 of a rounding boundary of float
+ * unless on it, and never on one (a midpoint has 25 significant bits and
+ * y times it more than 24), so both round alike, subnormal and overflowing
+ * results included (docs/verification.md, "Division by a loop invariant";
+ * tests/test_cpu.c checks it on random pairs over the whole range).
+ *
+ * Hoisted only where evaluating y early cannot differ: y is not inside a
+ * conditional (its accesses may be guarded by it), every subscript in it is
+ * affine and tensor-free (no run-time check to move), it uses no variable
+ * of the loop, and no equation inside the loop writes a tensor it reads.
+ */
+#define RCP_MAX_PER_LOOP 8
+
+static bool rcp_divisor_invariant(const lower *L, const leir__eqinfo *info, const leir_expr *y) {
+  const uint32_t inner = info->nloops - 1;
+  bool used[LEIR__MAX_LOOPS] = {false};
+  leir__used_depths(L->a, y, used);
+  if (used[inner]) return false;
+  sr_access tmp[16];
+  uint32_t nt = 0;
+  if (!sr_collect(y, false, tmp, &nt, 16)) return false;
+  for (uint32_t j = 0; j < nt; j++) {
+    if (tmp[j].sub) return false;
+    for (uint32_t k = 0; k < tmp[j].t->n; k++) {
+      leir__affine f;
+      if (!leir__affine_of(L->a, tmp[j].t->kids[k], &f)) return false;
+    }
+  }
+  for (uint32_t i = 0; i < L->a->neqs; i++) {
+    const leir__eqinfo *e = &L->a->eqs[i];
+    if (e->nloops <= inner || e->loops[inner] != info->loops[inner]) continue;
+    for (uint32_t j = 0; j < nt; j++)
+      if (L->a->expr_buffer[tmp[j].t->id] == e->lhs_buffer) return false;
+  }
+  return true;
+}
+
+/* The hoistable divisions of e (arithmetic only: not under a conditional,
+ * not in subscripts), at most `room`; with `emit`, declares their
+ * reciprocals. Returns how many. */
+static uint32_t rcp_declare(lower *L, const leir__eqinfo *info, const leir_expr *e, int depth,
+                            uint32_t room, bool emit) {
+  uint32_t made = 0;
+  switch ((leir_expr_kind)e->kind) {
+    case LEIR_EXPR_BINARY:
+    case LEIR_EXPR_NEG:
+    case LEIR_EXPR_PAREN: break;
+    case LEIR_EXPR_CALL:
+      if (e->op == LEIR_OP_IF_THEN_ELSE) return 0;
+      break;
+    default: return 0;
+  }
+  for (uint32_t k = 0; k < e->n && !stop(L); k++)
+    made += rcp_declare(L, info, e->kids[k], depth, room - made, emit);
+  if (e->kind != LEIR_EXPR_BINARY || e->op != LEIR_OP_DIV || made >= room ||
+      !rcp_divisor_invariant(L, info, e->kids[1]))
+    return made;
+  if (!emit) return made + 1;
+  if (!leir__vec_grow32((void **)&L->rcp, &L->cap_rcp, L->nrcp + 1, sizeof *L->rcp, 16)) {
+    L->failed = true;
+    return made;
+  }
+  indent(L, depth);
+  leir__cx_begin(&L->x);
+  leir__sb_printf(leir__cx_out(&L->x), "const double leir_q%u = 1.0 / (double)", e->id);
+  leir__cx_value(&L->x, e->kids[1], LEIR__CT_F32);
+  leir__sb_puts(leir__cx_out(&L->x), ";\n");
+  leir__cx_end(&L->x, false);
+  L->rcp[L->nrcp++] = e->id;
+  return made + 1;
+}
+
+/* Before the last loop of nest n (emitted at `depth`): the reciprocals of
+ * its equations' invariant f32 divisors, in a block that rcp_close ends.
+ * Returns how many. */
+static uint32_t rcp_open(lower *L, const leir_nest *n, uint32_t k, uint32_t depth) {
+  if (k + 1 != n->nloops || L->o->check_all_bounds || L->o->no_reciprocals) return 0;
+  uint32_t made = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      if (!made) return 0;
+      indent(L, (int)depth);
+      put(L, "{ /* reciprocals of divisors fixed in the loop */\n");
+    }
+    made = 0;
+    for (uint32_t i = 0; i < n->nitems && !stop(L) && made < RCP_MAX_PER_LOOP; i++) {
+      if (!n->items[i].eq) continue;
+      const leir__eqinfo *info = &L->a->eqs[L->a->eq_index[n->items[i].eq->id]];
+      if (leir__ctype_of((leir_dtype)info->eq->lhs->dtype) != LEIR__CT_F32 ||
+          info->nloops == 0 || info->nloops > LEIR__MAX_LOOPS)
+        continue;
+      leir__env_init(&L->env, info);
+      made += rcp_declare(L, info, info->eq->rhs, (int)depth, RCP_MAX_PER_LOOP - made, pass == 1);
+    }
+  }
+  return made;
+}
+
+static void rcp_close(lower *L, uint32_t made, uint32_t depth) {
+  if (!made) return;
+  L->nrcp -= made;
+  indent(L, (int)depth);
+  put(L, "}\n");
+}
+
+static bool hoisted_reciprocal(leir__cx *x, const leir_expr *division) {
+  const lower *L = x->ctx;
+  for (uint32_t i = L->nrcp; i-- > 0;)
+    if (L->rcp[i] == division->id) return true;
+  return false;
+}
+
 static const leir__cx_dialect c_dialect = {
     .put_i64 = put_i64,
     .nan = {"((float)NAN)", "((double)NAN)"},
@@ -617,6 +912,7 @@ static const leir__cx_dialect c_dialect = {
     .trap_post = trap_post,
     .element = element,
     .range_index = true,
+    .hoisted_reciprocal = hoisted_reciprocal,
 };
 
 /* ---- statements ------------------------------------------------------------- */
@@ -746,6 +1042,7 @@ static void emit_loops_at(lower *L, const leir_nest *n, uint32_t k, uint32_t dep
     put(L, "{ /* scalar replacement */\n");
     sr_copy(L, tiles, n, k, depth, true);
   }
+  uint32_t rcps = rcp_open(L, n, k, depth);
   indent(L, (int)depth);
   putf(L, "/* %c^{%lld}_{%s} */\n", leir__loop_kind_letters[loop->kind], (long long)loop->extent,
        var);
@@ -773,6 +1070,7 @@ static void emit_loops_at(lower *L, const leir_nest *n, uint32_t k, uint32_t dep
   L->unroll = outer_unroll;
   indent(L, (int)depth);
   put(L, "}\n");
+  rcp_close(L, rcps, depth);
   if (tiles) {
     sr_copy(L, tiles, n, k, depth, false);
     L->nsr -= tiles;
@@ -902,6 +1200,7 @@ leir_status leir__lower_c_max(const leir__analysis *a, const leir__c_options *o,
   if (st == LEIR_OK && L.failed) st = leir__error_nomem();
   leir__cx_release(&L.x);
   free(L.lb);
+  free(L.rcp);
   if (st != LEIR_OK) {
     free(L.sites);
     return st;

@@ -39,6 +39,12 @@ typedef struct leir__c_options {
   bool no_scalar_replacement;
   /* Without `parallel` (one thread), still emit `omp simd` for legal V loops. */
   bool simd_alone;
+  /* Give every local buffer its own array, never the storage of the
+   * buffer it is finally written to (lower_c.c, lb_host). */
+  bool no_storage_reuse;
+  /* Divide by loop-invariant f32 divisors (no hoisted double reciprocal,
+   * lower_c.c, rcp_open). */
+  bool no_reciprocals;
 } leir__c_options;
 
 /* Appends the C source of the analyzed program to `out`. Sites go to
