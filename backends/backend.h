@@ -143,11 +143,19 @@ extern const leir__backend_ops leir__cpu_ops;
 extern const leir__backend_ops leir__cuda_ops;
 #endif
 
+/* Revision of the code a compiled backend generates for a program: raised
+ * whenever the lowering of some program changes (2: local buffers in the
+ * storage of their output, reciprocals of loop-invariant divisors), so that
+ * the measurement database never answers for code it did not time. */
+#define LEIR__CPU_CODEGEN_REVISION 2
+#define LEIR__CUDA_CODEGEN_REVISION 1
+
 /* What a measurement made on backend b depends on besides the program and
  * the machine, as text for the measurement database's backend column
  * (search/db.c): the name, and for compiled backends the thread count, a
- * hash of the compiler, its flags and LEIR_BACKEND_FP_CONTRACT ("cpu
- * threads=2 cc=1f2e3d4c5b6a7988 fma"). The interp's is its name. */
+ * hash of the compiler, its flags, the code generation revision and
+ * LEIR_BACKEND_FP_CONTRACT ("cpu threads=2 cc=1f2e3d4c5b6a7988 gen=2 fma").
+ * The interp's is its name. */
 void leir__backend_key(const leir_backend *b, char *buf, size_t cap);
 
 /* ---- generic helpers for backends -------------------------------------- */

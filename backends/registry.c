@@ -140,8 +140,9 @@ void leir__backend_key(const leir_backend *b, char *buf, size_t cap) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned threads = b->opts.threads ? (unsigned)b->opts.threads : cpus > 0 ? (unsigned)cpus : 1u;
   uint64_t h = key_hash(key_hash(1469598103934665603ull, b->compiler), b->compiler_flags);
-  snprintf(buf, cap, "%s threads=%u cc=%016llx%s", b->ops->name, threads, (unsigned long long)h,
-           (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) ? " fma" : "");
+  unsigned gen = b->ops == &leir__cpu_ops ? LEIR__CPU_CODEGEN_REVISION : LEIR__CUDA_CODEGEN_REVISION;
+  snprintf(buf, cap, "%s threads=%u cc=%016llx gen=%u%s", b->ops->name, threads,
+           (unsigned long long)h, gen, (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) ? " fma" : "");
 }
 
 const char *leir_backend_compile_log(const leir_backend *b) {

@@ -192,6 +192,9 @@ typedef struct cm_group {
   const leir__machine *m;
   const uint32_t *local;       /* per buffer: the loops of its top-level nest it
                                 * is local to one iteration of (0: a whole buffer) */
+  const uint32_t *guest;       /* per buffer: the local array the C backend keeps
+                                * in its storage (its accesses count as that
+                                * array's), else LEIR__NONE */
   uint32_t n;                  /* loops */
   const leir__loop *const *loops;
   cm_access acc[CM_MAX_ACC];
@@ -226,6 +229,7 @@ static void cm_add(cm_group *g, const leir_expr *t, bool lhs) {
   cm_access x;
   memset(&x, 0, sizeof x);
   x.buf = g->a->expr_buffer[t->id];
+  if (g->guest[x.buf] != LEIR__NONE) x.buf = g->guest[x.buf];
   x.esize = (uint32_t)leir_dtype_size((leir_dtype)g->a->buffers[x.buf].dtype);
   x.lhs = lhs;
   x.affine = cm_flat(g->a, t, &x);
@@ -649,11 +653,19 @@ static void cm_note_tops(const leir__analysis *a, const leir_expr *e, uint32_t t
  * nest only, whose part for one iteration of that nest's loops is at most
  * LEIR__LOCAL_MAX_BYTES. An approximation of the backend's plan (which also
  * checks that the iterations' parts do not overlap): the model then counts
- * its lines once, not once per iteration. */
+ * its lines once, not once per iteration. Then (tops + 2 nbuffers), per
+ * buffer, the local array the backend keeps in its storage (the backend's
+ * own plan, leir__c_storage_hosts): that array is the output's memory, so
+ * it is not local, and the output's accesses count as the array's (they hit
+ * the lines the pass writing the array brought in). */
 static uint32_t *cm_local_buffers(const leir__analysis *a) {
-  uint32_t *tops = malloc(2 * (a->nbuffers ? a->nbuffers : 1) * sizeof *tops);
+  size_t nb = a->nbuffers ? a->nbuffers : 1;
+  uint32_t *tops = malloc(4 * nb * sizeof *tops);
   if (!tops) return NULL;
-  uint32_t *local = tops + a->nbuffers;
+  uint32_t *local = tops + a->nbuffers, *guest = tops + 2 * a->nbuffers, *host = guest + nb;
+  for (uint32_t b = 0; b < a->nbuffers; b++) guest[b] = LEIR__NONE;
+  if (leir__c_storage_hosts(a, host) != LEIR_OK) /* out of memory: no hosts */
+    for (uint32_t b = 0; b < a->nbuffers; b++) host[b] = LEIR__NONE;
   for (uint32_t b = 0; b < a->nbuffers; b++) tops[b] = LEIR__NONE, local[b] = 0;
   for (uint32_t i = 0; i < a->neqs; i++) {
     cm_note_tops(a, a->eqs[i].eq->lhs, a->eqs[i].top, tops);
@@ -670,6 +682,11 @@ static uint32_t *cm_local_buffers(const leir__analysis *a) {
     if (top->nloops > 0 && part <= (double)LEIR__LOCAL_MAX_BYTES)
       local[b] = top->nloops;
   }
+  for (uint32_t b = 0; b < a->nbuffers; b++)
+    if (host[b] != LEIR__NONE) {
+      local[b] = 0;
+      guest[host[b]] = b;
+    }
   return tops;
 }
 
@@ -694,6 +711,7 @@ void leir__cost_predict(const leir__analysis *a, const leir__machine *m, leir__p
     g->a = a;
     g->m = m;
     g->local = tops + a->nbuffers;
+    g->guest = tops + 2 * a->nbuffers;
     g->n = a->eqs[i].nloops < LEIR__MAX_LOOPS ? a->eqs[i].nloops : LEIR__MAX_LOOPS;
     g->loops = a->eqs[i].loops;
     for (uint32_t e = i; e <= last; e++) {

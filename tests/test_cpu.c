@@ -1272,6 +1272,7 @@ START_TEST(test_fp_contract_fuses_only_when_asked) {
   leir__backend_key(interp, ki, sizeof ki);
   ck_assert_str_eq(ki, "interp");
   ck_assert_ptr_nonnull(strstr(kp, "cpu threads=1 cc="));
+  ck_assert_ptr_nonnull(strstr(kp, " gen=")); /* the code generation revision */
   ck_assert_ptr_null(strstr(kp, "fma"));
   ck_assert_int_eq(strncmp(kp, kf, strlen(kp)), 0);
   ck_assert_str_eq(kf + strlen(kp), " fma");

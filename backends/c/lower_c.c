@@ -728,6 +728,24 @@ static void lb_plan_all(lower *L) {
   free(tmp);
 }
 
+leir_status leir__c_storage_hosts(const leir__analysis *a, uint32_t *host) {
+  leir__c_options o;
+  memset(&o, 0, sizeof o);
+  lower L;
+  memset(&L, 0, sizeof L);
+  L.a = a;
+  L.p = a->p;
+  L.o = &o;
+  lb_plan_all(&L);
+  if (L.failed) {
+    free(L.lb);
+    return leir__error_nomem();
+  }
+  for (uint32_t b = 0; b < a->nbuffers; b++) host[b] = L.lb[b].on ? L.lb[b].host : LEIR__NONE;
+  free(L.lb);
+  return LEIR_OK;
+}
+
 static void emit_init(lower *L, const leir__eqinfo *info, uint32_t from);
 
 /* Opens the local buffers whose region starts at loop k of the top-level
