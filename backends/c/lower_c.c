@@ -557,27 +557,20 @@ static bool lb_fits(const lower *L, uint32_t b, const lb_access *acc, uint32_t n
   return true;
 }
 
-/* Whether the loops with coefficients coef[0..m-1] (extents ext, each > 1)
- * give sums coef * i that are `gap` apart at least: sorted ascending, each
- * coefficient clears the reach of the smaller ones plus gap (a mixed
- * radix; coefficients positive). `dense` (with gap 1): each coefficient is
- * exactly that reach, so the sums are 0 .. prod(ext) - 1, each once. */
-static bool lb_radix(int64_t *coef, int64_t *ext, uint32_t m, int64_t gap, bool dense) {
-  for (uint32_t i = 1; i < m; i++) /* insertion sort; m <= LEIR__MAX_LOOPS */
-    for (uint32_t j = i; j > 0 && coef[j - 1] > coef[j]; j--) {
-      int64_t t = coef[j], e = ext[j];
-      coef[j] = coef[j - 1], ext[j] = ext[j - 1];
-      coef[j - 1] = t, ext[j - 1] = e;
-    }
-  int64_t reach = gap;
+/* Whether the loops with coefficients coef[0..m-1] (extents ext, each > 1),
+ * all positive, give distinct sums coef * i, each term clearing the span of
+ * the smaller ones (leir__affine_determined: a mixed radix); *span gets
+ * the largest sum. */
+static bool lb_radix(const int64_t *coef, const int64_t *ext, uint32_t m, int64_t *span) {
+  *span = 0;
   for (uint32_t i = 0; i < m; i++) {
-    if (coef[i] <= 0 || coef[i] < reach || (dense && coef[i] != reach)) return false;
     int64_t add;
-    if (__builtin_mul_overflow(coef[i], ext[i] - 1, &add) ||
-        __builtin_add_overflow(reach, add, &reach))
+    if (coef[i] <= 0 || __builtin_mul_overflow(coef[i], ext[i] - 1, &add) ||
+        __builtin_add_overflow(*span, add, span))
       return false;
   }
-  return true;
+  uint64_t all = m >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << m) - 1;
+  return m <= 64 && leir__affine_determined(coef, ext, m) == all;
 }
 
 /* Tries to lend local buffer b (planned in L->lb[b], accesses acc[0..n-1])
@@ -637,16 +630,19 @@ static void lb_host(lower *L, uint32_t b, const lb_access *acc, uint32_t n, bool
   }
   /* inside the region: the same steps in O and in the array, a dense walk
    * of the whole array from its first element */
-  int64_t coef[LEIR__MAX_LOOPS], ext[LEIR__MAX_LOOPS];
+  int64_t coef[LEIR__MAX_LOOPS + 1], ext[LEIR__MAX_LOOPS + 1];
   uint32_t m = 0;
   uint64_t walked = 1;
   for (uint32_t d = k0; d < f->nloops; d++) {
     if (oc[d] != lc[d]) return;
     if (f->loops[d]->extent == 1) continue;
     coef[m] = lc[d], ext[m++] = f->loops[d]->extent;
-    walked *= (uint64_t)f->loops[d]->extent; /* <= elems after lb_radix */
+    if (__builtin_mul_overflow(walked, (uint64_t)f->loops[d]->extent, &walked)) return;
   }
-  if (l0 != 0 || !lb_radix(coef, ext, m, 1, true) || walked != pl->elems) return;
+  int64_t last;
+  if (l0 != 0 || !lb_radix(coef, ext, m, &last) || walked != pl->elems ||
+      last != (int64_t)pl->elems - 1)
+    return;
   /* outside: disjoint regions inside O */
   int64_t lo = o0, hi = o0;
   m = 0;
@@ -658,8 +654,11 @@ static void lb_host(lower *L, uint32_t b, const lb_access *acc, uint32_t n, bool
       return;
     coef[m] = oc[d], ext[m++] = e;
   }
+  /* with the array's own offsets as a last term of extent elems: every
+   * outer loop clears them, so no two iterations' regions overlap */
+  coef[m] = 1, ext[m++] = (int64_t)pl->elems;
   if (lo < 0 || hi > (int64_t)host->elements - (int64_t)pl->elems ||
-      !lb_radix(coef, ext, m, (int64_t)pl->elems, false))
+      !lb_radix(coef, ext, m, &last))
     return;
   pl->host = o;
   pl->host_c = o0;
