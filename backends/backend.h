@@ -33,6 +33,7 @@ struct leir_backend {
   char *compiler;            /* resolved: opts > $CC > "cc" (cpu) */
   char *compiler_flags;      /* resolved: opts > $LEIR_CFLAGS > default */
   char *cache_dir;           /* resolved: opts > $LEIR_CACHE_DIR; NULL = memory only */
+  char *runner;              /* opts.runner copied; NULL = search (backends/sandbox.h) */
   leir__strbuf compile_log;  /* log of the last failed compilation */
   uint32_t live_kernels;     /* kernels not yet freed (debug aid) */
   void *impl;                /* backend state */
@@ -126,6 +127,13 @@ struct leir__backend_ops {
   leir_status (*execute_batch)(leir_backend *b, leir_kernel *const *ks, size_t n,
                                void *const *const *sets, size_t nsets, void *const *outs,
                                leir__exec_result *res, size_t *done);
+
+  /* Whether LEIR_BACKEND_FP_CONTRACT changes the arithmetic of its kernels
+   * (cpu, cuda: the compiler may fuse a product into the sum it feeds; the
+   * interpreter ignores the flag). The verifier judges the float outputs of
+   * such a backend against the f64 truth (verification.md, "Fused
+   * multiply-add"). */
+  bool honours_fp_contract;
 };
 
 /* NUL-terminates a strbuf so its data can be used as a C string (""

@@ -164,7 +164,7 @@ static bool same_nonfinite(double a, double b) {
 
 void leir__compare_truth(leir__truth_block *tb, const double *truth, const void *orig,
                          const void *cand, leir_dtype dt, uint64_t elements, double factor,
-                         double nred, bool truth_is_orig) {
+                         double nred, bool truth_is_orig, double rtol, double atol) {
   memset(tb, 0, sizeof *tb);
   tb->first_outside = UINT64_MAX;
   double sum_sq = 0, max_truth = 0;
@@ -198,7 +198,7 @@ void leir__compare_truth(leir__truth_block *tb, const double *truth, const void 
       double ec = fabs(c - t), eo = fabs(o - t);
       if (ec > tb->err_cand) tb->err_cand = ec;
       double bound = factor * (eo > rms ? eo : rms) + 2.0 * leir__ulp_in(dt, t) + length_floor;
-      inside = ec <= bound;
+      inside = ec <= bound || (rtol >= 0 && fabs(c - o) <= atol + rtol * fabs(o));
     }
     if (!inside) {
       tb->outside++;

@@ -34,7 +34,10 @@ bool leir__reference_rule_passes(const leir__block *blk, leir_dtype dt);
  * truth is the original itself, truth_is_orig), rms_o being the
  * root-mean-square error of the original over the block. Where the truth
  * or the original is not finite, the candidate must match the original
- * (NaN where NaN, the same infinity). */
+ * (NaN where NaN, the same infinity). With rtol >= 0 an element is also
+ * inside when the candidate is within the per-element tolerance of the
+ * original (|c - o| <= atol + rtol * |o|): class `any` on a backend that
+ * contracts, where either rule passing means the rounding is legitimate. */
 typedef struct leir__truth_block {
   uint64_t outside, first_outside; /* UINT64_MAX if none */
   double err_orig, err_cand;       /* max |x - truth| over finite elements */
@@ -42,7 +45,7 @@ typedef struct leir__truth_block {
 
 void leir__compare_truth(leir__truth_block *tb, const double *truth, const void *orig,
                          const void *cand, leir_dtype dt, uint64_t elements, double factor,
-                         double nred, bool truth_is_orig);
+                         double nred, bool truth_is_orig, double rtol, double atol);
 
 /* Finite (not NaN, not inf) elements of a buffer; integers and bool count
  * as finite. */

@@ -90,13 +90,17 @@ leir_status leir_backend_open(leir_backend **out, const char *name,
   b->compiler = dup_or_null(cc);
   b->compiler_flags = dup_or_null(flags);
   b->cache_dir = dir && *dir ? dup_or_null(dir) : NULL;
-  if (!b->compiler || !b->compiler_flags || (dir && *dir && !b->cache_dir)) {
+  const char *runner = b->opts.runner && *b->opts.runner ? b->opts.runner : NULL;
+  b->runner = dup_or_null(runner);
+  if (!b->compiler || !b->compiler_flags || (dir && *dir && !b->cache_dir) ||
+      (runner && !b->runner)) {
     leir_backend_free(b);
     return leir__error_nomem();
   }
   b->opts.compiler = b->compiler;
   b->opts.compiler_flags = b->compiler_flags;
   b->opts.cache_dir = b->cache_dir ? b->cache_dir : "";
+  b->opts.runner = b->runner;
   st = ops->open(b);
   if (st != LEIR_OK) {
     b->ops = NULL; /* nothing to close */
@@ -113,6 +117,7 @@ void leir_backend_free(leir_backend *b) {
   free(b->compiler);
   free(b->compiler_flags);
   free(b->cache_dir);
+  free(b->runner);
   leir__sb_release(&b->compile_log);
   free(b);
 }

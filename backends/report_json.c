@@ -55,6 +55,10 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
     put_str(&b, "class", cls ? cls : "any");
     put_num(&b, "finite_min", r->finite_min);
   }
+  bool has_rule = r->size >= offsetof(leir_verify_report, judged_by) + sizeof r->judged_by &&
+                  r->judged_by;
+  bool by_truth = has_rule && strncmp(r->judged_by, "truth", 5) == 0;
+  if (has_rule) put_str(&b, "judged_by", r->judged_by);
   if (r->verdict == LEIR_VERDICT_INVALID) {
     put_str(&b, "rule", r->rule);
     put_u64(&b, "line", r->line);
@@ -107,7 +111,7 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
         }
         leir__sb_puts(&b, "]");
       }
-      if (d && r->candidate_class == LEIR_VERIFY_CLASS_REASSOCIATING) {
+      if (d && (r->candidate_class == LEIR_VERIFY_CLASS_REASSOCIATING || by_truth)) {
         put_num(&b, "reference_err", d->reference_err);
         put_num(&b, "candidate_err", d->candidate_err);
       }

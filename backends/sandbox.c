@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,7 +23,8 @@
 #include "backend.h"
 #include "error.h"
 #include "spawn_attr.h"
-#include "runner_path.h" /* generated: LEIR_RUNNER_INSTALLED, LEIR_RUNNER_BUILT */
+#include "runner_path.h" /* generated: LEIR_RUNNER_NAME, _INSTALLED, _BUILD_PATH */
+#include "self_path.h"
 
 extern char **environ;
 
@@ -119,7 +121,13 @@ static bool executable(const char *path) {
   return path && *path && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
-char *leir__runner_locate(void) {
+char *leir__runner_locate(const char *chosen) {
+  if (chosen && *chosen) {
+    if (executable(chosen)) return strdup(chosen);
+    leir__error(LEIR_ERR_NO_DEVICE, "backend.runner", NULL, 0, 0,
+                "the runner option (%s) is not an executable file", chosen);
+    return NULL;
+  }
   const char *env = getenv("LEIR_RUNNER");
   if (env && *env) {
     if (executable(env)) return strdup(env);
@@ -127,19 +135,29 @@ char *leir__runner_locate(void) {
                 "$LEIR_RUNNER (%s) is not an executable file", env);
     return NULL;
   }
+  char beside[PATH_MAX];
+  leir__self_result where = leir__self_find(LEIR__SELF_LIBEXECDIR, LEIR_RUNNER_NAME,
+                                            LEIR_RUNNER_BUILD_PATH, beside, sizeof beside);
+  if (where == LEIR__SELF_FOUND && executable(beside)) return strdup(beside);
   if (executable(LEIR_RUNNER_INSTALLED)) return strdup(LEIR_RUNNER_INSTALLED);
-  if (executable(LEIR_RUNNER_BUILT)) return strdup(LEIR_RUNNER_BUILT);
+  const char *why = where == LEIR__SELF_NONE      ? "libleir's own location is unknown"
+                    : where == LEIR__SELF_MISSING ? "missing"
+                    : where == LEIR__SELF_UNTRUSTED
+                        ? "not used: another user's, or writable by others"
+                        : "not an executable file";
   leir__error(LEIR_ERR_NO_DEVICE, "backend.runner", NULL, 0, 0,
-              "cannot find the kernel runner program (looked at %s; set $LEIR_RUNNER)",
-              LEIR_RUNNER_INSTALLED);
+              "cannot find the kernel runner program (looked at: the runner option and "
+              "$LEIR_RUNNER, both unset; beside libleir, %s (%s); the configured %s (no "
+              "executable file); set leir_backend_options.runner or $LEIR_RUNNER)",
+              beside[0] ? beside : "-", why, LEIR_RUNNER_INSTALLED);
   return NULL;
 }
 
-leir_status leir__runner_init(leir__runner *r, char *path) {
+leir_status leir__runner_init(leir__runner *r, const char *chosen) {
   memset(r, 0, sizeof *r);
   r->sock = -1;
   r->err_fd = -1;
-  if (!path) path = leir__runner_locate();
+  char *path = leir__runner_locate(chosen);
   if (!path) return leir_error_last()->status ? leir_error_last()->status : LEIR_ERR_NO_DEVICE;
   r->path = path;
   return LEIR_OK;

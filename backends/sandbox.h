@@ -124,13 +124,17 @@ typedef struct leir__runner {
   uint64_t requests;
 } leir__runner;
 
-/* Where the runner program is: $LEIR_RUNNER, else the installed
- * libexecdir/leir-runner, else the one in the build tree (tests). A
- * malloc'd path, or NULL with LEIR_ERR_NO_DEVICE set. */
-char *leir__runner_locate(void);
+/* Where the runner program is: `chosen` (leir_backend_options.runner;
+ * NULL or "" = search), else $LEIR_RUNNER, else beside libleir's own code
+ * (lib/self_path.h: libexecdir/leir-runner reached relatively from libdir or
+ * bindir, or backends/runner/leir-runner in a build tree), else the
+ * configured prefix/libexecdir/leir-runner. A named path that is not an
+ * executable file is an error, not a reason to search on. A malloc'd path,
+ * or NULL with LEIR_ERR_NO_DEVICE set (the message says where it looked). */
+char *leir__runner_locate(const char *chosen);
 
-/* Takes `path` (malloc'd; NULL = leir__runner_locate()). Starts nothing. */
-leir_status leir__runner_init(leir__runner *r, char *path);
+/* Locates the runner (leir__runner_locate(chosen)). Starts nothing. */
+leir_status leir__runner_init(leir__runner *r, const char *chosen);
 /* Stops the runner (closing its socket ends it; it is killed if it does
  * not) and frees the path. */
 void leir__runner_free(leir__runner *r);

@@ -96,6 +96,7 @@ static report *report_new(const leir_backend *b, uint64_t seed, uint32_t sets) {
   p->program = -1;
   p->set = -1;
   p->output = p->rule = p->message = p->log = p->notes = "";
+  p->judged_by = "";
   return r;
 }
 
@@ -191,7 +192,23 @@ struct leir_verifier {
   uint32_t filled;       /* the set the shared inputs hold (stream) */
   char truth_why[400];
   double nred;           /* longest reduction: max evaluations per element written */
+  /* the backend fuses products into sums (LEIR_BACKEND_FP_CONTRACT on cpu or
+   * cuda): which products the compiler fuses depends on the program's loop
+   * structure, the instruction set and the compiler, so two programs that
+   * compute the same operations may round differently, and float outputs
+   * are judged against the f64 truth, whatever the class */
+  bool contracting;
 };
+
+/* Whether float outputs of candidates of class `cls` are judged against the
+ * f64 truth (when it could be computed): reassociating candidates, and every
+ * candidate on a contracting backend except under the reference's own rule
+ * (verification.md, "Fused multiply-add"). */
+static bool judged_by_truth(const leir_verifier *v, uint32_t cls) {
+  if (cls == LEIR_VERIFY_CLASS_REASSOCIATING) return true;
+  if (!v->contracting) return false;
+  return cls == LEIR_VERIFY_CLASS_EXACT || !(v->o.flags & LEIR_VERIFY_REFERENCE_RULE);
+}
 
 static leir_status read_verify_options(leir_verify_options *o, const leir_verify_options *in) {
   leir_status st = LEIR__OPTIONS_READ(leir_verify_options, o, in, LEIR_VERIFY_OPTIONS_INIT);
@@ -375,6 +392,7 @@ static leir_status verifier_open(leir_verifier **out, leir_backend *b, const lei
   if (!v) return leir__error_nomem();
   v->b = b;
   v->o = o;
+  v->contracting = (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) && b->ops->honours_fp_contract;
   /* 1. static checks and limits */
   st = leir__kernel_build(b, ref, NULL, &v->k0);
   if (st != LEIR_OK) {
@@ -623,6 +641,15 @@ static leir_status compute_truth(leir_verifier *v) {
 
 /* ---- judging ------------------------------------------------------------ */
 
+/* The rule that decides a comparison (leir_verify_report.judged_by). */
+static const char *judge_rule(const leir_verifier *v, uint32_t cls) {
+  bool truth = judged_by_truth(v, cls) && v->truth_state == 1;
+  if (truth) return cls == LEIR_VERIFY_CLASS_ANY ? "truth-or-tolerance" : "truth";
+  if (cls == LEIR_VERIFY_CLASS_EXACT && !v->contracting) return "bitwise";
+  if (v->o.flags & LEIR_VERIFY_REFERENCE_RULE) return "reference-rule";
+  return "tolerance";
+}
+
 static leir_status setup_outputs(report *r, const leir_verifier *v) {
   const leir__analysis *a = v->k0->analysis;
   r->outs = calloc(v->nout ? v->nout : 1, sizeof *r->outs);
@@ -698,7 +725,9 @@ static void compare_set(report *r, const leir_verifier *v, uint32_t set, void *c
   const leir__analysis *a = v->k0->analysis;
   leir_verify_report *p = &r->pub;
   bool reference_rule = v->o.flags & LEIR_VERIFY_REFERENCE_RULE;
-  bool by_truth = cls == LEIR_VERIFY_CLASS_REASSOCIATING && v->truth_state == 1;
+  bool by_truth = judged_by_truth(v, cls) && v->truth_state == 1;
+  /* class any on a contracting backend: the tolerance also admits an element */
+  bool tol_too = cls == LEIR_VERIFY_CLASS_ANY;
   size_t oi = 0;
   for (uint32_t i = 0; i < v->nknown; i++) {
     const leir__buffer *buf = &a->buffers[i];
@@ -713,7 +742,7 @@ static void compare_set(report *r, const leir_verifier *v, uint32_t set, void *c
     bool truth_here = by_truth && leir__dtype_is_float(dt);
     if (truth_here) {
       leir__compare_truth(&tb, v->truth[slot], exp, act, dt, buf->elements, v->o.reassoc_factor,
-                          v->nred, v->truth_is_orig);
+                          v->nred, v->truth_is_orig, tol_too ? out->rtol : -1.0, out->atol);
       if (tb.err_orig > out->reference_err) out->reference_err = tb.err_orig;
       if (tb.err_cand > out->candidate_err) out->candidate_err = tb.err_cand;
     }
@@ -729,7 +758,8 @@ static void compare_set(report *r, const leir_verifier *v, uint32_t set, void *c
     js->total_sq += blk.sum_sq;
     bool block_fails;
     uint64_t idx, count;
-    if (cls == LEIR_VERIFY_CLASS_EXACT) {
+    bool bitwise = cls == LEIR_VERIFY_CLASS_EXACT && !(v->contracting && leir__dtype_is_float(dt));
+    if (bitwise) {
       block_fails = blk.differing > 0;
       idx = blk.first_diff;
       count = blk.differing;
@@ -759,7 +789,7 @@ static void compare_set(report *r, const leir_verifier *v, uint32_t set, void *c
       const char *unwritten = leir__is_sentinel((const char *)act + idx * leir_dtype_size(dt), dt)
                                   ? " (the candidate never wrote it)"
                                   : "";
-      if (cls == LEIR_VERIFY_CLASS_EXACT)
+      if (bitwise)
         snprintf(msg, sizeof msg,
                  "%s[%s] differs on input set %u: expected %.17g, got %.17g%s; %llu of %llu "
                  "elements not bitwise identical (an exact candidate must be EQUAL)",
@@ -768,11 +798,12 @@ static void compare_set(report *r, const leir_verifier *v, uint32_t set, void *c
       else if (truth_here)
         snprintf(msg, sizeof msg,
                  "%s[%s] differs on input set %u: expected %.17g (truth %.17g), got %.17g%s; "
-                 "%llu of %llu elements outside the reassociation bound (reference error %.3g, "
+                 "%llu of %llu elements outside the %s bound (reference error %.3g, "
                  "candidate error %.3g against the f64 truth)",
                  out->name, where, set, p->expected, v->truth[slot][idx], p->actual, unwritten,
-                 (unsigned long long)count, (unsigned long long)buf->elements, tb.err_orig,
-                 tb.err_cand);
+                 (unsigned long long)count, (unsigned long long)buf->elements,
+                 cls == LEIR_VERIFY_CLASS_REASSOCIATING ? "reassociation" : "fused multiply-add",
+                 tb.err_orig, tb.err_cand);
       else
         snprintf(msg, sizeof msg,
                  "%s[%s] differs on input set %u: expected %.17g, got %.17g%s; %llu of %llu "
@@ -820,15 +851,16 @@ static void finish_comparison(report *r, const leir_verifier *v, uint32_t cls, j
   if (js->total_diff) {
     p->verdict = LEIR_VERDICT_CLOSE;
     char msg[300];
-    if (cls == LEIR_VERIFY_CLASS_REASSOCIATING && v->truth_state == 1) {
+    if (judged_by_truth(v, cls) && v->truth_state == 1) {
       double re = 0, ce = 0;
       for (size_t oi = 0; oi < p->noutputs; oi++) {
         if (r->outs[oi].reference_err > re) re = r->outs[oi].reference_err;
         if (r->outs[oi].candidate_err > ce) ce = r->outs[oi].candidate_err;
       }
       snprintf(msg, sizeof msg,
-               "within the reassociation bound on %u input set%s (error against the f64 truth: "
+               "within the %s bound on %u input set%s (error against the f64 truth: "
                "reference %.3g, candidate %.3g; max %llu ULP from the reference)",
+               cls == LEIR_VERIFY_CLASS_REASSOCIATING ? "reassociation" : "fused multiply-add",
                v->nsets, v->nsets == 1 ? "" : "s", re, ce, (unsigned long long)p->max_ulp);
     } else {
       snprintf(msg, sizeof msg,
@@ -902,13 +934,12 @@ static leir_status judge_built(leir_verifier *v, leir_kernel *k1, leir_status bu
     set_failure(r, LEIR_VERDICT_INVALID, 1, build_err);
     goto done;
   }
-  if (cls == LEIR_VERIFY_CLASS_REASSOCIATING && v->fail_stage == STAGE_NONE &&
-      v->truth_state == 0) {
+  if (judged_by_truth(v, cls) && v->fail_stage == STAGE_NONE && v->truth_state == 0) {
     fatal = compute_truth(v);
     if (fatal != LEIR_OK) goto done;
   }
-  collect_notes(r, ks,
-                cls == LEIR_VERIFY_CLASS_REASSOCIATING && v->truth_state < 0 ? v->truth_why : "");
+  r->pub.judged_by = judge_rule(v, cls);
+  collect_notes(r, ks, judged_by_truth(v, cls) && v->truth_state < 0 ? v->truth_why : "");
   if (v->fail_stage == STAGE_PARALLEL) {
     set_failure(r, v->fail_verdict, 0, &v->fail);
     goto done;

@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "leir/experimental/workload.h"
+#include "self_path.h"
 #include "strbuf.h"
 
 #ifndef LEIR_WORKLOADS_DATADIR
@@ -898,12 +899,32 @@ leir_status leir_catalog_open(leir_catalog **out, const leir_catalog_options *op
                         ? opts->dir
                         : NULL;
   if (!dir || !*dir) dir = getenv("LEIR_WORKLOADS_DIR");
-  if (!dir || !*dir) dir = LEIR_WORKLOADS_DATADIR;
+  /* then the catalogue installed beside the library (a moved or staged
+   * install; lib/self_path.h), then the configured datadir */
+  char beside[PATH_MAX], also[PATH_MAX + 80] = "";
+  if (!dir || !*dir) {
+    leir__self_result where =
+        leir__self_find(LEIR__SELF_DATADIR, "leir/workloads", NULL, beside, sizeof beside);
+    struct stat sb;
+    if (where == LEIR__SELF_FOUND && stat(beside, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+      dir = beside;
+    } else {
+      dir = LEIR_WORKLOADS_DATADIR;
+      if (where != LEIR__SELF_NONE)
+        snprintf(also, sizeof also, "also looked at %s%s; ", beside,
+                 where == LEIR__SELF_MISSING ? ""
+                 : where == LEIR__SELF_UNTRUSTED
+                     ? ", not used: another user's, or writable by others"
+                     : ", not a directory");
+    }
+  }
   DIR *d = opendir(dir);
-  if (!d)
-    return leir__error(errno == ENOENT ? LEIR_ERR_NOT_FOUND : LEIR_ERR_IO, "workload.dir", dir, 0,
-                       0, "cannot open the workload directory %s: %s (set LEIR_WORKLOADS_DIR)",
-                       dir, strerror(errno));
+  if (!d) {
+    int err = errno;
+    return leir__error(err == ENOENT ? LEIR_ERR_NOT_FOUND : LEIR_ERR_IO, "workload.dir", dir, 0,
+                       0, "cannot open the workload directory %s: %s (%sset LEIR_WORKLOADS_DIR)",
+                       dir, strerror(err), also);
+  }
   char **names = NULL;
   size_t n = 0, cap = 0;
   leir_status st = LEIR_OK;

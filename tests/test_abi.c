@@ -63,7 +63,7 @@ START_TEST(test_every_init_function_equals_its_macro) {
   CHECK_INIT(leir_candidates_options, leir_candidates_options_init, LEIR_CANDIDATES_OPTIONS_INIT,
              max_candidates);
   CHECK_INIT(leir_backend_options, leir_backend_options_init, LEIR_BACKEND_OPTIONS_INIT,
-             max_evaluations);
+             runner);
   CHECK_INIT(leir_verify_options, leir_verify_options_init, LEIR_VERIFY_OPTIONS_INIT, atol);
   CHECK_INIT(leir_bench_options, leir_bench_options_init, LEIR_BENCH_OPTIONS_INIT, seed);
   CHECK_INIT(leir_cuda_options, leir_cuda_options_init, LEIR_CUDA_OPTIONS_INIT, kernel_prefix);

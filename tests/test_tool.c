@@ -682,6 +682,70 @@ START_TEST(test_json_errors_in_run_commands) {
 }
 END_TEST
 
+/* leir verify without --class infers it (verification.md, "Which class
+ * judges a pair"): a reduction_factorization of a 256^3 f32 matmul fails
+ * the per-element tolerance (30 of 65536 elements at at=5) and passes the
+ * f64-truth bound its grounded class asks for; a pair that does not ground
+ * is judged by the truth bound too, which still catches a wrong product. */
+START_TEST(test_verify_infers_the_class) {
+  static const char *const mm =
+      "L^{256}_{a=0}L^{256}_{c=0}L^{256}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];";
+  static const char *const split =
+      "L^{256}_{a=0}L^{256}_{c=0}L^{5}_{d=0}[E^{f32,g}_{a,c}=E^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];L^{256}_{a=0}L^{256}_{c=0}L^{251}_{d=0}[F^{f32,g}_{a,c}=F^{f32,g}_{a,c}+"
+      "A^{f32,g}_{a,d+5}*C^{f32,g}_{d+5,c};];B^{1}_{tx=0}L^{256}_{a=0}L^{256}_{c=0}[D^{f32,g}_{a,"
+      "c}=D^{f32,g}_{a,c}+(E^{f32,g}_{a,c}+F^{f32,g}_{a,c});];";
+  const char *before = write_file("mm.leir", mm);
+  const char *after = write_file("split.leir", split);
+  run_result r = RUN(NULL, "ground", before, after);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_str_eq(r.out, "reduction_factorization nest=0 loop=d at=5\treassociating\n");
+  done(&r);
+  r = RUN(NULL, "verify", "--class", "any", before, after);
+  ck_assert_msg(r.status == 1 && strncmp(r.out, "MISMATCH", 8) == 0, "%s", r.out);
+  done(&r);
+  r = RUN(NULL, "verify", before, after);
+  ck_assert_msg(r.status == 0 && strncmp(r.out, "CLOSE: within the reassociation bound", 37) == 0,
+                "%s", r.out);
+  ck_assert_ptr_nonnull(strstr(r.out, "\n  class reassociating, inferred: grounds to "
+                                      "reduction_factorization nest=0 loop=d at=5; judged by the "
+                                      "f64-truth bound\n"));
+  done(&r);
+  r = RUN(NULL, "verify", "--json", before, after);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "\"class\":\"reassociating\""));
+  ck_assert_ptr_nonnull(strstr(r.out, "\"judged_by\":\"truth\""));
+  ck_assert_ptr_nonnull(
+      strstr(r.out, "\"class_inferred\":\"grounds to reduction_factorization nest=0 loop=d at=5\"}"));
+  done(&r);
+  /* an exact step grounds as exact and is judged bitwise */
+  const char *reordered = write_file(
+      "reordered.leir",
+      "L^{256}_{c=0}L^{256}_{a=0}L^{256}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c};];");
+  r = RUN(NULL, "verify", "--json", before, reordered);
+  ck_assert_msg(r.status == 0 && strstr(r.out, "\"verdict\":\"EQUAL\""), "%s", r.out);
+  ck_assert_ptr_nonnull(strstr(r.out, "\"class\":\"exact\""));
+  ck_assert_ptr_nonnull(strstr(r.out, "\"judged_by\":\"bitwise\""));
+  done(&r);
+  /* not one step, and wrong: the truth bound rejects it */
+  const char *wrong = write_file(
+      "wrong.leir",
+      "L^{256}_{a=0}L^{256}_{c=0}L^{256}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*"
+      "C^{f32,g}_{d,c}*1.001;];");
+  r = RUN(NULL, "verify", before, wrong);
+  ck_assert_msg(r.status == 1 && strncmp(r.out, "MISMATCH", 8) == 0, "%s", r.out);
+  ck_assert_ptr_nonnull(strstr(r.out, "class reassociating, inferred: no single step"));
+  done(&r);
+  /* --class is taken as given: nothing inferred */
+  r = RUN(NULL, "verify", "--json", "--class", "reassociating", before, after);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_null(strstr(r.out, "class_inferred"));
+  done(&r);
+}
+END_TEST
+
 static Suite *tool_suite(void) {
   Suite *s = suite_create("tool");
   TCase *tc = tcase_create("tool");
@@ -703,6 +767,7 @@ static Suite *tool_suite(void) {
   tcase_add_test(tc, test_directory_input_says_so);
   tcase_add_test(tc, test_json_doubles_read_back_exactly);
   tcase_add_test(tc, test_json_errors_in_run_commands);
+  tcase_add_test(tc, test_verify_infers_the_class);
   tcase_add_test(tc, test_inapplicable_and_unknown_strategies_exit_1_and_2);
   suite_add_tcase(s, tc);
   return s;

@@ -217,6 +217,69 @@ START_TEST(test_reassociating_strided_reduction_order_cpu) {
 }
 END_TEST
 
+/* A backend that contracts (LEIR_BACKEND_FP_CONTRACT): which products the
+ * compiler fuses depends on each program's loops, the instruction set and
+ * the compiler, so no host-independent statement can be made about bits;
+ * what holds on every host is that every legitimate candidate, exact or
+ * reassociating, passes (judged against the f64 truth) and that the
+ * mutants of check_reassociating are still caught, whatever the class. */
+static void check_contracting(leir_backend *b, const char *text, const char *dt, int rows,
+                              int cols, size_t max, census *cs) {
+  leir_program *p = test_parse(text);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_candidates *cl = NULL;
+  ck_assert_int_eq(leir_candidates_list(&cl, p, NULL), LEIR_OK);
+  size_t total = leir_candidates_count(cl);
+  size_t stride = total > max ? (total + max - 1) / max : 1;
+  char mutant[400];
+  snprintf(mutant, sizeof mutant, "L^{1}_{a=0}[C^{%s,g}_{%d,%d}=C^{%s,g}_{%d,%d}*1.001;];", dt,
+           rows / 2, cols / 3, dt, rows / 2, cols / 3);
+  for (size_t i = 0; i < total; i += stride) {
+    leir_program *q = NULL;
+    ck_assert_int_eq(leir_candidates_apply(&q, cl, i), LEIR_OK);
+    uint32_t cls = (uint32_t)leir_candidates_exactness(cl, i) + 1;
+    leir_verify_report *r = verify_class(b, p, q, cls);
+    ck_assert_msg(leir_verdict_passes(r->verdict), "fp-contract: %s (%s) rejected: %s: %s",
+                  leir_step_text(leir_candidates_step(cl, i)), leir_verify_class_name(cls),
+                  leir_verdict_name(r->verdict), r->message);
+    ck_assert_str_eq(r->judged_by, "truth");
+    leir_verify_report_free(r);
+    cs->candidates++;
+    leir_program *bad = perturbed(q, mutant);
+    for (uint32_t c = LEIR_VERIFY_CLASS_ANY; c <= LEIR_VERIFY_CLASS_REASSOCIATING; c++) {
+      r = verify_class(b, p, bad, c);
+      ck_assert_msg(r->verdict == LEIR_VERDICT_MISMATCH, "fp-contract: %s + mutant, class %s: %s",
+                    leir_step_text(leir_candidates_step(cl, i)), leir_verify_class_name(c),
+                    leir_verdict_name(r->verdict));
+      leir_verify_report_free(r);
+      cs->mutants++;
+    }
+    leir_program_free(bad);
+    leir_program_free(q);
+  }
+  leir_candidates_free(cl);
+  leir_program_free(p);
+}
+
+START_TEST(test_contracting_backend_judges_by_the_truth_cpu) {
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.flags |= LEIR_BACKEND_FP_CONTRACT;
+  leir_backend *b = NULL;
+  if (leir_backend_open(&b, "cpu", &bo) == LEIR_ERR_NO_DEVICE) return;
+  census cs = {0, 0, 0};
+  char *progs[3] = {matmul(32, 32, 128, "f32"), softmax(3, 64, "f32"), layernorm(3, 64, "f32")};
+  int rows[3] = {32, 3, 3}, cols[3] = {32, 64, 64};
+  for (int i = 0; i < 3; i++) {
+    check_contracting(b, progs[i], "f32", rows[i], cols[i], 6, &cs);
+    free(progs[i]);
+  }
+  fprintf(stderr, "fp-contract: %d candidates pass, %d mutants caught\n", cs.candidates,
+          cs.mutants);
+  ck_assert_int_ge(cs.candidates, 15);
+  leir_backend_free(b);
+}
+END_TEST
+
 START_TEST(test_exact_class_must_be_equal) {
   leir_backend *b = open_backend("interp");
   leir_program *p = test_parse("L^{8}_{a=0}L^{64}_{c=0}[C^{f32,g}_{a}=C^{f32,g}_{a}+A^{f32,g}_{a,c};];");
@@ -757,10 +820,61 @@ START_TEST(test_compare_under_load) {
 }
 END_TEST
 
+/* The comparison's median interval needs binomial probabilities; computing
+ * them with lgamma() wrote libm's global `signgam`, a data race between two
+ * threads comparing kernels (and with a host's own lgamma calls). The
+ * library must leave signgam alone: a value lgamma never writes stays. The
+ * intervals themselves: 10 rounds at 99% give no interval narrower than
+ * the extremes, 400 rounds a proper one (checked through the comparison). */
+START_TEST(test_compare_leaves_signgam_alone) {
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  leir_kernel *small = kernel_of(b, 8), *big = kernel_of(b, 64);
+  signgam = 12345;
+  leir_compare_options o = LEIR_COMPARE_OPTIONS_INIT;
+  o.min_rounds = 40;
+  o.max_rounds = 60;
+  leir_comparison c = {.size = sizeof c};
+  ck_assert_int_eq(leir_kernels_compare(small, big, &o, &c), LEIR_OK);
+  ck_assert_int_eq(signgam, 12345);
+  ck_assert(c.ratio_lo <= c.ratio && c.ratio <= c.ratio_hi);
+  ck_assert_msg(c.order == LEIR_ORDER_FASTER || c.order == LEIR_ORDER_UNDECIDED, "%s",
+                leir_order_name(c.order));
+  leir_kernel_free(small);
+  leir_kernel_free(big);
+  leir_backend_free(b);
+}
+END_TEST
+
+/* max_seconds bounds a comparison within a batch of rounds, not only
+ * between batches: kernels of about 0.1 s and a 0.5 s budget stop after a
+ * few rounds, below min_rounds (a batch of min_rounds rounds would take
+ * 2 s), and no decision is claimed from them. */
+START_TEST(test_compare_budget_holds_within_a_batch) {
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  leir_kernel *k = kernel_of(b, 3000);
+  leir_compare_options o = LEIR_COMPARE_OPTIONS_INIT;
+  o.warmup = 0;
+  o.min_rounds = 10;
+  o.max_seconds = 0.5;
+  leir_comparison c = {.size = sizeof c};
+  ck_assert_int_eq(leir_kernels_compare(k, k, &o, &c), LEIR_OK);
+  ck_assert_msg(c.rounds >= 1 && c.rounds < o.min_rounds, "%u rounds (median %g s a run)",
+                c.rounds, c.a.median_s);
+  ck_assert_int_eq(c.order, LEIR_ORDER_UNDECIDED);
+  leir_kernel_free(k);
+  leir_backend_free(b);
+}
+END_TEST
+
 static Suite *verify_suite(void) {
   Suite *s = suite_create("verify");
   TCase *tc = tcase_create("reassociating");
   tcase_add_test(tc, test_reassociating_matmul_softmax_layernorm);
+  tcase_add_test(tc, test_compare_leaves_signgam_alone);
+  tcase_add_test(tc, test_compare_budget_holds_within_a_batch);
+  tcase_add_test(tc, test_contracting_backend_judges_by_the_truth_cpu);
   tcase_add_test(tc, test_reassociating_matmul_256_cpu);
   tcase_add_test(tc, test_reassociating_strided_reduction_order_cpu);
   tcase_add_test(tc, test_exact_class_must_be_equal);

@@ -92,7 +92,7 @@ static leir_status cpu_open(leir_backend *b) {
   c->runner.sock = c->runner.err_fd = -1;
   if (!(b->opts.flags & LEIR_BACKEND_LOWER_ONLY)) {
     leir__cc_sweep_tmp();
-    leir_status st = leir__runner_init(&c->runner, NULL);
+    leir_status st = leir__runner_init(&c->runner, b->runner);
     if (st == LEIR_OK)
       st = leir__cc_init(&c->cc, b->compiler, b->compiler_flags,
                          (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) != 0,
@@ -683,5 +683,5 @@ static leir_status cpu_time(leir_backend *b, leir_kernel *const *ks, size_t n,
 
 const leir__backend_ops leir__cpu_ops = {
     "cpu",       CPU_VERSION, cpu_open, cpu_close,  cpu_lower,
-    cpu_prepare, cpu_execute, cpu_time, cpu_release, cpu_execute_batch,
+    cpu_prepare, cpu_execute, cpu_time, cpu_release, cpu_execute_batch, true,
 };

@@ -206,5 +206,5 @@ static leir_status cuda_time(leir_backend *b, leir_kernel *const *ks, size_t n,
 
 const leir__backend_ops leir__cuda_ops = {
     "cuda",       CUDA_VERSION_TAG, cuda_open,    cuda_close,  cuda_lower,
-    cuda_prepare, cuda_execute,     cuda_time,    cuda_release, NULL,
+    cuda_prepare, cuda_execute,     cuda_time,    cuda_release, NULL, true,
 };

@@ -525,5 +525,5 @@ static void interp_release(leir_backend *b, leir_kernel *k) {
 
 const leir__backend_ops leir__interp_ops = {
     "interp",       1,           interp_open,  interp_close, interp_lower,
-    interp_prepare, interp_execute, interp_time, interp_release, NULL,
+    interp_prepare, interp_execute, interp_time, interp_release, NULL, false,
 };

@@ -88,12 +88,20 @@ typedef struct leir_backend_options {
                                 * twice over in the caller, so keep it modest */
   uint64_t max_evaluations;    /**< equation evaluations of one program run (default 2^36);
                                 * checked before anything runs */
+  /** Added in 0.2 (a smaller `size` gets the default): */
+  const char *runner;          /**< cpu: path of the leir-runner program that runs the
+                                * kernels (copied). NULL or "": $LEIR_RUNNER, else the one
+                                * installed beside libleir (libexecdir, reached relatively
+                                * from the library's own directory), else the configured
+                                * libexecdir (docs/api.md, "Installed files the library
+                                * finds"). A path that is not an executable file fails
+                                * leir_backend_open with LEIR_ERR_NO_DEVICE */
 } leir_backend_options;
 
 /** Defaults of leir_backend_options (the values its fields name). */
 #define LEIR_BACKEND_OPTIONS_INIT                                                          \
   { (uint32_t)sizeof(leir_backend_options), 0u, NULL, NULL, NULL, 0, 0u, 10.0, 120.0,      \
-    (uint64_t)8 << 30, (uint64_t)1 << 30, (uint64_t)1 << 36 }
+    (uint64_t)8 << 30, (uint64_t)1 << 30, (uint64_t)1 << 36, NULL }
 
 /** Fills the first `size` bytes of `*opts` with the defaults of LEIR_BACKEND_OPTIONS_INIT
  * and sets `opts->size` to `size`; pass `sizeof *opts` (bindings, which
@@ -372,6 +380,15 @@ typedef struct leir_verify_report {
   double finite_min; /**< lowest finite fraction of any reference output on any set (1 when
                       * there are no float outputs or no run) */
   const leir_output_detail *output_details; /**< noutputs entries, or NULL when no output was compared */
+  /** Appended after candidate_class (check `size` before reading): the rule that judged the
+   * outputs: "bitwise" (class exact), "tolerance" (class any, or the truth
+   * could not be computed: `notes` says why), "reference-rule"
+   * (LEIR_VERIFY_REFERENCE_RULE), "truth" (the f64-truth bound: class
+   * reassociating, or class exact on a backend opened with
+   * LEIR_BACKEND_FP_CONTRACT), "truth-or-tolerance" (class any on such a
+   * backend: an element passes either rule); "" when no output was compared
+   * (INVALID before the runs). */
+  const char *judged_by;
 } leir_verify_report;
 
 /** Runs `reference` and `candidate` on the same backend with the same seeded

@@ -248,6 +248,7 @@ class BackendOptions(Structure):
         ("memory_limit_bytes", c_uint64),
         ("max_buffer_bytes", c_uint64),
         ("max_evaluations", c_uint64),
+        ("runner", c_char_p),
     ]
 
 
@@ -259,6 +260,9 @@ class VerifyOptions(Structure):
         ("input_sets", c_uint32),
         ("rtol", c_double),
         ("atol", c_double),
+        ("candidate_class", c_uint32),
+        ("reassoc_factor", c_double),
+        ("min_finite_fraction", c_double),
     ]
 
 

@@ -427,6 +427,22 @@ class Verdict:
         return f"<leir.Verdict {self}>"
 
 
+def _infer_class(before: Program, after: Program) -> Tuple[int, str]:
+    """The class of a pair judged without an explicit class, and why: the
+    strictest class of the steps it grounds to, else reassociating."""
+    from .strategy import ground  # strategies sit above run; imported when needed
+
+    try:
+        hits = ground(before, after)
+    except Exception as e:  # a pair that cannot be grounded is still verified
+        return 2, f"not grounded ({e})"
+    if not hits:
+        return 2, "no single step of the implemented strategies turns BEFORE into AFTER"
+    order = {"exact": 0, "reassociating": 1}
+    best = min(hits, key=lambda c: order.get(c.exactness, 1))
+    return order.get(best.exactness, 1) + 1, f"grounds to {best.step}"
+
+
 def verify(
     before: Program,
     after: Program,
@@ -438,12 +454,28 @@ def verify(
     atol: Optional[float] = None,
     reference_rule: bool = False,
     strict_parallel: bool = False,
+    cls: Optional[str] = None,
 ) -> Verdict:
     """Runs ``before`` (the reference) and ``after`` on the same seeded
     inputs and compares every output (docs/verification.md). Any verdict,
     INVALID and TIMEOUT included, is returned, not raised; exceptions mean
-    no verdict (no compiler, no device, bad arguments)."""
+    no verdict (no compiler, no device, bad arguments).
+
+    ``cls`` is the candidate class: "any" (the per-element tolerance),
+    "exact" (bitwise) or "reassociating" (the f64-truth bound). Left out,
+    it is inferred as ``leir verify`` does: a pair that grounds to a step
+    takes that step's class, any other pair is judged by the f64-truth
+    bound; the report's ``class_inferred`` says why and ``judged_by`` which
+    rule decided."""
     o = _defaults.init(_lib.VerifyOptions, "leir_verify_options")
+    inferred: Optional[str] = None
+    if cls is None:
+        o.candidate_class, inferred = _infer_class(before, after)
+    else:
+        names = {"any": 0, "exact": 1, "reassociating": 2}
+        if cls not in names:
+            raise ArgumentError(f"unknown candidate class {cls!r} (any, exact, reassociating)", rule="usage")
+        o.candidate_class = names[cls]
     if seed is not None:
         o.seed = seed
     if input_sets is not None:
@@ -462,7 +494,10 @@ def verify(
     try:
         js, n = out_ptr(), ctypes.c_size_t()
         call(_lib.leir_verify_report_json, rep, ctypes.byref(js), ctypes.byref(n))
-        return Verdict(json.loads(_lib.take_string(js, n.value)))
+        report = json.loads(_lib.take_string(js, n.value))
+        if inferred is not None:
+            report["class_inferred"] = inferred
+        return Verdict(report)
     finally:
         _lib.leir_verify_report_free(rep)
 

@@ -175,6 +175,30 @@ def test_verify_verdicts(rowsum: leir.Program, backend) -> None:
         v.no_such_field
 
 
+MATMUL_F32 = (
+    "L^{64}_{a=0}L^{64}_{c=0}L^{256}_{d=0}[D^{f32,g}_{a,c}=D^{f32,g}_{a,c}+A^{f32,g}_{a,d}*C^{f32,g}_{d,c};];"
+)
+
+
+def test_verify_infers_the_class_or_takes_cls(interp: leir.Backend) -> None:
+    mm = leir.parse(MATMUL_F32)
+    split = leir.apply(mm, "reduction_factorization nest=0 loop=d at=5")
+    v = leir.verify(mm, split, backend=interp)
+    assert v.passed and v.report["class"] == "reassociating" and v.judged_by == "truth"
+    assert v.class_inferred == "grounds to reduction_factorization nest=0 loop=d at=5"
+    reordered = leir.apply(mm, "loop_reorder nest=0 loops=a,c")
+    v = leir.verify(mm, reordered, backend=interp)
+    assert v.name == "EQUAL" and v.report["class"] == "exact" and v.judged_by == "bitwise"
+    wrong = leir.parse(MATMUL_F32.replace("C^{f32,g}_{d,c};", "C^{f32,g}_{d,c}*1.001;"))
+    v = leir.verify(mm, wrong, backend=interp)
+    assert v.name == "MISMATCH" and v.class_inferred.startswith("no single step")
+    for cls, rule in (("any", "tolerance"), ("exact", "bitwise"), ("reassociating", "truth")):
+        v = leir.verify(mm, reordered, backend=interp, cls=cls)
+        assert v.report["class"] == cls and v.judged_by == rule and "class_inferred" not in v.report
+    with pytest.raises(leir.ArgumentError):
+        leir.verify(mm, reordered, backend=interp, cls="bitwise")
+
+
 def test_timing(relu: leir.Program, backend) -> None:
     fast = dict(warmup=1, min_runs=3, max_runs=5, min_seconds=0.0, max_seconds=5.0)
     t = leir.time(relu, backend=backend, **fast)

@@ -47,7 +47,10 @@ typedef struct leir_workload leir_workload;
 typedef struct leir_catalog_options {
   uint32_t size; /**< sizeof(leir_catalog_options) */
   /** Directory of *.yaml workload files. NULL: the environment variable
-   * LEIR_WORKLOADS_DIR, else the installed DATADIR/leir/workloads. */
+   * LEIR_WORKLOADS_DIR, else DATADIR/leir/workloads installed beside the
+   * library (reached relatively from its own directory, so a moved install
+   * finds its own), else the configured DATADIR/leir/workloads
+   * (docs/workloads.md). */
   const char *dir;
 } leir_catalog_options;
 
