@@ -380,7 +380,10 @@ int cmd_optimize(int argc, char **argv) {
         printf("%-22s %u, %llu cost-model evaluations\n", "lookaheads", sum.lookaheads,
                (unsigned long long)sum.lookahead_evals);
       print_path(res);
-      if (!quiet) printf("best program:\n%s\n", text ? text : "");
+      if (!quiet) {
+        size_t tl = text ? strlen(text) : 0;
+        printf("best program:\n%s%s", text ? text : "", tl && text[tl - 1] == '\n' ? "" : "\n");
+      }
     }
     if (out_path && rc == EXIT_OK) {
       size_t ol = strlen(out_path);
@@ -408,6 +411,20 @@ int cmd_optimize(int argc, char **argv) {
       size_t sl = 0;
       if (leir_search_result_plot_svg(res, &svg, &sl) == LEIR_OK) rc = write_file(plot_path, svg, sl);
       leir_free(svg);
+    }
+    if (!o.json && rc == EXIT_OK) {
+      /* where everything went, so that a first run tells a new user */
+      printf("\n");
+      if (traj_path && strcmp(traj_path, "-") != 0)
+        printf("%-22s %s (JSONL, one object per proposal)\n", "trajectory", traj_path);
+      if (plot_path) printf("%-22s %s (best speedup against samples, SVG)\n", "plot", plot_path);
+      if (out_path) printf("%-22s %s\n", "best program file", out_path);
+      if (dbp && *dbp)
+        printf("%-22s %s (measurements kept; the next run reuses them)\n", "database", dbp);
+      else if (dbp)
+        printf("%-22s in memory (--db ''): nothing kept\n", "database");
+      else
+        printf("%-22s none (--no-db: nothing kept)\n", "database");
     }
     leir_free(steps);
     leir_free(text);
