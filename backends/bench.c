@@ -256,11 +256,17 @@ const char *leir_order_name(leir_order order) {
   }
 }
 
-/* P(Binomial(n, 1/2) <= k). */
+/* P(Binomial(n, 1/2) <= k). The terms are built in the log domain by the
+ * ratio of consecutive binomial coefficients, C(n, i+1) = C(n, i) (n-i)/(i+1),
+ * not with lgamma(): lgamma writes libm's global `signgam`, a data race
+ * between two threads comparing kernels (and with any host code calling
+ * lgamma). 2^-n alone underflows past n = 1074, hence the logs. */
 static double binom_cdf_half(uint32_t n, uint32_t k) {
-  double sum = 0;
-  for (uint32_t i = 0; i <= k && i <= n; i++)
-    sum += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+  double sum = 0, log_term = -(double)n * log(2.0); /* log(C(n, 0) 2^-n) */
+  for (uint32_t i = 0; i <= k && i <= n; i++) {
+    sum += exp(log_term);
+    log_term += log((double)(n - i)) - log((double)(i + 1));
+  }
   return sum > 1 ? 1 : sum;
 }
 
@@ -344,7 +350,12 @@ static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_
     bo.warmup = n == 0 ? o.warmup : 0;
     bo.min_runs = bo.max_runs = want;
     bo.min_seconds = 0;
-    bo.max_seconds = 1e9; /* the rounds are what we ask for */
+    /* the rounds are what we ask for, within what is left of the budget:
+     * the backend stops a batch after the round in which it runs out (a
+     * batch of 10 rounds of 0.2 s kernels took the comparison 3.1-4.1 s
+     * past a 3 s budget when the budget was checked between batches) */
+    double left = o.max_seconds - (leir__now() - start);
+    bo.max_seconds = left > 1e-3 ? left : 1e-3;
     smp.max_runs = want;
     leir__exec_result res = {-1};
     st = b->ops->time(b, ks, 2, (void *const *const *)bufs, &bo, &smp, &res);
