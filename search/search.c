@@ -669,6 +669,9 @@ static leir_program *resolve(search_ctx *ctx, search_node *n, const proposal *p,
     leir_program_free(out);
     return NULL;
   }
+  /* the current program again (up to fresh names): evaluate() says `same`,
+   * which tells a model more than "not one step" would */
+  if (leir_program_hash_alpha(out) == n->hash) return out;
   leir_candidates_options go = ctx->copts;
   go.strategy = -1;
   if (p->strategy && *p->strategy) {

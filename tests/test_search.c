@@ -783,7 +783,7 @@ typedef struct scripted {
   int calls;
   size_t feedback_seen;
   char last_reason[512];
-  int mode; /* 0: hostile answers then a right one; 1: always wrong */
+  int mode; /* 0: hostile answers then a right one; 1: always wrong; 2: the same program */
 } scripted;
 
 static leir_status scripted_propose(void *payload, const leir_search_query *q,
@@ -799,6 +799,12 @@ static leir_status scripted_propose(void *payload, const leir_search_query *q,
   if (q->nfeedback)
     snprintf(s->last_reason, sizeof s->last_reason, "%s", q->feedback[q->nfeedback - 1].reason);
   if (q->depth > 0) return LEIR_OK; /* nothing more below the first step */
+  if (s->mode == 2) {
+    /* the current program again, its loop variables renamed: `same` */
+    const char *same = "L^{8}_{x=0}L^{8}_{y=0}L^{8}_{z=0}[D^{f64,g}_{x,y}=D^{f64,g}_{x,y}+"
+                       "A^{f64,g}_{x,z}*C^{f64,g}_{z,y};];";
+    return leir_search_propose_program(out, same, strlen(same), "loop_reorder", NULL);
+  }
   if (s->mode == 1 || q->attempt == 0) {
     /* malformed text, not one step, a step that does not apply */
     const char *bad = "L^{8}_{a=0}[D^{f64,g}_{a=";
@@ -875,6 +881,30 @@ START_TEST(test_external_policy_grounding_and_feedback) {
   ck_assert_uint_eq(sum.accepted, 0);
   ck_assert_uint_eq(sum.samples, 0);
   ck_assert_ptr_nonnull(leir_search_result_best(r));
+  leir_search_result_free(r);
+  leir_program_free(p);
+}
+END_TEST
+
+/* A model that answers with the program it was given (up to fresh names) is
+ * told `same`, not "not one step" (the program is checked before it is
+ * grounded). */
+START_TEST(test_external_policy_same_program_is_same) {
+  scripted s = {.mode = 2};
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_CHAIN;
+  o.propose = scripted_propose;
+  o.propose_payload = &s;
+  o.measure = always_faster;
+  o.retries = 1;
+  leir_program *p = matmul();
+  leir_search_result *r = NULL;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  ck_assert_uint_ge(leir_search_result_record_count(r), 1);
+  const leir_search_record *x = leir_search_result_record(r, 0);
+  ck_assert_int_eq(x->reject, LEIR_REJECT_SAME);
+  ck_assert_ptr_nonnull(strstr(x->reason, "the same program as the current one"));
+  ck_assert_ptr_nonnull(strstr(s.last_reason, "same program"));
   leir_search_result_free(r);
   leir_program_free(p);
 }
@@ -1401,6 +1431,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_lookahead_budgets);
   tcase_add_test(t, test_lookahead_zero_is_the_plain_search);
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
+  tcase_add_test(t, test_external_policy_same_program_is_same);
   tcase_add_test(t, test_cancel_keeps_the_result_so_far);
   tcase_add_test(t, test_outputs_json_svg_steps);
   tcase_add_test(t, test_names_and_options);
