@@ -15,6 +15,9 @@ typedef struct cctx {
   yaml_document_t doc;
   leir_status st;
   const char *base;
+  /* the test fraction may come from split.test or (older configs) eval.fraction */
+  const yaml_node_t *split_test, *eval_fraction;
+  int split_seed_set;
 } cctx;
 
 static leir_status cerr(cctx *c, const yaml_node_t *at, const char *fmt, const char *arg) {
@@ -200,7 +203,9 @@ static void defaults(leir__ds_config *cfg) {
   cfg->multi_min_items = 2;
   cfg->multi_enabled = 1;
   cfg->multi_max_items = 19;
-  cfg->eval_fraction = 0.2;
+  cfg->split_by = LEIR__SPLIT_BY_PROGRAM;
+  cfg->split_test = 0.2;
+  cfg->split_validation = 0.1;
   cfg->measure_min_runs = 5;
   cfg->measure_max_seconds = 2;
 }
@@ -349,9 +354,31 @@ static void read_section(cctx *c, leir__ds_config *cfg, const char *sec, yaml_no
       } else {
         cerr(c, node(c, pr->key), "unknown key '%s' in measure", k);
       }
+    } else if (!strcmp(sec, "split")) {
+      if (!strcmp(k, "by")) {
+        const char *s = scal(v);
+        if (s && !strcmp(s, "program")) cfg->split_by = LEIR__SPLIT_BY_PROGRAM;
+        else if (s && !strcmp(s, "workload")) cfg->split_by = LEIR__SPLIT_BY_WORKLOAD;
+        else cerr(c, v, "split.by must be program or workload%s", "");
+      } else if (!strcmp(k, "test")) {
+        ok = get_prob(c, v, "split.test", &cfg->split_test);
+        c->split_test = v;
+      } else if (!strcmp(k, "validation")) {
+        ok = get_prob(c, v, "split.validation", &cfg->split_validation);
+      } else if (!strcmp(k, "seed")) {
+        ok = get_u64(c, v, "split.seed", &cfg->split_seed);
+        c->split_seed_set = ok;
+      } else {
+        cerr(c, node(c, pr->key), "unknown key '%s' in split", k);
+      }
     } else if (!strcmp(sec, "eval")) {
-      if (!strcmp(k, "fraction")) ok = get_prob(c, v, "eval.fraction", &cfg->eval_fraction);
-      else cerr(c, node(c, pr->key), "unknown key '%s' in eval", k);
+      /* the configs before splits by program: eval.fraction is split.test */
+      if (!strcmp(k, "fraction")) {
+        ok = get_prob(c, v, "eval.fraction", &cfg->split_test);
+        c->eval_fraction = v;
+      } else {
+        cerr(c, node(c, pr->key), "unknown key '%s' in eval (eval.fraction is split.test)", k);
+      }
     }
     (void)ok;
     if (c->st != LEIR_OK) return;
@@ -408,7 +435,7 @@ leir_status leir__ds_config_read(leir__ds_config *cfg, const char *text, size_t 
       }
     } else if (!strcmp(k, "sources") || !strcmp(k, "walks") || !strcmp(k, "sampling") ||
                !strcmp(k, "verify") || !strcmp(k, "filter") || !strcmp(k, "multi") ||
-               !strcmp(k, "eval") || !strcmp(k, "measure")) {
+               !strcmp(k, "eval") || !strcmp(k, "split") || !strcmp(k, "measure")) {
       read_section(&c, cfg, k, v);
     } else {
       cerr(&c, node(&c, pr->key), "unknown key '%s'", k);
@@ -417,6 +444,12 @@ leir_status leir__ds_config_read(leir__ds_config *cfg, const char *text, size_t 
   }
   if (c.st == LEIR_OK && !cfg->all_workloads && cfg->n_workloads == 0 && !cfg->programs)
     cerr(&c, root, "sources: give workloads and/or programs%s", "");
+  if (c.st == LEIR_OK && c.split_test && c.eval_fraction)
+    cerr(&c, c.eval_fraction, "eval.fraction is split.test: give one of them%s", "");
+  if (c.st == LEIR_OK && cfg->split_test + cfg->split_validation > 1 + 1e-12)
+    cerr(&c, c.split_test ? c.split_test : c.eval_fraction ? c.eval_fraction : root,
+         "split.test + split.validation must be at most 1%s", "");
+  if (c.st == LEIR_OK && !c.split_seed_set) cfg->split_seed = cfg->seed;
 done:
   yaml_document_delete(&c.doc);
   if (c.st == LEIR_OK) {
@@ -491,9 +524,11 @@ void leir__ds_config_canonical(const leir__ds_config *cfg, leir__strbuf *b) {
   put_rules(b, cfg->single_rules, cfg->n_single_rules);
   leir__sb_puts(b, ",\"multi\":");
   put_rules(b, cfg->multi_rules, cfg->n_multi_rules);
-  leir__sb_printf(b, ",\"multi_min\":%u,\"multi_enabled\":%d,\"multi_max\":%u,\"eval\":%.17g,",
-                  cfg->multi_min_items, cfg->multi_enabled, cfg->multi_max_items,
-                  cfg->eval_fraction);
+  leir__sb_printf(b, ",\"multi_min\":%u,\"multi_enabled\":%d,\"multi_max\":%u,",
+                  cfg->multi_min_items, cfg->multi_enabled, cfg->multi_max_items);
+  leir__sb_printf(b, "\"split\":{\"by\":%d,\"test\":%.17g,\"validation\":%.17g,\"seed\":%llu},",
+                  cfg->split_by, cfg->split_test, cfg->split_validation,
+                  (unsigned long long)cfg->split_seed);
   leir__sb_puts(b, "\"system\":");
   leir__ds_put_str(b, cfg->system_prompt ? cfg->system_prompt : "");
   leir__sb_printf(b, ",\"measure\":%d,\"measure_backend\":", cfg->measure);

@@ -14,8 +14,10 @@
 #include "leir/strategy.h"
 #include "strbuf.h"
 
-/* The dataset schema version written into every record and the card. */
-#define LEIR__DATASET_SCHEMA 1
+/* The dataset schema version written into every record and the card.
+ * 2: splits held out by source program (train / validation / test), not by
+ * state; records say "split": "train", "validation" or "test". */
+#define LEIR__DATASET_SCHEMA 2
 
 /* ---- deterministic random numbers (splitmix64) ------------------------- */
 typedef struct leir__rng {
@@ -30,6 +32,10 @@ double leir__rng_unit(leir__rng *r);
 leir__rng leir__rng_derive(uint64_t seed, const char *label, uint64_t n);
 
 /* ---- config ------------------------------------------------------------ */
+/* What a held-out split holds out whole (docs/dataset.md, "Splits"). */
+#define LEIR__SPLIT_BY_PROGRAM 0  /* a source program: workload + shape (+ draw), or a programs line */
+#define LEIR__SPLIT_BY_WORKLOAD 1 /* a workload family: the workload (any shape), or a program name */
+
 typedef struct leir__ds_rule {
   int strategies[64]; /* catalogue indices */
   size_t n;
@@ -77,7 +83,13 @@ typedef struct leir__ds_config {
   uint32_t multi_min_items;
   int multi_enabled;
   uint32_t multi_max_items;
-  double eval_fraction;
+  /* held-out splits: whole source programs (or workload families) go to
+   * test (eval.jsonl) or validation (validation.jsonl), so no held-out
+   * program shares a state with train */
+  int split_by;          /* LEIR__SPLIT_BY_* */
+  double split_test;     /* fraction of the keys held out for test (eval.fraction: the same) */
+  double split_validation;
+  uint64_t split_seed;   /* default: the config seed */
   char *system_prompt;   /* NULL: no system message (the reference's files) */
   /* timing of kept samples (makes the files depend on the machine) */
   int measure;

@@ -63,6 +63,12 @@ const leir__lit *leir__lit_get(const leir__lit *d, const char *key);
 const char *leir__lit_kind_name(leir__lit_kind kind);
 /* A clean string's text (NULL for other kinds and bad text). */
 const char *leir__lit_str(const leir__lit *v);
+/* A dict's string field, "" when absent or not a string (records read back
+ * by the builder and by leir_eval, where a missing field reads as empty). */
+static inline const char *leir__lit_field(const leir__lit *d, const char *key) {
+  const char *s = leir__lit_str(leir__lit_get(d, key));
+  return s ? s : "";
+}
 /* 1 and *out for an integer, else 0. */
 int leir__lit_int(const leir__lit *v, int64_t *out);
 /* 1 and *out for any number, else 0. */

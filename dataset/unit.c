@@ -219,12 +219,28 @@ static int enabled_step(const unit_ctx *c, const leir_step *st) {
 
 /* Seeded random walks from the source: each step is a uniformly drawn
  * candidate (of the enabled strategies) of the current state. */
+/* The caller's cancel flag (SIGTERM/SIGINT in the tool) is checked between
+ * the walk's steps, between states and before and after each state's
+ * verification batch, so a unit stops within one batch. A cancelled unit
+ * writes nothing: its file is written whole at the end (leir__ds_unit_build),
+ * so a resumed build redoes it from the start. */
+static bool cancel_requested(const unit_ctx *c) {
+  return c->ds->opts.cancel && *c->ds->opts.cancel;
+}
+
+static leir_status unit_cancelled(const unit_ctx *c) {
+  return leir__error(LEIR_ERR_CANCELLED, "dataset.cancelled", NULL, 0, 0,
+                     "cancelled during unit %s (nothing of it was written; a resumed build redoes it)",
+                     c->u->id);
+}
+
 static leir_status walk(unit_ctx *c) {
   const leir__ds_config *cfg = &c->ds->cfg;
   for (uint32_t w = 0; w < cfg->walks; w++) {
     leir__rng r = leir__rng_derive(cfg->seed, c->u->id, 1000 + w);
     size_t cur = 0;
     for (uint32_t d = 0; d < cfg->depth; d++) {
+      if (cancel_requested(c)) return unit_cancelled(c);
       leir_candidates *cands = NULL;
       if (leir_candidates_list(&cands, c->states[cur].p, NULL) != LEIR_OK) break;
       size_t n = leir_candidates_count(cands), m = 0;
@@ -452,6 +468,10 @@ static leir_status do_state(unit_ctx *c, size_t si) {
                                                                   : LEIR_VERIFY_CLASS_REASSOCIATING;
     k++;
   }
+  if (k > 0 && cancel_requested(c)) {
+    st = unit_cancelled(c);
+    goto out;
+  }
   if (k > 0) {
     leir_program_cost cost;
     uint64_t evals = leir_program_cost_get(s->p, &cost) == LEIR_OK ? cost.evaluations : UINT64_MAX;
@@ -462,6 +482,10 @@ static leir_status do_state(unit_ctx *c, size_t si) {
     vo.input_sets = cfg->input_sets;
     if ((st = leir_verifier_new(&ver, be, s->p, &vo)) != LEIR_OK) goto out;
     leir_verifier_judge_batch(ver, (const leir_program *const *)progs, classes, k, reps);
+    if (cancel_requested(c)) {
+      st = unit_cancelled(c);
+      goto out;
+    }
     for (size_t q = 0; q < k; q++) {
       const leir_step *step = leir_candidates_step(cands, which[q]);
       const char *sname = leir_strategy_info_at(leir_step_strategy(step))->name;
@@ -540,8 +564,13 @@ leir_status leir__ds_unit_build(leir_dataset *ds, size_t u, uint64_t *verified, 
       size_t at;
       if ((st = add_state(&c, src, 0, "[]", &at)) != LEIR_OK) goto done;
       if ((st = walk(&c)) != LEIR_OK) goto done;
-      for (size_t i = 0; i < c.n_states; i++)
+      for (size_t i = 0; i < c.n_states; i++) {
+        if (cancel_requested(&c)) {
+          st = unit_cancelled(&c);
+          goto done;
+        }
         if ((st = do_state(&c, i)) != LEIR_OK) goto done;
+      }
     }
   }
   leir__sb_puts(&c.out, "{\"type\":\"done\",\"unit\":");

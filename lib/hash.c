@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "error.h"
 #include "ir.h"
 #include "signature.h"
@@ -110,5 +111,39 @@ done:
   free(lsyms);
   free(names);
   free(store);
+  return h;
+}
+
+/* ---- structure: alpha hash without redundant parentheses ------------- */
+
+static int drop_paren(leir__visit *v, leir_expr **slot, leir_expr *parent) {
+  (void)v;
+  (void)parent;
+  while ((*slot)->kind == LEIR_EXPR_PAREN) *slot = (*slot)->kids[0];
+  return LEIR__VISIT_NEXT;
+}
+
+/* Parentheses change nothing a program computes except one thing: the
+ * syntactic accumulation forms (spec/leir.md §3.4) stop at a parenthesis,
+ * so `C=C+A` starts C at 0 and `C=(C+A)` does not. The hash is therefore
+ * the alpha hash of a copy without parenthesis nodes (the printer puts back
+ * the fewest that keep the tree), mixed with the original's implicit
+ * initialization of every equation. */
+uint64_t leir__program_hash_structure(const leir_program *p) {
+  if (!p) return 0;
+  leir_program *q = NULL;
+  if (leir_program_clone(&q, p) != LEIR_OK) return 0;
+  leir__visit v = LEIR__VISIT_INIT(drop_paren, NULL);
+  for (uint32_t k = 0; k < q->nnests; k++) leir__visit_nest(&v, q->nests[k]);
+  uint64_t h = leir_program_hash_alpha(q);
+  leir_program_free(q);
+  leir__analysis *a = NULL;
+  if (h && leir__analyze_program(p, NULL, &a) == LEIR_OK) {
+    leir__strbuf b = LEIR__STRBUF_INIT;
+    for (uint32_t i = 0; i < a->neqs; i++) leir__sb_putc(&b, (char)('0' + a->eqs[i].init));
+    h = b.failed ? 0 : XXH3_64bits_withSeed(b.data, b.len, h);
+    leir__sb_release(&b);
+    leir__analysis_free(a);
+  }
   return h;
 }

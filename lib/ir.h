@@ -193,6 +193,15 @@ void leir__print_loops(leir__strbuf *b, const leir_program *p, const leir_nest *
 void leir__print_equation(leir__strbuf *b, const leir_program *p, const leir_equation *eq);
 void leir__print_expr(leir__strbuf *b, const leir_program *p, const leir_expr *e);
 
+/* ---- hashing (lib/hash.c) --------------------------------------------- */
+
+/* A hash equal for programs that differ only in fresh names (as
+ * leir_program_hash_alpha) and in parentheses that decide nothing (not the
+ * ones that stop an accumulation form, spec/leir.md §3.4): what `leir eval`
+ * compares, so that a respelled copy of a prompt is no new program. 0 when
+ * memory runs out. May set the last error (the program is analyzed). */
+uint64_t leir__program_hash_structure(const leir_program *p);
+
 /* ---- small helpers ---------------------------------------------------- */
 
 extern const char *const leir__loop_kind_letters; /* "LPVUB" */

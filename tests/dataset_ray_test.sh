@@ -32,24 +32,29 @@ export PYTHONDONTWRITEBYTECODE=1 RAY_USAGE_STATS_ENABLED=0
   --tool "$tool" >"$work/summary.json" 2>"$work/ray.log" || {
   tail -50 "$work/ray.log"; echo "FAIL: the Ray build failed"; exit 1; }
 rc=0
-for f in train.jsonl eval.jsonl archive.jsonl rejections.jsonl summary.json README.md \
-         strategies.svg levels.svg; do
+for f in train.jsonl eval.jsonl validation.jsonl archive.jsonl rejections.jsonl summary.json \
+         README.md strategies.svg levels.svg; do
   if ! cmp -s "$work/one/$f" "$work/ray/$f"; then echo "FAIL: $f differs"; rc=1; fi
 done
 "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["units"] == 5, d' \
   "$work/summary.json" || rc=1
 [ "$rc" = 0 ] && echo "ok: 4 Ray shards on 2 workers == one process"
 # The dataset card's YAML header is what the Hugging Face `datasets` loader
-# reads (configs default/eval/archive): load each offline and compare its
-# rows with the JSONL files. .ci/run installs datasets beside ray.
+# reads (configs default/eval/validation/archive; eval and validation when
+# they have rows): load each offline and compare its rows with the JSONL
+# files. .ci/run installs datasets beside ray.
 if "$py" -c 'import datasets' 2>/dev/null; then
   HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 HF_HOME="$work/hf" "$py" - "$work/ray" <<'PY' || rc=1
 import sys, datasets
 d = sys.argv[1]
 datasets.disable_progress_bars()
 want = {"default": ("train", "train.jsonl"), "eval": ("test", "eval.jsonl"),
-        "archive": ("train", "archive.jsonl")}
+        "validation": ("validation", "validation.jsonl"), "archive": ("train", "archive.jsonl")}
+card = open(f"{d}/README.md").read()
 for cfg, (split, name) in want.items():
+    if f"- config_name: {cfg}\n" not in card:
+        assert not open(f"{d}/{name}").read().strip(), (cfg, "rows but no config")
+        continue
     ds = datasets.load_dataset(d, cfg, cache_dir=d + "/.hf-cache")
     rows = sum(1 for line in open(f"{d}/{name}") if line.strip())
     assert list(ds) == [split], (cfg, list(ds))

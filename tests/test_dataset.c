@@ -3,9 +3,11 @@
  * every training record checked independently (its answer parses, its
  * transformed IR verifies against the prompt's program with a fresh
  * leir_verify and is one step of the named strategy, its prompt is the
- * Step-TP wording), the filtering rules, determinism, the union of shards,
- * resuming after SIGKILL, JSONL program sources, config errors, and scoring
- * right, wrong and malformed answers.
+ * Step-TP wording), splits that hold (no held-out state or label in train,
+ * recomputed from the files; no source program in two splits; leaking
+ * sources fail the build), the filtering rules, determinism, the union of
+ * shards, resuming after SIGKILL, JSONL program sources, config errors, and
+ * scoring right, wrong and malformed answers.
  */
 #define LEIR_EXPERIMENTAL
 #define _XOPEN_SOURCE 700
@@ -27,8 +29,9 @@
 #include "prompt.h"
 #include "testutil.h"
 
-static const char *const outputs[] = {"train.jsonl", "eval.jsonl", "archive.jsonl", "rejections.jsonl",
-                                      "summary.json", "README.md", "strategies.svg", "levels.svg", NULL};
+static const char *const outputs[] = {"train.jsonl", "eval.jsonl", "validation.jsonl", "archive.jsonl",
+                                      "rejections.jsonl", "summary.json", "README.md", "strategies.svg",
+                                      "levels.svg", NULL};
 
 static const char small_config[] =
     "name: test-small\n"
@@ -76,6 +79,18 @@ static leir_status build(const char *config, const char *out, uint32_t k, uint32
   leir_status st = leir_dataset_open(&ds, config, strlen(config), NULL, out, &o);
   if (st == LEIR_OK) st = leir_dataset_run(ds);
   leir_dataset_free(ds);
+  return st;
+}
+
+/* Builds the config in file `path` (relative paths in it from `base`). */
+static leir_status build_in(const char *path, const char *base, const char *out) {
+  size_t len = 0;
+  char *text = test_read_file(path, &len);
+  leir_dataset *ds = NULL;
+  leir_status st = leir_dataset_open(&ds, text, len, base, out, NULL);
+  if (st == LEIR_OK) st = leir_dataset_run(ds);
+  leir_dataset_free(ds);
+  free(text);
   return st;
 }
 
@@ -139,7 +154,7 @@ START_TEST(test_every_record_verifies_independently) {
     ck_assert_int_eq(leir__prompt_build(p, sget(sample0, "name"), (uint32_t)n, &want, NULL), LEIR_OK);
     ck_assert_str_eq(user, want);
     leir_free(want);
-    if (!strcmp(sget(r, "split"), "eval")) {
+    if (strcmp(sget(r, "split"), "train")) {
       ck_assert_ptr_null(msgs->first->next); /* no answer in an eval prompt */
       evals++;
       leir_program_free(p);
@@ -314,6 +329,345 @@ START_TEST(test_resume_after_sigkill_loses_and_duplicates_nothing) {
 }
 END_TEST
 
+/* SIGTERM stops a build inside the unit it is building. The one unit here
+ * (a 64^3 matmul verified on the interpreter) takes seconds on any host, and
+ * the signal comes a moment after the build has opened its directory: a
+ * build that only checked between units would finish the unit and write it,
+ * so the test cannot pass unless the unit itself was interrupted. */
+START_TEST(test_sigterm_stops_inside_a_unit_and_writes_nothing_of_it) {
+  const char *tool = getenv("LEIR_TOOL");
+  ck_assert_msg(tool != NULL, "LEIR_TOOL is not set");
+  char *dir = tmpdir();
+  char *jl = path_in(dir, "programs.jsonl"), *cfg = path_in(dir, "slow.yaml"), *out = path_in(dir, "out");
+  FILE *f = fopen(jl, "w");
+  fputs("{\"name\": \"mm\", \"leir\": \"L^{64}_{i=0}L^{64}_{j=0}L^{64}_{k=0}[C^{f32,g}_{i*64+j}="
+        "C^{f32,g}_{i*64+j}+A^{f32,g}_{i*64+k}*W^{f32,g}_{k*64+j};];\"}\n",
+        f);
+  fclose(f);
+  f = fopen(cfg, "w");
+  fputs("name: slow\nseed: 5\nsources: {programs: programs.jsonl}\nwalks: {count: 2, depth: 2}\n"
+        "sampling: {per_strategy: 1}\nverify: {backend: interp}\nsplit: {test: 0, validation: 0}\n",
+        f);
+  fclose(f);
+  char *stamp = path_in(out, ".work/config"), *unit = path_in(out, ".work/units/000000.jsonl");
+  char *err = path_in(dir, "stderr.txt");
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(null, 1);
+    dup2(e, 2);
+    execl(tool, tool, "dataset", "build", cfg, "--out", out, (char *)NULL);
+    _exit(127);
+  }
+  /* the build has opened its directory (its handler is installed by then) */
+  struct timespec tick = {0, 10 * 1000000L};
+  for (int i = 0; i < 3000 && access(stamp, F_OK) != 0; i++) nanosleep(&tick, NULL);
+  ck_assert_int_eq(access(stamp, F_OK), 0);
+  struct timespec moment = {0, 200 * 1000000L};
+  nanosleep(&moment, NULL);
+  kill(pid, SIGTERM);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  size_t len = 0;
+  char *said = test_read_file(err, &len);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status, said);
+  ck_assert_msg(strstr(said, "cancelled during unit programs.jsonl:1") != NULL, "%s", said);
+  ck_assert_msg(access(unit, F_OK) != 0, "the interrupted unit was written: %s", said);
+  free(said);
+  /* resuming builds the unit in full */
+  ck_assert_int_eq(build_in(cfg, dir, out), LEIR_OK);
+  ck_assert_int_eq(access(unit, F_OK), 0);
+  free(stamp);
+  free(unit);
+  free(err);
+  free(jl);
+  free(cfg);
+  free(out);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+/* ---- splits ------------------------------------------------------------- */
+
+static const char split_config[] =
+    "name: test-splits\n"
+    "seed: 7\n"
+    "sources:\n"
+    "  workloads: [level1/softmax, level1/ReLU, level1/ELU, level1/Sigmoid, level1/Tanh, level1/LeakyReLU]\n"
+    "  shapes: [small]\n"
+    "walks: {count: 1, depth: 1}\n"
+    "sampling: {per_strategy: 1}\n"
+    "split: {by: program, test: 0.34, validation: 0.34, seed: 3}\n";
+
+typedef struct strset {
+  char **v;
+  size_t n;
+} strset;
+
+static int strset_has(const strset *s, const char *x) {
+  for (size_t i = 0; i < s->n; i++)
+    if (!strcmp(s->v[i], x)) return 1;
+  return 0;
+}
+
+static void strset_add(strset *s, const char *x) {
+  if (strset_has(s, x)) return;
+  s->v = realloc(s->v, (s->n + 1) * sizeof *s->v);
+  s->v[s->n++] = strdup(x);
+}
+
+static void strset_free(strset *s) {
+  for (size_t i = 0; i < s->n; i++) free(s->v[i]);
+  free(s->v);
+}
+
+typedef struct hashset {
+  uint64_t *v;
+  size_t n;
+} hashset;
+
+static int hashset_has(const hashset *s, uint64_t h) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i] == h) return 1;
+  return 0;
+}
+
+static void hashset_add(hashset *s, uint64_t h) {
+  if (hashset_has(s, h)) return;
+  s->v = realloc(s->v, (s->n + 1) * sizeof *s->v);
+  s->v[s->n++] = h;
+}
+
+/* The alpha hash of a program text, recomputed here from the text alone
+ * (the signature inferred, the same way for every file). */
+static uint64_t alpha_of(const char *text, size_t len) {
+  leir_program *p = NULL;
+  leir_parse_options po = LEIR_PARSE_OPTIONS_INIT;
+  po.flags = LEIR_PARSE_LENIENT;
+  ck_assert_msg(leir_program_parse(&p, text, len, &po) == LEIR_OK, "%.*s", (int)len, text);
+  uint64_t h = leir_program_hash_alpha(p);
+  leir_program_free(p);
+  return h;
+}
+
+/* The source program a prompt is about, from its wording: the model name
+ * and the known variables (names, dtypes, shapes). */
+static char *prompt_key(const char *user) {
+  const char *a = strstr(user, "IR of "), *b = strstr(user, ": '");
+  const char *k = strstr(user, "where the known variables are "), *e = strstr(user, ". Do not change");
+  ck_assert(a && b && k && e && a < b && k < e);
+  a += 6;
+  k += strlen("where the known variables are ");
+  char *key = malloc((size_t)(b - a) + (size_t)(e - k) + 2);
+  sprintf(key, "%.*s|%.*s", (int)(b - a), a, (int)(e - k), k);
+  return key;
+}
+
+static const char *user_text(const leir__lit *r) {
+  const leir__lit *m = leir__lit_get(r, "messages");
+  for (const leir__lit *e = m->first; e; e = e->next)
+    if (!strcmp(sget(e, "role"), "user")) return sget(e, "content");
+  ck_abort_msg("no user message");
+  return NULL;
+}
+
+START_TEST(test_splits_hold_out_whole_programs_without_leakage) {
+  char *dir = tmpdir();
+  ck_assert_int_eq(build(split_config, dir, 0, 1), LEIR_OK);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  size_t len;
+  /* train: every prompt state and every target */
+  hashset train = {0};
+  strset train_keys = {0};
+  char *text = slurp(dir, "train.jsonl", &len);
+  size_t records = 0, changes = 0;
+  char *prev = NULL;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), records++) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    const char *user = user_text(r);
+    const char *ir;
+    size_t ir_len;
+    ck_assert(leir__prompt_extract_ir(user, strlen(user), &ir, &ir_len));
+    hashset_add(&train, alpha_of(ir, ir_len));
+    char *key = prompt_key(user);
+    strset_add(&train_keys, key);
+    changes += prev && strcmp(prev, key);
+    free(prev);
+    prev = key;
+    const char *resp = sget(r->first->value->first->next, "content");
+    leir__answer *ans = NULL;
+    ck_assert_int_eq(leir__answer_parse(resp, strlen(resp), &ans, NULL), LEIR_OK);
+    for (size_t i = 0; i < ans->n_items; i++) hashset_add(&train, alpha_of(ans->items[i].ir, ans->items[i].ir_len));
+    leir__answer_free(ans);
+  }
+  free(prev);
+  free(text);
+  ck_assert_uint_ge(train_keys.n, 2);
+  /* seeded order, not one program's records in a block */
+  ck_assert_uint_gt(changes, train_keys.n * 2);
+  /* held out: no state, no label, no source program of train */
+  static const char *const held[2] = {"eval.jsonl", "validation.jsonl"};
+  strset keys[2] = {{0}}, states = {0};
+  uint64_t labels = 0;
+  for (int f = 0; f < 2; f++) {
+    text = slurp(dir, held[f], &len);
+    size_t n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), n++) {
+      const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+      ck_assert_str_eq(sget(r, "split"), f ? "validation" : "test");
+      const char *orig = sget(r, "original_IR");
+      ck_assert_msg(!hashset_has(&train, alpha_of(orig, strlen(orig))), "%s: a held-out state is in train", held[f]);
+      int first_time = !strset_has(&states, sget(r, "state"));
+      strset_add(&states, sget(r, "state"));
+      for (const leir__lit *l = leir__lit_get(r, "labels")->first; l; l = l->next) {
+        const char *t = sget(l, "transformed_IR");
+        ck_assert_msg(!hashset_has(&train, alpha_of(t, strlen(t))), "%s: a held-out label is in train", held[f]);
+        labels += (uint64_t)first_time;
+      }
+      char *key = prompt_key(user_text(r));
+      ck_assert_msg(!strset_has(&train_keys, key), "%s: %s is also in train", held[f], key);
+      ck_assert_msg(!f || !strset_has(&keys[0], key), "%s is in test and validation", key);
+      strset_add(&keys[f], key);
+      free(key);
+    }
+    ck_assert_uint_gt(n, 0);
+    free(text);
+  }
+  ck_assert_uint_eq(keys[0].n, 2); /* round(6 * 0.34) of the 6 programs each */
+  ck_assert_uint_eq(keys[1].n, 2);
+  /* leir eval scores answers to validation prompts too */
+  text = slurp(dir, "validation.jsonl", &len);
+  const leir__lit *vr = leir__lit_parse(&a, text, (size_t)(strchr(text, '\n') - text), 0, 0, NULL);
+  const leir__lit *vl = leir__lit_get(vr, "labels")->first;
+  leir__strbuf ab = LEIR__STRBUF_INIT;
+  leir__sb_printf(&ab, "{\"id\": \"%s\", \"answer\": \"<answer>{'transformed_IR': '%s', 'applied_strategy': '%s'}</answer>\"}\n",
+                  sget(vr, "id"), sget(vl, "transformed_IR"), sget(vl, "strategy"));
+  size_t alen = 0;
+  char *answers = leir__sb_finish(&ab, &alen);
+  leir_eval *ev = NULL;
+  ck_assert_int_eq(leir_eval_run(&ev, answers, alen, dir, NULL), LEIR_OK);
+  char *json = NULL;
+  ck_assert_int_eq(leir_eval_report_json(ev, &json, NULL), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(json, "\"label\":true,\"pass_equal\":"));
+  ck_assert_ptr_nonnull(strstr(json, "\"pass_close\":true"));
+  leir_free(json);
+  leir_eval_free(ev);
+  free(answers);
+  free(text);
+  /* the archive: each unit in one split */
+  strset units = {0}, unit_split = {0};
+  text = slurp(dir, "archive.jsonl", &len);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    for (const leir__lit *smp = leir__lit_get(r, "samples")->first; smp; smp = smp->next) {
+      char pair[512];
+      snprintf(pair, sizeof pair, "%s=%s", sget(smp, "unit"), sget(r, "split"));
+      strset_add(&units, sget(smp, "unit"));
+      strset_add(&unit_split, pair);
+    }
+  }
+  free(text);
+  ck_assert_uint_eq(units.n, 6);
+  ck_assert_uint_eq(unit_split.n, units.n);
+  /* the build's own check agrees, and says so in summary.json and the card */
+  text = slurp(dir, "summary.json", &len);
+  const leir__lit *sum = leir__lit_parse(&a, text, len, 0, 0, NULL);
+  const leir__lit *leak = leir__lit_get(sum, "leakage");
+  int64_t x = -1;
+  ck_assert(leir__lit_int(leir__lit_get(leak, "checked_states"), &x) && x == (int64_t)states.n);
+  ck_assert(leir__lit_int(leir__lit_get(leak, "checked_labels"), &x) && x == (int64_t)labels);
+  static const char *const zero[] = {"test_states_in_train", "test_labels_in_train", "validation_states_in_train",
+                                     "validation_labels_in_train", "units_in_two_splits", NULL};
+  for (int i = 0; zero[i]; i++) ck_assert(leir__lit_int(leir__lit_get(leak, zero[i]), &x) && x == 0);
+  ck_assert_str_eq(sget(leir__lit_get(sum, "split"), "by"), "program");
+  free(text);
+  text = slurp(dir, "README.md", &len);
+  ck_assert_ptr_nonnull(strstr(text, "- config_name: validation\n  data_files:\n  - split: validation\n    path: validation.jsonl\n"));
+  ck_assert_ptr_nonnull(strstr(text, "## Splits\n\nHeld out by source program"));
+  ck_assert_ptr_nonnull(strstr(text, "| held-out states | 0 | 0 |\n| held-out labels | 0 | 0 |"));
+  free(text);
+  strset_free(&units);
+  strset_free(&unit_split);
+  strset_free(&states);
+  strset_free(&keys[0]);
+  strset_free(&keys[1]);
+  strset_free(&train_keys);
+  free(train.v);
+  leir__arena_release(&a);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+/* The same program twice in the sources: held out by program, one copy is
+ * held out and the other trained on, which the check finds; held out by
+ * workload family (the programs' name), the two stay together. */
+START_TEST(test_leaking_sources_fail_the_build) {
+  char *dir = tmpdir();
+  static const char relu[] =
+      "{\"name\": \"relu\", \"leir\": \"L^{4}_{a=0}L^{8}_{c=0}[C^{f64,g}_{a,c}=max(A^{f64,g}_{a,c},0);];\"}\n";
+  char *jl = path_in(dir, "twice.jsonl");
+  FILE *f = fopen(jl, "w");
+  fputs(relu, f);
+  fputs(relu, f);
+  fclose(f);
+  free(jl);
+  jl = path_in(dir, "more.jsonl");
+  f = fopen(jl, "w");
+  fputs(relu, f);
+  fputs(relu, f);
+  fputs("{\"name\": \"rowsum\", \"leir\": \"L^{4}_{a=0}L^{8}_{c=0}[C^{f64,g}_{a}=C^{f64,g}_{a}+A^{f64,g}_{a,c};];\"}\n", f);
+  fclose(f);
+  free(jl);
+  /* two programs, one held out: the copy in train leaks it */
+  static const char by_program[] =
+      "name: leak\nseed: 2\nsources: {programs: twice.jsonl}\nsampling: {per_strategy: 1}\n"
+      "split: {by: program, test: 0.5, validation: 0}\n";
+  static const char by_workload[] =
+      "name: leak\nseed: 2\nsources: {programs: more.jsonl}\nsampling: {per_strategy: 1}\n"
+      "split: {by: workload, test: 0.5, validation: 0}\n";
+  char *out = path_in(dir, "by-program");
+  leir_dataset *ds = NULL;
+  ck_assert_int_eq(leir_dataset_open(&ds, by_program, strlen(by_program), dir, out, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_dataset_run(ds), LEIR_ERR_INVALID);
+  ck_assert_str_eq(leir_error_last()->rule, "dataset.leakage");
+  ck_assert_ptr_nonnull(strstr(leir_error_last()->message, "leak into train: 1 test and 0 validation states"));
+  ck_assert_int_eq(leir_dataset_complete(ds), 0);
+  leir_dataset_free(ds);
+  char *train = path_in(out, "train.jsonl");
+  ck_assert_int_ne(access(train, F_OK), 0); /* nothing written */
+  free(train);
+  free(out);
+  /* by workload family (the programs' name) the copies stay together */
+  out = path_in(dir, "by-workload");
+  ck_assert_int_eq(leir_dataset_open(&ds, by_workload, strlen(by_workload), dir, out, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_dataset_run(ds), LEIR_OK);
+  leir_dataset_free(ds);
+  size_t len;
+  char *arch = slurp(out, "archive.jsonl", &len);
+  leir__arena a;
+  leir__arena_init(&a, 0);
+  const char *relu_split = NULL;
+  for (char *line = strtok(arch, "\n"); line; line = strtok(NULL, "\n")) {
+    const leir__lit *r = leir__lit_parse(&a, line, strlen(line), 0, 0, NULL);
+    const char *name = sget(leir__lit_get(r, "samples")->first, "name");
+    if (strcmp(name, "relu")) continue;
+    if (!relu_split) relu_split = sget(r, "split");
+    ck_assert_str_eq(sget(r, "split"), relu_split);
+  }
+  ck_assert_ptr_nonnull(relu_split);
+  leir__arena_release(&a);
+  free(arch);
+  free(out);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
 START_TEST(test_filter_rules_cap_and_drop) {
   static const char cfg[] =
       "name: test-filter\n"
@@ -463,6 +817,10 @@ START_TEST(test_config_errors_name_the_line) {
       {"sources: {workloads: all}\nmeasure: {enabled: maybe}\n", "measure.enabled must be true or false", 2},
       {"name: [\n", "YAML", 2},
       {"name: x\n", "give workloads and/or programs", 1},
+      {"sources: {workloads: all}\nsplit: {by: shape}\n", "split.by must be program or workload", 2},
+      {"sources: {workloads: all}\nsplit: {test: 0.1}\neval: {fraction: 0.2}\n", "eval.fraction is split.test", 3},
+      {"sources: {workloads: all}\nsplit: {test: 0.7, validation: 0.4}\n", "at most 1", 2},
+      {"sources: {workloads: all}\nsplit: {tests: 0.7}\n", "unknown key 'tests' in split", 2},
   };
   char *dir = tmpdir();
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -504,11 +862,11 @@ START_TEST(test_eval_scores_right_wrong_and_malformed_answers) {
   /* 2: right transformation, wrong strategy name: passes, not grounded */
   leir__sb_printf(&b, "{\"id\": \"%s\", \"answer\": \"<answer>{'transformed_IR': '%s', 'applied_strategy': 'apart'}</answer>\"}\n",
                   sget(single, "id"), sget(lab, "transformed_IR"));
-  /* 3: wrong: the original with its first '-' turned into '+' (or unchanged) */
-  char *wrong = strdup(sget(single, "original_IR"));
-  char *op = strchr(wrong, '-');
-  if (op) *op = '+';
-  else wrong[strlen(wrong) - 3] = wrong[strlen(wrong) - 3] == '0' ? '1' : '0';
+  /* 3: wrong: the original with 1 added to the last equation's value */
+  const char *orig = sget(single, "original_IR");
+  char *wrong = malloc(strlen(orig) + 3);
+  ck_assert(strlen(orig) > 3 && !strcmp(orig + strlen(orig) - 3, ";];"));
+  sprintf(wrong, "%.*s+1;];", (int)(strlen(orig) - 3), orig);
   leir__sb_printf(&b, "{\"id\": \"%s\", \"response\": \"<answer>{'transformed_IR': '%s', 'applied_strategy': 'loop_split'}</answer>\"}\n",
                   sget(single, "id"), wrong);
   free(wrong);
@@ -554,7 +912,7 @@ START_TEST(test_eval_scores_right_wrong_and_malformed_answers) {
   ck_assert_str_eq(sget(items[1]->first, "reason"), "strategy.not_grounded");
   /* wrong */
   ck_assert_int_eq(leir__lit_get(items[2]->first, "pass_close")->i, 0);
-  ck_assert(!strncmp(sget(items[2]->first, "reason"), "verify.", 7) || !strcmp(sget(items[2]->first, "reason"), "ir.invalid"));
+  ck_assert_msg(!strncmp(sget(items[2]->first, "reason"), "verify.", 7) || !strcmp(sget(items[2]->first, "reason"), "ir.invalid"), "%s", sget(items[2]->first, "reason"));
   /* multi: every label passes and the count is met */
   ck_assert_uint_eq(items[3]->n, leir__lit_get(multi, "labels")->n); /* distinct IRs, all scored */
   /* each label passes; bitwise exactly when its build verdict was EQUAL (a
@@ -602,7 +960,10 @@ static Suite *dataset_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_every_record_verifies_independently);
   tcase_add_test(tc, test_same_config_gives_identical_files_and_shards_unite);
+  tcase_add_test(tc, test_splits_hold_out_whole_programs_without_leakage);
+  tcase_add_test(tc, test_leaking_sources_fail_the_build);
   tcase_add_test(tc, test_resume_after_sigkill_loses_and_duplicates_nothing);
+  tcase_add_test(tc, test_sigterm_stops_inside_a_unit_and_writes_nothing_of_it);
   tcase_add_test(tc, test_filter_rules_cap_and_drop);
   tcase_add_test(tc, test_program_sources_and_rejections);
   tcase_add_test(tc, test_measure_records_timing_and_speedup);

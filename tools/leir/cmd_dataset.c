@@ -11,8 +11,14 @@
 
 static volatile int cancelled;
 
+/* The first SIGINT/SIGTERM asks the build to stop (within the current
+ * unit's verification batch; nothing half-written is kept); a second one
+ * ends the process at once. */
 static void on_signal(int sig) {
-  (void)sig;
+  if (cancelled) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
   cancelled = 1;
 }
 
@@ -60,8 +66,8 @@ static void print_field(const char *sum, const char *label, const char *key) {
 
 /* What was built and what was rejected, in a few lines; summary.json has it all. */
 static void print_summary(const char *out, const char *sum) {
-  fprintf(stderr, "leir dataset: wrote %s (train.jsonl, eval.jsonl, archive.jsonl, rejections.jsonl, "
-                  "summary.json, README.md)\n", out);
+  fprintf(stderr, "leir dataset: wrote %s (train.jsonl, eval.jsonl, validation.jsonl, archive.jsonl, "
+                  "rejections.jsonl, summary.json, README.md)\n", out);
   print_field(sum, "units", "\"units\":");
   print_field(sum, "states", "\"states\":");
   print_field(sum, "candidates verified", "\"verified\":");
@@ -70,6 +76,8 @@ static void print_summary(const char *out, const char *sum) {
   print_field(sum, "rejected by verdict", "\"by_verdict\":");
   print_field(sum, "filtered", "\"filtered\":");
   print_field(sum, "records", "\"records\":");
+  print_field(sum, "split", "\"split\":");
+  print_field(sum, "leakage check", "\"leakage\":");
 }
 
 static int parse_shard(const char *s, uint32_t *k, uint32_t *n) {
@@ -147,7 +155,7 @@ int cmd_dataset(int argc, char **argv) {
   if (st != LEIR_OK) {
     const leir_error *e = leir_error_last();
     tool_print_error(e->subject[0] ? e->subject : config, 0, e);
-    rc = tool_exit_for(st);
+    rc = st == LEIR_ERR_CANCELLED ? EXIT_INVALID : tool_exit_for(st); /* 1: interrupted */
   } else if (!leir_dataset_complete(ds)) {
     uint64_t total, done;
     leir_dataset_units(ds, &total, &done);

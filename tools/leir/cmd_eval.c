@@ -12,6 +12,7 @@ int cmd_eval(int argc, char **argv) {
   tool_args_init(&a, "eval", argc, argv);
   const char *dir = NULL, *opt, *json_out = NULL;
   bool json = false;
+  uint32_t k[16];
   leir_eval_options o;
   leir_eval_options_init(&o, sizeof o);
   while ((opt = tool_args_next(&a))) {
@@ -29,12 +30,27 @@ int cmd_eval(int argc, char **argv) {
       if (!v) return EXIT_USAGE;
       o.seed = strtoull(v, &end, 10);
       if (end == v || *end) return tool_usage_error("eval", "--seed takes an integer: %s", v);
+    } else if (!strcmp(opt, "--k") || !strncmp(opt, "--k=", 4)) {
+      /* pass@k for these k (a comma-separated list) */
+      const char *v = tool_args_value(&a, "--k");
+      if (!v) return EXIT_USAGE;
+      o.n_k = 0;
+      for (const char *p = v;;) {
+        char *end;
+        unsigned long x = strtoul(p, &end, 10);
+        if (end == p || x < 1 || x > 1000000 || o.n_k == 16 || (*end && *end != ','))
+          return tool_usage_error("eval", "--k takes up to 16 integers 1..1000000, comma-separated: %s", v);
+        k[o.n_k++] = (uint32_t)x;
+        if (!*end) break;
+        p = end + 1;
+      }
+      o.k = k;
     } else {
       return tool_usage_error("eval", "unknown option %s", opt);
     }
   }
   if (a.npositional != 1 || !dir)
-    return tool_usage_error("eval", "usage: leir eval ANSWERS.jsonl --dataset DIR [--json]");
+    return tool_usage_error("eval", "usage: leir eval ANSWERS.jsonl --dataset DIR [--json] [--k K,...]");
   size_t len = 0;
   char *text = tool_read_all(a.positional[0], &len);
   if (!text) return EXIT_INVALID;

@@ -8,9 +8,11 @@
  * multi-step states from seeded random walks, one-step candidates of every
  * enabled strategy, sampling, verification, chain of thought, filtering and
  * balancing. It writes into an output directory: `train.jsonl` (chat
- * records), `eval.jsonl` (held-out prompts), `archive.jsonl` (every field of
- * every kept record), `rejections.jsonl`, `summary.json` and a dataset card
- * `README.md` with SVG histograms.
+ * records), `eval.jsonl` and `validation.jsonl` (prompts of the source
+ * programs held out for test and for validation, checked not to leak into
+ * train), `archive.jsonl` (every field of every kept record),
+ * `rejections.jsonl`, `summary.json` and a dataset card `README.md` with SVG
+ * histograms.
  *
  * The work is split into units (one source program each). Every finished
  * unit is written atomically under `DIR/.work/`, so a build killed at any
@@ -63,7 +65,10 @@ typedef struct leir_dataset_options {
   leir_dataset_progress_fn progress; /**< called after every unit (may be NULL) */
   void *payload;                     /**< passed to `progress` */
   const volatile int *cancel;        /**< when it becomes nonzero, leir_dataset_run stops
-                                      * after the current unit with LEIR_ERR_CANCELLED */
+                                      * with LEIR_ERR_CANCELLED within the unit it is building
+                                      * (checked between walk steps, between states and around
+                                      * each verification batch); that unit is not written, and
+                                      * a resumed build redoes it */
 } leir_dataset_options;
 
 /** Defaults of leir_dataset_options: shard 0 of 1, no callback. */
@@ -90,7 +95,9 @@ LEIR_API leir_status leir_dataset_open(leir_dataset **out, const char *config, s
 /** Builds this shard's unfinished units, then, when every unit of the
  * config is finished (by this run or others), writes the outputs.
  * Errors: LEIR_ERR_IO, LEIR_ERR_NOMEM, LEIR_ERR_NO_DEVICE (no backend),
- * LEIR_ERR_CANCELLED. Finished units stay finished whatever happens. */
+ * LEIR_ERR_CANCELLED, LEIR_ERR_INVALID (rule dataset.leakage: a held-out
+ * state or label is a prompt state or target of a train record; no output
+ * is written). Finished units stay finished whatever happens. */
 LEIR_API leir_status leir_dataset_run(leir_dataset *dataset);
 
 /** 1 when the outputs were written (every unit is finished), else 0. */
@@ -101,7 +108,7 @@ LEIR_API void leir_dataset_units(const leir_dataset *dataset, uint64_t *total, u
 
 /** The build's summary as one JSON object: units, samples verified, kept and
  * rejected (by stage, verdict and strategy), records written per kind,
- * strategy and level. Caller frees *out with leir_free.
+ * strategy and level, the split and the leakage check (docs/dataset.md). Caller frees *out with leir_free.
  * Errors: LEIR_ERR_ARGUMENT (the outputs are not written yet), LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_dataset_summary_json(const leir_dataset *dataset, char **out,
                                                size_t *out_len);
@@ -125,11 +132,16 @@ typedef struct leir_eval_options {
   uint64_t seed;       /**< verification input seed (default LEIR_SEED_DEFAULT = 1) */
   uint32_t input_sets; /**< verification input sets (default 3) */
   uint64_t interp_max_evaluations; /**< see `backend` (default 2000000) */
+  /** The k of pass-at-k (`n_k` entries, each 1 to 1000000, at most 16; borrowed for
+   * the call). NULL (default): 1 and the fewest samples any answered prompt
+   * has. Added with pass-at-k: a smaller `size` gets the default. */
+  const uint32_t *k;
+  size_t n_k;          /**< entries of `k` */
 } leir_eval_options;
 
 /** Defaults of leir_eval_options. */
 #define LEIR_EVAL_OPTIONS_INIT \
-  { (uint32_t)sizeof(leir_eval_options), NULL, 1u, 3u, 2000000u }
+  { (uint32_t)sizeof(leir_eval_options), NULL, 1u, 3u, 2000000u, NULL, 0u }
 
 /** Fills the first `size` bytes of `*opts` with LEIR_EVAL_OPTIONS_INIT and sets
  * `opts->size` to `size`. Errors: LEIR_ERR_ARGUMENT. */
@@ -138,17 +150,23 @@ LEIR_API leir_status leir_eval_options_init(leir_eval_options *opts, size_t size
 /** Scores `len` bytes of answers (JSONL: one object per line with the prompt's
  * `id` and the model's text as `answer`, `response`, `output`, `content` or
  * the last assistant message of `messages`) against the prompts of the
- * dataset in `dataset_dir` (its eval.jsonl and train records). Every line,
- * however malformed, is scored with a reason; nothing in the answers makes
- * it fail. Caller frees *out with leir_eval_free. Errors: LEIR_ERR_IO and
- * LEIR_ERR_PARSE (the dataset directory), LEIR_ERR_ARGUMENT,
- * LEIR_ERR_NO_DEVICE, LEIR_ERR_NOMEM. */
+ * dataset in `dataset_dir` (its eval.jsonl, validation.jsonl and archived
+ * records). Lines with the same prompt are samples of that prompt (pass-at-k).
+ * Programs are compared by structure (up to fresh names and redundant
+ * parentheses), not text. Every line, however malformed, is scored with a
+ * reason; nothing in the answers makes it fail. Caller frees *out with
+ * leir_eval_free. Errors: LEIR_ERR_IO and LEIR_ERR_PARSE (the dataset
+ * directory), LEIR_ERR_ARGUMENT (also a bad `k`), LEIR_ERR_NO_DEVICE,
+ * LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_eval_run(leir_eval **out, const char *answers, size_t len,
                                    const char *dataset_dir, const leir_eval_options *opts);
 
-/** The scores as one JSON object: overall, per strategy and per level (parse
- * rate, pass-equal, pass-close, grounded rate, counts) and one entry per
- * answer line with its outcome and reason. Caller frees *out with leir_free. */
+/** The scores as one JSON object (docs/dataset.md): overall, single and multi
+ * prompts, per workload level (rates, counts and pass-at-k), per strategy and
+ * strategy level of the matched label and per strategy the answer names
+ * (parse rate, different, label, pass-equal, pass-close, pass-reference,
+ * grounded, multi-label rates), and one entry per answer line with its
+ * outcome and reason. Caller frees *out with leir_free. */
 LEIR_API leir_status leir_eval_report_json(const leir_eval *eval, char **out, size_t *out_len);
 
 /** The scores as a text table (overall, per strategy, per level). Caller
