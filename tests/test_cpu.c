@@ -1229,6 +1229,39 @@ START_TEST(test_runner_option_names_the_program) {
 }
 END_TEST
 
+/* A host that ignores SIGCHLD has its children reaped by the kernel, so the
+ * library cannot wait for the compiler or the runner: the backend still
+ * opens (the compiler's identity), compiles (no cache: every kernel is
+ * built here) and judges, and a mutant is still caught. */
+START_TEST(test_cpu_works_for_a_host_that_ignores_sigchld) {
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  ck_assert_int_eq(sigaction(SIGCHLD, &ign, &old), 0);
+  leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
+  bo.cache_dir = "";
+  bo.timeout_s = 600;
+  leir_backend *b = NULL;
+  ck_assert_msg(leir_backend_open(&b, "cpu", &bo) == LEIR_OK, "%s", leir_error_last()->message);
+  expect(b, MATMUL,
+         "B^{4}_{tx=0}L^{8}_{c=0}L^{6}_{a=0}[D^{f64,g}_{tx,a}=D^{f64,g}_{tx,a}+A^{f64,g}_{tx,c}"
+         "*C^{f64,g}_{c,a};];",
+         LEIR_VERDICT_EQUAL, 0);
+  expect(b, SUM, "B^{4}_{tx=0}L^{8}_{a=0}[C^{f64,g}_{tx}=C^{f64,g}_{tx}+A^{f64,g}_{tx,a}*2;];",
+         LEIR_VERDICT_MISMATCH, 0);
+  leir_backend_free(b);
+  /* SA_NOCLDWAIT is the same thing said another way */
+  ign.sa_handler = SIG_DFL;
+  ign.sa_flags = SA_NOCLDWAIT;
+  ck_assert_int_eq(sigaction(SIGCHLD, &ign, NULL), 0);
+  ck_assert_msg(leir_backend_open(&b, "cpu", &bo) == LEIR_OK, "%s", leir_error_last()->message);
+  expect(b, SUM, SUM, LEIR_VERDICT_EQUAL, 0);
+  leir_backend_free(b);
+  ck_assert_int_eq(sigaction(SIGCHLD, &old, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_only_flags_that_keep_results_are_accepted) {
   static const char *const refused[] = {
       "-mfpmath=387", "-mfpmath=sse,387", "-ffast-math", "-Ofast", "-funsafe-math-optimizations",
@@ -1735,6 +1768,7 @@ static Suite *cpu_suite(void) {
   tcase_add_test(tc, test_thread_counts_are_bounded);
   tcase_add_test(tc, test_runner_is_found_or_the_backend_says_why);
   tcase_add_test(tc, test_runner_option_names_the_program);
+  tcase_add_test(tc, test_cpu_works_for_a_host_that_ignores_sigchld);
   tcase_add_test(tc, test_only_flags_that_keep_results_are_accepted);
   tcase_add_test(tc, test_fp_contract_fuses_only_when_asked);
   tcase_add_test(tc, test_division_by_a_loop_invariant_is_exact);

@@ -18,9 +18,13 @@
  *
  * Threads: a leir_backend and the kernels made from it are used by one
  * thread at a time; distinct backends are independent. Nothing here prints,
- * exits or installs signal handlers. The cpu backend forks a child process
- * per execution (verification.md §3): callers that reap children with a
- * SIGCHLD handler or SIG_IGN must leave the library's children alone.
+ * exits or installs signal handlers. The cpu backend never forks: it starts
+ * the kernel runner and the compiler with posix_spawn (verification.md, "The
+ * runner"). A host that sets SIGCHLD to SIG_IGN (or SA_NOCLDWAIT) is
+ * supported (the library then waits for the compiler's process group and
+ * judges by its output); a host whose SIGCHLD handler reaps every child
+ * (waitpid(-1)) takes their exit statuses, so a kernel that crashes is then
+ * reported without its signal ("ended abnormally", RUNTIME_ERROR).
  */
 #ifndef LEIR_RUN_H
 #define LEIR_RUN_H
