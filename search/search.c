@@ -37,6 +37,7 @@ typedef struct search_ctx {
   leir_search_record *records;
   size_t nrecords, caprecords;
   uint32_t samples, measured, reused, accepted, rejected;
+  uint32_t not_faster; /* measured, verified, not faster: usable answers (expand) */
   uint32_t lookaheads;
   uint64_t lookahead_evals;
   int best;
@@ -838,6 +839,7 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p) {
         snprintf(reason, sizeof reason, "%s", m.message);
       } else if (m.order != LEIR_ORDER_FASTER) {
         rj = LEIR_REJECT_NOT_FASTER;
+        ctx->not_faster++;
         if (m.ratio > 0)
           snprintf(reason, sizeof reason,
                    "verified (%s) but not faster than its parent: %s, time ratio %.3f [%.3f, %.3f]",
@@ -904,7 +906,8 @@ leir_status leir__search_builtin(leir_search_policy policy, const leir_search_qu
 
 /* Asks the policy for proposals at node `nid` until `min_accept` are
  * accepted, the policy has nothing more, or (an external policy) `retries`
- * calls in a row gave nothing. The
+ * calls in a row gave nothing usable (every proposal rejected before it was
+ * timed, or by its verdict). The
  * ids of the accepted children are appended to acc. */
 static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept, int **acc,
                      size_t *nacc) {
@@ -960,6 +963,7 @@ static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept,
       break;
     }
     size_t before = got;
+    uint32_t not_faster_before = ctx->not_faster;
     for (size_t i = 0; i < ps.n && !should_stop(ctx); i++) {
       int c = evaluate(ctx, nid, &ps.items[i]);
       if (c >= 0) {
@@ -975,6 +979,13 @@ static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept,
     }
     if (got >= min_accept) break;
     if (got > before) continue; /* some accepted; the algorithm wants more */
+    /* a call that gave a verified step that was merely not faster was a
+     * usable answer: it breaks the row of failures (the sample budget, not
+     * `retries`, bounds those) */
+    if (ctx->not_faster > not_faster_before) {
+      fails = 0;
+      continue;
+    }
     /* an external policy (a model) gets `retries` more calls with the
      * reasons; a built-in goes down its list until it has nothing more */
     if (ctx->o.propose && ++fails > ctx->o.retries) {

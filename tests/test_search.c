@@ -783,7 +783,8 @@ typedef struct scripted {
   int calls;
   size_t feedback_seen;
   char last_reason[512];
-  int mode; /* 0: hostile answers then a right one; 1: always wrong; 2: the same program */
+  int mode; /* 0: hostile answers then a right one; 1: always wrong; 2: the same program;
+             * 3: the candidate numbered by the attempt (valid steps, none faster) */
 } scripted;
 
 static leir_status scripted_propose(void *payload, const leir_search_query *q,
@@ -799,6 +800,10 @@ static leir_status scripted_propose(void *payload, const leir_search_query *q,
   if (q->nfeedback)
     snprintf(s->last_reason, sizeof s->last_reason, "%s", q->feedback[q->nfeedback - 1].reason);
   if (q->depth > 0) return LEIR_OK; /* nothing more below the first step */
+  if (s->mode == 3) {
+    const char *step = leir_step_text(leir_candidates_step(q->candidates, q->attempt));
+    return leir_search_propose_step(out, step, strlen(step), NULL);
+  }
   if (s->mode == 2) {
     /* the current program again, its loop variables renamed: `same` */
     const char *same = "L^{8}_{x=0}L^{8}_{y=0}L^{8}_{z=0}[D^{f64,g}_{x,y}=D^{f64,g}_{x,y}+"
@@ -881,6 +886,46 @@ START_TEST(test_external_policy_grounding_and_feedback) {
   ck_assert_uint_eq(sum.accepted, 0);
   ck_assert_uint_eq(sum.samples, 0);
   ck_assert_ptr_nonnull(leir_search_result_best(r));
+  leir_search_result_free(r);
+  leir_program_free(p);
+}
+END_TEST
+
+/* A fake measurement under which every verified step is as fast as its parent. */
+static leir_status never_faster(void *payload, const leir_program *root, const leir_program *parent,
+                                const leir_program *cand, uint32_t klass,
+                                leir_search_measurement *m) {
+  (void)payload, (void)root, (void)parent, (void)cand, (void)klass;
+  m->verdict = LEIR_VERDICT_EQUAL;
+  m->order = LEIR_ORDER_SAME;
+  m->ratio = m->ratio_lo = m->ratio_hi = 1.0;
+  m->median_s = m->parent_median_s = 1.0;
+  return LEIR_OK;
+}
+
+/* `retries` bounds calls that gave nothing usable; a verified step that is
+ * only not faster is a usable answer, so a model proposing new valid steps
+ * at one node goes on until the sample budget (it stopped after 1 + retries
+ * calls before). */
+START_TEST(test_not_faster_answers_do_not_use_retries) {
+  scripted s = {.mode = 3};
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_CHAIN;
+  o.propose = scripted_propose;
+  o.propose_payload = &s;
+  o.measure = never_faster;
+  o.retries = 1;
+  o.max_samples = 20;
+  leir_program *p = matmul();
+  leir_search_result *r = NULL;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  leir_search_summary sum = {.size = sizeof sum};
+  leir_search_result_summary(r, &sum);
+  ck_assert_uint_eq(sum.samples, 20);
+  ck_assert_int_eq(sum.stopped_by, 1); /* the sample budget */
+  ck_assert_int_eq(s.calls, 20);
+  for (size_t i = 0; i < leir_search_result_record_count(r); i++)
+    ck_assert_int_eq(leir_search_result_record(r, i)->reject, LEIR_REJECT_NOT_FASTER);
   leir_search_result_free(r);
   leir_program_free(p);
 }
@@ -1432,6 +1477,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_lookahead_zero_is_the_plain_search);
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
   tcase_add_test(t, test_external_policy_same_program_is_same);
+  tcase_add_test(t, test_not_faster_answers_do_not_use_retries);
   tcase_add_test(t, test_cancel_keeps_the_result_so_far);
   tcase_add_test(t, test_outputs_json_svg_steps);
   tcase_add_test(t, test_names_and_options);

@@ -353,7 +353,9 @@ typedef struct leir_search_options {
                                      * and chain ask for 1) */
   uint32_t retries;                 /**< external policies: calls in a row at one node
                                      * whose proposals were all rejected, after the
-                                     * first, before the node is given up (default 3).
+                                     * first, before the node is given up (default 3);
+                                     * a call that gave a verified step that was only
+                                     * not faster does not count and ends the row.
                                      * Built-in policies go down their list until it
                                      * is exhausted (or a budget ends the search) */
   double uct_c;                     /**< MCTS exploration constant (default 1.414) */
