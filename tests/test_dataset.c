@@ -389,6 +389,49 @@ START_TEST(test_sigterm_stops_inside_a_unit_and_writes_nothing_of_it) {
 }
 END_TEST
 
+/* The two configs in examples/ open (every key known, every workload in the
+ * catalogue) and have the units they say: the quick one 7 workloads x 2
+ * shapes, the Step-TP one 60 random instances of every workload the
+ * reference traces. */
+static uint64_t example_units(const char *name, const char *out) {
+  const char *dir = getenv("LEIR_EXAMPLES");
+  ck_assert_msg(dir != NULL, "LEIR_EXAMPLES is not set");
+  char *path = path_in(dir, name);
+  size_t len = 0;
+  char *text = test_read_file(path, &len);
+  leir_dataset *ds = NULL;
+  ck_assert_msg(leir_dataset_open(&ds, text, len, dir, out, NULL) == LEIR_OK, "%s: %s", path,
+                leir_error_last()->message);
+  uint64_t total = 0, done = 0;
+  leir_dataset_units(ds, &total, &done);
+  ck_assert_uint_eq(done, 0);
+  leir_dataset_free(ds);
+  free(text);
+  free(path);
+  return total;
+}
+
+START_TEST(test_example_configs_open_with_their_units) {
+  char *dir = tmpdir();
+  char *a = path_in(dir, "quick"), *b = path_in(dir, "steptp"), *c = path_in(dir, "one");
+  ck_assert_uint_eq(example_units("dataset-quick.yaml", a), 14);
+  uint64_t full = example_units("dataset-steptp.yaml", b);
+  static const char one_each[] = "name: one\nsources: {workloads: all, shapes: [random]}\n";
+  uint64_t traced = 0, done = 0;
+  leir_dataset *ds = NULL;
+  ck_assert_int_eq(leir_dataset_open(&ds, one_each, strlen(one_each), NULL, c, NULL), LEIR_OK);
+  leir_dataset_units(ds, &traced, &done);
+  leir_dataset_free(ds);
+  ck_assert_uint_ge(traced, 150); /* the catalogue: 202 workloads, 160 traced by the reference */
+  ck_assert_uint_eq(full, 60 * traced);
+  free(a);
+  free(b);
+  free(c);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
 /* ---- splits ------------------------------------------------------------- */
 
 static const char split_config[] =
@@ -964,6 +1007,7 @@ static Suite *dataset_suite(void) {
   tcase_add_test(tc, test_leaking_sources_fail_the_build);
   tcase_add_test(tc, test_resume_after_sigkill_loses_and_duplicates_nothing);
   tcase_add_test(tc, test_sigterm_stops_inside_a_unit_and_writes_nothing_of_it);
+  tcase_add_test(tc, test_example_configs_open_with_their_units);
   tcase_add_test(tc, test_filter_rules_cap_and_drop);
   tcase_add_test(tc, test_program_sources_and_rejections);
   tcase_add_test(tc, test_measure_records_timing_and_speedup);

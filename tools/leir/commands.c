@@ -221,7 +221,7 @@ const tool_command tool_commands[] = {
      "  --depth N        steps from the source, at most (default 8)\n"
      "  --width N        beam width (default 2)\n"
      "  --branching N    proposals per expansion (default 4; mcts and chain: 1)\n"
-     "  --retries N      external policies: calls in a row with nothing accepted\n"
+     "  --retries N      external policies: calls in a row with nothing usable\n"
      "                   before a node is given up (default 3)\n"
      "  --uct C          MCTS exploration constant (default 1.414)\n"
      "  --rollouts N     MCTS: random one-step continuations per new node (default 0)\n"
