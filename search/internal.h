@@ -54,6 +54,7 @@ typedef struct proposal {
 struct leir_search_proposals {
   proposal *items;
   size_t n, cap;
+  char *raw; /* the policy's whole answer of this call (LLM policy), or NULL */
   /* for the built-in policies: the node asked about and its search */
   struct search_ctx *ctx;
   int node;
@@ -62,6 +63,10 @@ struct leir_search_proposals {
 /* Is a program with alpha hash h known to the search (transposition table)? */
 bool leir__search_seen(const struct search_ctx *ctx, uint64_t h);
 search_node *leir__search_node(struct search_ctx *ctx, int id);
+
+/* Keeps `text` (copied; len bytes) as the raw answer of this call: every
+ * record made from the call's proposals carries it (leir_search_record.raw). */
+leir_status leir__search_proposals_raw(leir_search_proposals *out, const char *text, size_t len);
 
 /* An unreadable answer of an external policy, rejected as MALFORMED with
  * `reason` (copied, like `text`). */

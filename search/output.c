@@ -1,6 +1,7 @@
 /* Output of a search: a record as JSON (the trajectory's lines) and the
  * best speedup against samples as an SVG image. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,11 @@ leir_status leir_search_record_json(const leir_search_record *r, char **out, siz
   put_num(&b, "elapsed_s", r->elapsed_s);
   leir__sb_printf(&b, ",\"hash\":\"%016llx\"", (unsigned long long)r->hash);
   put_str(&b, "program", r->program);
+  /* appended fields: a caller's older, smaller record has none */
+  if (r->size >= offsetof(leir_search_record, raw) + sizeof r->raw) {
+    put_str(&b, "proposed", r->proposed);
+    put_str(&b, "raw", r->raw);
+  }
   leir__sb_putc(&b, '}');
   *out = leir__sb_finish(&b, out_len);
   return *out ? LEIR_OK : leir__error_nomem();

@@ -146,6 +146,11 @@ leir_status leir_search_propose_llm(void *payload, const leir_search_query *quer
     snprintf(reason, sizeof reason, "no answer: %s", leir_error_last()->message);
     return propose_unreadable(out, "", 0, reason);
   }
+  /* every record of this call keeps the model's whole answer */
+  if ((st = leir__search_proposals_raw(out, answer ? answer : "", answer ? alen : 0)) != LEIR_OK) {
+    leir_free(answer);
+    return st;
+  }
   leir__answer *a = NULL;
   leir__answer_reason why = LEIR__ANSWER_OK;
   st = leir__answer_parse(answer, alen, &a, &why);

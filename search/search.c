@@ -387,6 +387,19 @@ static void proposals_clear(leir_search_proposals *ps) {
     free(ps->items[i].cot);
   }
   ps->n = 0;
+  free(ps->raw);
+  ps->raw = NULL;
+}
+
+leir_status leir__search_proposals_raw(leir_search_proposals *out, const char *text, size_t len) {
+  if (!out || !text) return leir__error_arg("text", "the proposals or text is NULL");
+  char *copy = malloc(len + 1);
+  if (!copy) return leir__error_nomem();
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  free(out->raw);
+  out->raw = copy;
+  return LEIR_OK;
 }
 
 /* ---- records ------------------------------------------------------------------ */
@@ -423,6 +436,8 @@ static void record_free_strings(leir_search_record *r) {
   free((char *)r->cot);
   free((char *)r->program);
   free((char *)r->reason);
+  free((char *)r->proposed);
+  free((char *)r->raw);
 }
 
 /* ---- measuring ---------------------------------------------------------------- */
@@ -702,7 +717,7 @@ static leir_program *resolve(search_ctx *ctx, search_node *n, const proposal *p,
 }
 
 /* Evaluates one proposal at node `nid`; returns the new node id or -1. */
-static int evaluate(search_ctx *ctx, int nid, const proposal *p) {
+static int evaluate(search_ctx *ctx, int nid, const proposal *p, const char *raw) {
   search_node *n = &ctx->nodes[nid];
   leir_search_record r;
   memset(&r, 0, sizeof r);
@@ -726,6 +741,17 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p) {
   }
   r.step = dup_str(step);
   r.program = p->kind == 2 && !cand ? dup_str(p->text) : program_text(cand);
+  /* the proposal as the policy gave it, so that a rejected one still shows
+   * what was asked for: a candidate by its step text, else the text */
+  if (p->kind == 0) {
+    const leir_step *cs = n->cands && p->index < leir_candidates_count(n->cands)
+                              ? leir_candidates_step(n->cands, p->index)
+                              : NULL;
+    r.proposed = dup_str(cs ? leir_step_text(cs) : "");
+  } else {
+    r.proposed = dup_str(p->text);
+  }
+  r.raw = dup_str(raw);
   r.hash = h;
   if (step) {
     leir_step *s = NULL;
@@ -965,7 +991,7 @@ static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept,
     size_t before = got;
     uint32_t not_faster_before = ctx->not_faster;
     for (size_t i = 0; i < ps.n && !should_stop(ctx); i++) {
-      int c = evaluate(ctx, nid, &ps.items[i]);
+      int c = evaluate(ctx, nid, &ps.items[i], ps.raw);
       if (c >= 0) {
         int *na = realloc(*acc, (*nacc + 1) * sizeof *na);
         if (!na) {
@@ -1155,7 +1181,7 @@ static void run_mcts(search_ctx *ctx) {
       proposal p;
       memset(&p, 0, sizeof p);
       p.index = (size_t)(rng_next(&ctx->rng) % nc);
-      int g = evaluate(ctx, child, &p);
+      int g = evaluate(ctx, child, &p, NULL);
       if (g >= 0) {
         double rg = reward_of(ctx, ctx->nodes[g].speedup);
         ctx->nodes[g].visits = 1;

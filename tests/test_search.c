@@ -858,6 +858,9 @@ START_TEST(test_external_policy_grounding_and_feedback) {
   const leir_search_record *x = leir_search_result_record(r, 0);
   ck_assert_int_eq(x->reject, LEIR_REJECT_MALFORMED);
   ck_assert_ptr_nonnull(strstr(x->reason, "invalid at 1:"));
+  ck_assert_str_eq(x->proposed, "L^{8}_{a=0}[D^{f64,g}_{a="); /* kept as given */
+  ck_assert_str_eq(x->raw, "");                               /* not the LLM policy */
+  ck_assert_str_eq(leir_search_result_record(r, 2)->proposed, "loop_split nest=0 loop=zz factor=2");
   x = leir_search_result_record(r, 1);
   ck_assert_int_eq(x->reject, LEIR_REJECT_NOT_ONE_STEP);
   ck_assert_ptr_nonnull(strstr(x->reason, "not one step of loop_split"));

@@ -239,6 +239,21 @@ START_TEST(test_command_wrong_malformed_then_right) {
   ck_assert_str_eq(ok->cot, "Swap the loops.");
   ck_assert_int_eq(ok->m.verdict, LEIR_VERDICT_EQUAL);
   ck_assert_uint_eq(j.calls, 1); /* only the grounded program was measured */
+  /* every record keeps the model's whole answer and what it proposed, the
+   * rejected ones too (nothing of them became a step) */
+  ck_assert_str_eq(rec(res, 0)->raw, two);
+  ck_assert_str_eq(rec(res, 0)->proposed, not_a_step);
+  ck_assert_str_eq(rec(res, 0)->step, "");
+  ck_assert_str_eq(rec(res, 1)->raw, bad);
+  ck_assert_str_eq(rec(res, 1)->proposed, invalid_ir);
+  ck_assert_str_eq(rec(res, 2)->raw, "I would reorder the loops.");
+  ck_assert_str_eq(rec(res, 2)->proposed, "I would reorder the loops.");
+  ck_assert_str_eq(rec(res, 3)->raw, "<think>Let me swap");
+  ck_assert_str_eq(ok->raw, right);
+  char *json = NULL;
+  ck_assert_int_eq(leir_search_record_json(rec(res, 2), &json, NULL), LEIR_OK);
+  ck_assert_ptr_nonnull(strstr(json, "\"raw\":\"I would reorder the loops.\""));
+  leir_free(json);
   leir_search_summary s = {.size = sizeof s};
   ck_assert_int_eq(leir_search_result_summary(res, &s), LEIR_OK);
   ck_assert_uint_eq(s.accepted, 1);

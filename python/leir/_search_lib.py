@@ -121,6 +121,8 @@ class Record(Structure):
         ("speedup", c_double),
         ("best_speedup", c_double),
         ("elapsed_s", c_double),
+        ("proposed", c_char_p),
+        ("raw", c_char_p),
     ]
 
 

@@ -114,7 +114,9 @@ class Record(dict):  # type: ignore[type-arg]
     """One evaluated proposal, a line of the trajectory: the library's JSON
     record (``leir_search_record_json``: sample, node, parent, depth, step,
     strategy, cot, verdict, reject, reason, accepted, cached, timing,
-    speedup, best_speedup, elapsed_s, hash) plus ``program``, the proposed
+    speedup, best_speedup, elapsed_s, hash, program, proposed, raw:
+    ``proposed`` is the proposal as the policy gave it, ``raw`` the model's
+    whole answer for the LLM policy) with ``program``, the proposed
     program's canonical text ("" when there was none). Keys are also
     attributes."""
 

@@ -328,6 +328,14 @@ typedef struct leir_search_record {
                                * not accepted */
   double best_speedup;        /**< the best accepted speedup so far */
   double elapsed_s;           /**< wall time since the search started */
+  /* Appended (check `size` before reading): */
+  const char *proposed;       /**< the proposal as the policy gave it: a candidate's step
+                               * text, a step or program text as written, or an
+                               * unreadable answer's text (kept when rejected, so a
+                               * trajectory shows what was asked for) */
+  const char *raw;            /**< the policy's whole answer of the call that made this
+                               * proposal (the LLM policy: the model's output, think
+                               * block included); "" for other policies */
 } leir_search_record;
 
 /** Called after every record; a non-zero return cancels the search
