@@ -117,6 +117,18 @@ static leir_status train_record(leir__outs *o, const char *system, const char *u
   return o->train.failed ? leir__error_nomem() : LEIR_OK;
 }
 
+/* The training record of a prompt `user` and its response `resp` (NULL: it
+ * could not be built). On failure both are freed and the status returned;
+ * on success the caller keeps them (the archive line uses them too). */
+static leir_status train_pair(leir__outs *o, const char *system, char *user, char *resp) {
+  leir_status st = resp ? train_record(o, system, user, resp) : leir__error_nomem();
+  if (st != LEIR_OK) {
+    leir_free(user);
+    free(resp);
+  }
+  return st;
+}
+
 static char *single_response(const leir__smp *s) {
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_puts(&b, "<think>");
@@ -236,15 +248,8 @@ leir_status leir__fin_write_group(leir__fin *f, leir__outs *o, size_t g) {
     const leir__smp *s = &f->s[grp->first + i];
     if (!s->single) continue;
     if ((st = prompt_of(s, 1, &user)) != LEIR_OK) return st;
-    if (!(resp = single_response(s))) {
-      leir_free(user);
-      return leir__error_nomem();
-    }
-    if ((st = train_record(o, cfg->system_prompt, user, resp)) != LEIR_OK) {
-      leir_free(user);
-      free(resp);
-      return st;
-    }
+    resp = single_response(s);
+    if ((st = train_pair(o, cfg->system_prompt, user, resp)) != LEIR_OK) return st;
     leir__sb_puts(&o->archive, "{\"id\":");
     leir__ds_put_str(&o->archive, s->id);
     leir__sb_puts(&o->archive, ",\"split\":\"train\",\"kind\":\"single\",\"n\":1,");
@@ -268,15 +273,8 @@ leir_status leir__fin_write_group(leir__fin *f, leir__outs *o, size_t g) {
   for (size_t q = lo; q < f->nm && f->m[q].group == g; q++) {
     const leir__multi *m = &f->m[q];
     if ((st = prompt_of(first, (uint32_t)m->n, &user)) != LEIR_OK) return st;
-    if (!(resp = multi_response(f, m))) {
-      leir_free(user);
-      return leir__error_nomem();
-    }
-    if ((st = train_record(o, cfg->system_prompt, user, resp)) != LEIR_OK) {
-      leir_free(user);
-      free(resp);
-      return st;
-    }
+    resp = multi_response(f, m);
+    if ((st = train_pair(o, cfg->system_prompt, user, resp)) != LEIR_OK) return st;
     leir__sb_puts(&o->archive, "{\"id\":");
     leir__ds_put_hex(&o->archive, multi_id(f, m));
     leir__sb_printf(&o->archive, ",\"split\":\"train\",\"kind\":\"multi\",\"n\":%zu,", m->n);
