@@ -393,10 +393,8 @@ static void proposals_clear(leir_search_proposals *ps) {
 
 leir_status leir__search_proposals_raw(leir_search_proposals *out, const char *text, size_t len) {
   if (!out || !text) return leir__error_arg("text", "the proposals or text is NULL");
-  char *copy = malloc(len + 1);
+  char *copy = strndup(text, len);
   if (!copy) return leir__error_nomem();
-  memcpy(copy, text, len);
-  copy[len] = '\0';
   free(out->raw);
   out->raw = copy;
   return LEIR_OK;
