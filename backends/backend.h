@@ -166,6 +166,12 @@ extern const leir__backend_ops leir__cuda_ops;
  * The interp's is its name. */
 void leir__backend_key(const leir_backend *b, char *buf, size_t cap);
 
+/* The threads the analytic cost model (backends/cost_model.h) should give
+ * the parallel loops of code that runs on b: the CPU backend's configured
+ * count (leir_backend_options.threads; 0 when unset), else 0 (the model's
+ * default: the host's CPUs). 0 for NULL. */
+uint32_t leir__backend_model_threads(const leir_backend *b);
+
 /* ---- generic helpers for backends -------------------------------------- */
 
 /* Builds a kernel for `program` without preparing it: clone, effective

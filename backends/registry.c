@@ -150,6 +150,10 @@ void leir__backend_key(const leir_backend *b, char *buf, size_t cap) {
            (unsigned long long)h, gen, (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) ? " fma" : "");
 }
 
+uint32_t leir__backend_model_threads(const leir_backend *b) {
+  return b && b->ops == &leir__cpu_ops ? b->opts.threads : 0;
+}
+
 const char *leir_backend_compile_log(const leir_backend *b) {
   return b && b->compile_log.data && b->compile_log.len ? b->compile_log.data : "";
 }
