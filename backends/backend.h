@@ -134,6 +134,15 @@ struct leir__backend_ops {
    * such a backend against the f64 truth (verification.md, "Fused
    * multiply-add"). */
   bool honours_fp_contract;
+
+  /* What callers ask of a backend instead of comparing its name. */
+  /* Revision of the code it generates for a program (LEIR__*_CODEGEN_REVISION
+   * below), part of its leir__backend_key; 0: it generates no code (the
+   * interpreter), and its key is its name. */
+  uint32_t codegen_revision;
+  /* Its kernels run on leir_backend_options.threads threads (0: every online
+   * CPU), its parallel loops as the cost model assumes; otherwise on one. */
+  bool threaded;
 };
 
 /* NUL-terminates a strbuf so its data can be used as a C string (""
