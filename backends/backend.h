@@ -134,6 +134,15 @@ struct leir__backend_ops {
    * such a backend against the f64 truth (verification.md, "Fused
    * multiply-add"). */
   bool honours_fp_contract;
+
+  /* What callers ask of a backend instead of comparing its name. */
+  /* Revision of the code it generates for a program (LEIR__*_CODEGEN_REVISION
+   * below), part of its leir__backend_key; 0: it generates no code (the
+   * interpreter), and its key is its name. */
+  uint32_t codegen_revision;
+  /* Its kernels run on leir_backend_options.threads threads (0: every online
+   * CPU), its parallel loops as the cost model assumes; otherwise on one. */
+  bool threaded;
 };
 
 /* NUL-terminates a strbuf so its data can be used as a C string (""
@@ -165,6 +174,12 @@ extern const leir__backend_ops leir__cuda_ops;
  * LEIR_BACKEND_FP_CONTRACT ("cpu threads=2 cc=1f2e3d4c5b6a7988 gen=2 fma").
  * The interp's is its name. */
 void leir__backend_key(const leir_backend *b, char *buf, size_t cap);
+
+/* The threads the analytic cost model (backends/cost_model.h) should give
+ * the parallel loops of code that runs on b: the CPU backend's configured
+ * count (leir_backend_options.threads; 0 when unset), else 0 (the model's
+ * default: the host's CPUs). 0 for NULL. */
+uint32_t leir__backend_model_threads(const leir_backend *b);
 
 /* ---- generic helpers for backends -------------------------------------- */
 

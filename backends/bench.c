@@ -75,7 +75,7 @@ void leir__timing_from_samples(leir_timing *t, const double *samples, uint32_t r
 
 /* Threads a kernel of this backend may use. */
 static uint32_t backend_threads(const leir_backend *b) {
-  if (strcmp(b->ops->name, "cpu") != 0) return 1;
+  if (!b->ops->threaded) return 1;
   if (b->opts.threads) return b->opts.threads;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (uint32_t)n : 1;

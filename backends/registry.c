@@ -138,16 +138,20 @@ void leir__backend_key(const leir_backend *b, char *buf, size_t cap) {
     buf[0] = '\0';
     return;
   }
-  if (b->ops == &leir__interp_ops) {
+  if (!b->ops->codegen_revision) {
     snprintf(buf, cap, "%s", b->ops->name);
     return;
   }
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned threads = b->opts.threads ? (unsigned)b->opts.threads : cpus > 0 ? (unsigned)cpus : 1u;
   uint64_t h = key_hash(key_hash(1469598103934665603ull, b->compiler), b->compiler_flags);
-  unsigned gen = b->ops == &leir__cpu_ops ? LEIR__CPU_CODEGEN_REVISION : LEIR__CUDA_CODEGEN_REVISION;
+  unsigned gen = b->ops->codegen_revision;
   snprintf(buf, cap, "%s threads=%u cc=%016llx gen=%u%s", b->ops->name, threads,
            (unsigned long long)h, gen, (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) ? " fma" : "");
+}
+
+uint32_t leir__backend_model_threads(const leir_backend *b) {
+  return b && b->ops->threaded ? b->opts.threads : 0;
 }
 
 const char *leir_backend_compile_log(const leir_backend *b) {

@@ -360,8 +360,7 @@ leir_status leir__search_propose_chain(leir_search_proposals *out, const char *s
 const leir_candidates_options *leir__search_copts(const search_ctx *ctx) { return &ctx->copts; }
 
 uint32_t leir__search_model_threads(const search_ctx *ctx) {
-  const leir_backend *b = ctx->backend;
-  return b && strcmp(b->ops->name, "cpu") == 0 ? b->opts.threads : 0;
+  return leir__backend_model_threads(ctx->backend);
 }
 const leir_search_options *leir__search_opts(const search_ctx *ctx) { return &ctx->o; }
 

@@ -1,11 +1,14 @@
 /*
- * Public API: listing the candidates of a program (leir_candidates_*), and
- * running one strategy's enumeration in a context.
+ * Public API: listing the candidates of a program (leir_candidates_*,
+ * leir_candidates_assumed of leir/experimental/candidates.h), and running
+ * one strategy's enumeration in a context.
  */
+#define LEIR_EXPERIMENTAL
 #include <stdlib.h>
 
 #include "api.h"
 #include "error.h"
+#include "leir/experimental/candidates.h"
 
 void leir__sctx_run(leir__sctx *c, int s) {
   const leir__strategy_impl *impl = leir__strategies[s].impl;
@@ -86,4 +89,35 @@ leir_status leir_candidates_apply(leir_program **out, const leir_candidates *l, 
   leir_status st = leir__step_parse_text(&ps, s->text, s->len);
   if (st != LEIR_OK) return st;
   return leir__apply_parsed(l->ctx, &ps, out);
+}
+
+/* ---- leir_candidates_assumed (leir/experimental/candidates.h) ----------------- */
+
+leir_status leir_candidates_assumed(const leir_candidates *l, size_t i, int *assumed) {
+  if (!l || !assumed || i >= l->l.steps.len)
+    return leir__error_arg(NULL, "NULL argument or candidate index out of range");
+  *assumed = 0;
+  if (!l->ctx || !(l->ctx->o.flags & LEIR_CANDIDATES_GENERIC_VALUES)) return LEIR_OK;
+  const leir_step *s = &l->l.steps.data[i];
+  leir__pstep ps;
+  leir_status st = leir__step_parse_text(&ps, s->text, s->len);
+  if (st != LEIR_OK) return st;
+  leir_candidates_options o = l->ctx->o;
+  o.flags &= ~LEIR_CANDIDATES_GENERIC_VALUES;
+  o.strategy = (int32_t)ps.strategy;
+  leir__sctx *c = NULL;
+  st = leir__sctx_new(&c, l->ctx->p, &o);
+  if (st != LEIR_OK) return st;
+  /* the step among the proven candidates of its own nest (MATCH mode) */
+  c->mode = LEIR__MODE_MATCH;
+  c->want = s->text;
+  c->want_len = s->len;
+  c->want_nest = leir__ps_get(&ps, LEIR__K_NEST, NULL);
+  c->want_tensor = leir__ps_get(&ps, LEIR__K_TENSOR, NULL);
+  c->found = false;
+  leir__sctx_run(c, ps.strategy);
+  st = c->status == LEIR_ERR_NOMEM ? leir__error_nomem() : c->status;
+  if (st == LEIR_OK) *assumed = !c->found;
+  leir__sctx_free(c);
+  return st;
 }

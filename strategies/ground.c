@@ -1,6 +1,7 @@
 /*
- * Public API: grounding (leir_ground): which candidates of `before` give
- * `after` up to fresh names.
+ * Grounding (leir__ground, ground.h; the public leir_ground is
+ * ground/gate.c): which candidates of `before` give `after` up to fresh
+ * names.
  *
  * Applying every candidate and hashing each whole result is quadratic in
  * the number of nests (a candidate per nest, a clone and a hash of the
@@ -25,12 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ground.h"
+
 #include "algebra.h"
 #include "api.h"
 #include "error.h"
 #include "options.h"
 #include "visit.h"
-#include "leir/run.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -234,50 +236,22 @@ static leir_status target_of(const leir_program *before, const leir_program *aft
 
 /* ---- the verification gate of the split strategies ------------------------------------ */
 
-/* Caps of the gated verifications (docs/strategies.md, "Gated grounding"):
- * hostile `leir ground` input must not hang it or exhaust memory. The
- * interpreter's limits are per execution of one program on one input set;
- * a program's run on the LEIR_INPUT_SETS_DEFAULT input sets takes at most
- * GATE_SECONDS. The reference (`before`) runs once per ground call (a
- * verifier), then each verification runs only the program judged. */
-#define GATE_SECONDS 5.0
-#define GATE_BUFFER_BYTES ((uint64_t)64 << 20)
-#define GATE_EVALUATIONS ((uint64_t)1 << 26)
+/* At most GATE_MAX_VERIFY verifications per grounding (docs/strategies.md,
+ * "Gated grounding"): hostile `leir ground` input must not hang it. The
+ * verifications themselves, and their caps, are the caller's
+ * (leir__ground_verifier: ground/gate.c opens the interpreter). */
 #define GATE_MAX_VERIFY 4
 
 typedef struct gate {
-  leir_backend *b;   /* opened on first use */
-  leir_verifier *v;  /* `before` run on every input set, on first use */
-  bool failed;       /* the backend or the verifier could not be made: nothing passes */
-  unsigned used;     /* verifications run (at most GATE_MAX_VERIFY) */
+  const leir__ground_verifier *verifier;
+  unsigned used; /* verifications asked for (at most GATE_MAX_VERIFY) */
 } gate;
-
-static void gate_free(gate *g) {
-  leir_verifier_free(g->v);
-  leir_backend_free(g->b);
-}
 
 /* Does `p` verify EQUAL or CLOSE against `before` within the caps? */
 static bool gate_verify(gate *g, const leir_program *before, const leir_program *p) {
-  if (g->failed || g->used >= GATE_MAX_VERIFY) return false;
-  if (!g->v) {
-    leir_backend_options bo = LEIR_BACKEND_OPTIONS_INIT;
-    bo.flags |= LEIR_BACKEND_NO_CACHE;
-    bo.timeout_s = GATE_SECONDS / LEIR_INPUT_SETS_DEFAULT;
-    bo.max_buffer_bytes = GATE_BUFFER_BYTES;
-    bo.max_evaluations = GATE_EVALUATIONS;
-    if (leir_backend_open(&g->b, "interp", &bo) != LEIR_OK ||
-        leir_verifier_new(&g->v, g->b, before, NULL) != LEIR_OK) {
-      g->failed = true;
-      return false;
-    }
-  }
+  if (g->used >= GATE_MAX_VERIFY) return false;
   g->used++;
-  leir_verify_report *r = NULL;
-  bool ok = leir_verifier_judge(g->v, p, LEIR_VERIFY_CLASS_ANY, &r) == LEIR_OK &&
-            leir_verdict_passes(r->verdict);
-  leir_verify_report_free(r);
-  return ok;
+  return g->verifier->passes(g->verifier->ud, before, p);
 }
 
 /* A relaxed candidate's result q matches the answer (target): it counts
@@ -382,9 +356,10 @@ static leir_status ground_relaxed(const ground_ctx *g, const leir_candidates_opt
   return LEIR_OK;
 }
 
-leir_status leir_ground(leir_candidates **out, const leir_program *before,
-                        const leir_program *after, const leir_candidates_options *opts) {
-  if (!out || !before || !after)
+leir_status leir__ground(leir_candidates **out, const leir_program *before,
+                         const leir_program *after, const leir_candidates_options *opts,
+                         const leir__ground_verifier *verifier) {
+  if (!out || !before || !after || !verifier)
     return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir_program *target = NULL;
@@ -431,11 +406,10 @@ leir_status leir_ground(leir_candidates **out, const leir_program *before,
      * grounding"); the caller's last error survives these internal calls */
     leir__error_state saved;
     leir__error_save(&saved);
-    gate gt = {NULL, NULL, false, 0};
+    gate gt = {verifier, 0};
     g.gate = &gt;
     struct leir_candidates *rh = NULL;
     st = ground_relaxed(&g, &go, &rh);
-    gate_free(&gt);
     if (st == LEIR_OK && rh->l.steps.len) {
       leir_candidates_free(hits);
       hits = rh;

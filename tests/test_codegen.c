@@ -12,7 +12,7 @@
 #include "leir/experimental/cost.h"
 
 #include "analysis.h"
-#include "cost.h"
+#include "cost_model.h"
 #include "testutil.h"
 
 static leir_backend *cpu_backend(uint32_t flags) {

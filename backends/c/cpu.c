@@ -682,6 +682,17 @@ static leir_status cpu_time(leir_backend *b, leir_kernel *const *ks, size_t n,
 }
 
 const leir__backend_ops leir__cpu_ops = {
-    "cpu",       CPU_VERSION, cpu_open, cpu_close,  cpu_lower,
-    cpu_prepare, cpu_execute, cpu_time, cpu_release, cpu_execute_batch, true,
+    .name = "cpu",
+    .version = CPU_VERSION,
+    .open = cpu_open,
+    .close = cpu_close,
+    .lower = cpu_lower,
+    .prepare = cpu_prepare,
+    .execute = cpu_execute,
+    .time = cpu_time,
+    .release = cpu_release,
+    .execute_batch = cpu_execute_batch,
+    .honours_fp_contract = true,
+    .codegen_revision = LEIR__CPU_CODEGEN_REVISION,
+    .threaded = true,
 };

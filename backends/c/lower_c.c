@@ -26,7 +26,7 @@
 
 #include "c_expr.h"
 #include "c_text.h"
-#include "cost.h"
+#include "cost_model.h"
 #include "error.h"
 #include "leir/run.h"
 #include "prelude.h"

@@ -205,6 +205,17 @@ static leir_status cuda_time(leir_backend *b, leir_kernel *const *ks, size_t n,
 }
 
 const leir__backend_ops leir__cuda_ops = {
-    "cuda",       CUDA_VERSION_TAG, cuda_open,    cuda_close,  cuda_lower,
-    cuda_prepare, cuda_execute,     cuda_time,    cuda_release, NULL, true,
+    .name = "cuda",
+    .version = CUDA_VERSION_TAG,
+    .open = cuda_open,
+    .close = cuda_close,
+    .lower = cuda_lower,
+    .prepare = cuda_prepare,
+    .execute = cuda_execute,
+    .time = cuda_time,
+    .release = cuda_release,
+    .execute_batch = NULL,
+    .honours_fp_contract = true,
+    .codegen_revision = LEIR__CUDA_CODEGEN_REVISION,
+    .threaded = false,
 };

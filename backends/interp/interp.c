@@ -524,6 +524,17 @@ static void interp_release(leir_backend *b, leir_kernel *k) {
 }
 
 const leir__backend_ops leir__interp_ops = {
-    "interp",       1,           interp_open,  interp_close, interp_lower,
-    interp_prepare, interp_execute, interp_time, interp_release, NULL, false,
+    .name = "interp",
+    .version = 1,
+    .open = interp_open,
+    .close = interp_close,
+    .lower = interp_lower,
+    .prepare = interp_prepare,
+    .execute = interp_execute,
+    .time = interp_time,
+    .release = interp_release,
+    .execute_batch = NULL,
+    .honours_fp_contract = false,
+    .codegen_revision = 0, /* no generated code */
+    .threaded = false,
 };
