@@ -8,7 +8,10 @@
  *    Details of the most recent failure on the calling thread are available from
  *    leir_error_last(); reporting never allocates.
  *  - Handles are opaque. A handle is not shared between threads without external
- *    locking; distinct handles are independent.
+ *    locking; distinct handles are independent. The exception is a program:
+ *    any number of threads may call the functions that take it as
+ *    `const leir_program *` at once, while none modifies it (docs/api.md,
+ *    "Threads and global state"; tests/test_threads.c under ThreadSanitizer).
  *  - Ownership is written on each function: "borrowed" (valid as long as the
  *    owning handle lives and is not modified), "copied" (the library keeps its
  *    own copy), or "caller frees with leir_free()" / a type-specific _free.

@@ -17,7 +17,10 @@
  *
  * Thread rules: the catalogue is immutable static data. Every other handle
  * (step, candidate list, explanation) follows the usual rule: not shared
- * between threads without locking; distinct handles are independent.
+ * between threads without locking (leir_candidates_apply too: it uses the
+ * list's scratch state); distinct handles are independent. A program is
+ * read-only here, so threads may list, apply, explain and ground on one
+ * shared program at once.
  * See include/leir/common.h for the general conventions.
  */
 #ifndef LEIR_STRATEGY_H
