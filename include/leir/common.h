@@ -35,6 +35,14 @@ extern "C" {
 #endif
 
 /* ----- versions -------------------------------------------------------- */
+/* "Added in MAJOR.MINOR.PATCH" in a header names the LEIR_VERSION_STRING of
+ * the first release whose headers have the declaration or field, so
+ * leir_version_number() >= that version tells a caller the library reads it.
+ * Everything recorded in the first ABI baseline (abi/libleir.abi.xml) is
+ * 0.1.0, fields appended before that release included. A later addition is
+ * written with the next release's version, and the same change raises
+ * LEIR_VERSION_MINOR here and the version in meson.build
+ * (tests/symbol_versions_test.sh: no "Added in" later than this version). */
 /** Library major version: same major = ABI compatible (docs/abi.md). */
 #define LEIR_VERSION_MAJOR 0
 /** Library minor version: new functions, compatible additions. */
