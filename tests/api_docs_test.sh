@@ -16,7 +16,8 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 sh "$src/scripts/api-reference.sh" --xml "$tmp/dox"
 
 # 2. every exported function is declared and documented
-nm -D --defined-only "$lib" | awk '{print $NF}' > "$tmp/symbols"
+# names without their symbol version (leir_x@@LEIR_0), not the version nodes (type A)
+nm -D --defined-only "$lib" | awk '$2 != "A" {sub(/@.*/, "", $NF); print $NF}' > "$tmp/symbols"
 LEIR_SOURCE_ROOT=$src python3 "$src/scripts/api_reference.py" "$tmp/dox/xml" "$tmp/pages" \
   --symbols "$tmp/symbols"
 

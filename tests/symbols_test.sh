@@ -9,7 +9,9 @@ update=0
 if [ "${1:-}" = --update ]; then update=1; shift; fi
 lib=$1 list=$2 incdir=${3:-}
 
-all=$(nm -D --defined-only "$lib" | awk '{print $NF}' | LC_ALL=C sort)
+# names without their symbol version (leir_x@@LEIR_0), and without the
+# version nodes themselves (absolute symbols, type A: lib/libleir.map)
+all=$(nm -D --defined-only "$lib" | awk '$2 != "A" {sub(/@.*/, "", $NF); print $NF}' | LC_ALL=C sort)
 [ -n "$all" ] || { echo "no exported symbols in $lib" >&2; exit 1; }
 bad=$(printf '%s\n' "$all" | grep -v '^leir_' || true)
 if [ -n "$bad" ]; then
@@ -21,7 +23,7 @@ fi
 internal=$(printf '%s\n' "$all" | grep '^leir__' || true)
 [ -z "$internal" ] || { echo "internal symbols exported: $internal" >&2; exit 1; }
 # only functions: exported data would freeze its size and layout
-data=$(nm -D --defined-only "$lib" | awk '$2 != "T" {print $NF}')
+data=$(nm -D --defined-only "$lib" | awk '$2 != "T" && $2 != "A" {print $NF}')
 [ -z "$data" ] || { echo "exported symbols that are not functions: $data" >&2; exit 1; }
 
 if [ "$update" = 1 ]; then

@@ -8,7 +8,10 @@
  *    Details of the most recent failure on the calling thread are available from
  *    leir_error_last(); reporting never allocates.
  *  - Handles are opaque. A handle is not shared between threads without external
- *    locking; distinct handles are independent.
+ *    locking; distinct handles are independent. The exception is a program:
+ *    any number of threads may call the functions that take it as
+ *    `const leir_program *` at once, while none modifies it (docs/api.md,
+ *    "Threads and global state"; tests/test_threads.c under ThreadSanitizer).
  *  - Ownership is written on each function: "borrowed" (valid as long as the
  *    owning handle lives and is not modified), "copied" (the library keeps its
  *    own copy), or "caller frees with leir_free()" / a type-specific _free.
@@ -32,6 +35,14 @@ extern "C" {
 #endif
 
 /* ----- versions -------------------------------------------------------- */
+/* "Added in MAJOR.MINOR.PATCH" in a header names the LEIR_VERSION_STRING of
+ * the first release whose headers have the declaration or field, so
+ * leir_version_number() >= that version tells a caller the library reads it.
+ * Everything recorded in the first ABI baseline (abi/libleir.abi.xml) is
+ * 0.1.0, fields appended before that release included. A later addition is
+ * written with the next release's version, and the same change raises
+ * LEIR_VERSION_MINOR here and the version in meson.build
+ * (tests/symbol_versions_test.sh: no "Added in" later than this version). */
 /** Library major version: same major = ABI compatible (docs/abi.md). */
 #define LEIR_VERSION_MAJOR 0
 /** Library minor version: new functions, compatible additions. */

@@ -92,7 +92,7 @@ typedef struct leir_backend_options {
                                 * twice over in the caller, so keep it modest */
   uint64_t max_evaluations;    /**< equation evaluations of one program run (default 2^36);
                                 * checked before anything runs */
-  /** Added in 0.2 (a smaller `size` gets the default): */
+  /** Added in 0.1.0 (a smaller `size` gets the default): */
   const char *runner;          /**< cpu: path of the leir-runner program that runs the
                                 * kernels (copied). NULL or "": $LEIR_RUNNER, else the one
                                 * installed beside libleir (libexecdir, reached relatively
@@ -291,7 +291,7 @@ typedef struct leir_verify_options {
   uint32_t input_sets;  /**< default 3 (1..64) */
   double rtol;          /**< < 0: by output dtype (f64 1e-9, f32 1e-4, f16/bf16 1e-2) */
   double atol;          /**< < 0: by output dtype (f64 1e-12, f32 1e-6, f16/bf16 1e-3) */
-  /** Added in 0.2 (a smaller `size` gets the defaults): */
+  /** Added in 0.1.0 (a smaller `size` gets the defaults): */
   uint32_t candidate_class;   /**< LEIR_VERIFY_CLASS_* (default ANY) */
   double reassoc_factor;      /**< REASSOCIATING: allowed factor over the reference's own
                                * error against the truth (default 8; >= 1) */
@@ -327,7 +327,7 @@ typedef struct leir_output_report {
   double atol;           /**< absolute tolerance applied */
 } leir_output_report;
 
-/** Added in 0.2: the per-output figures that leir_output_report cannot carry
+/** Added in 0.1.0: the per-output figures that leir_output_report cannot carry
  * (callers index that array, so it never grows; nor does this one, hence
  * `reserved`). One per output, in the order of leir_verify_report.outputs,
  * at leir_verify_report.output_details. */
@@ -379,7 +379,7 @@ typedef struct leir_verify_report {
   double seconds;      /**< wall time of the whole verification */
   size_t noutputs;                   /**< entries of `outputs` */
   const leir_output_report *outputs; /**< one per output, in signature order */
-  /** Added in 0.2 (check `size` before reading): */
+  /** Added in 0.1.0 (check `size` before reading): */
   uint32_t candidate_class; /**< the candidate class judged (LEIR_VERIFY_CLASS_*) */
   double finite_min; /**< lowest finite fraction of any reference output on any set (1 when
                       * there are no float outputs or no run) */
@@ -563,7 +563,7 @@ typedef struct leir_timing {
   double gflops;        /**< flops / median / 1e9 */
   double gbytes_per_s;  /**< bytes / median / 1e9 */
   double speedup;       /**< median of kernel 0 / this median (1 for kernel 0) */
-  /** Added in 0.2 (in place of reserved space): the spread. */
+  /** Added in 0.1.0 (in place of reserved space): the spread. */
   double q1_s;          /**< first quartile of the runs, in seconds (linear interpolation
                          * between order statistics) */
   double q3_s;          /**< third quartile of the runs, in seconds */

@@ -17,7 +17,10 @@
  *
  * Thread rules: the catalogue is immutable static data. Every other handle
  * (step, candidate list, explanation) follows the usual rule: not shared
- * between threads without locking; distinct handles are independent.
+ * between threads without locking (leir_candidates_apply too: it uses the
+ * list's scratch state); distinct handles are independent. A program is
+ * read-only here, so threads may list, apply, explain and ground on one
+ * shared program at once.
  * See include/leir/common.h for the general conventions.
  */
 #ifndef LEIR_STRATEGY_H
@@ -140,7 +143,7 @@ typedef struct leir_candidates_options {
   int32_t strategy;       /**< catalogue index, or -1 for every implemented one */
   uint32_t vector_width;  /**< widest loop loop_vectorization may mark V (default 8) */
   uint64_t max_candidates; /**< 0 = unlimited; more: LEIR_ERR_LIMIT */
-  /** Added in 0.3 (a smaller `size` gets 0): LEIR_CANDIDATES_* flags. */
+  /** Added in 0.1.0 (a smaller `size` gets 0): LEIR_CANDIDATES_* flags. */
   uint32_t flags;
 } leir_candidates_options;
 

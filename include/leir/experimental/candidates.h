@@ -1,7 +1,9 @@
 /**
  * @file
- * libleir — which candidates rest on an assumption (experimental: the API
- * may change between minor versions).
+ * libleir — which candidates rest on an assumption
+ * (experimental: no ABI or API promise: any release may change or remove
+ * it; define LEIR_EXPERIMENTAL before including this header, see
+ * leir/experimental/experimental.h).
  *
  * With LEIR_CANDIDATES_GENERIC_VALUES (leir/strategy.h) the split
  * strategies also list splits whose numerical condition is assumed (values

@@ -1,7 +1,9 @@
 /**
  * @file
  * libleir — the analytic cost model with a stated thread count
- * (experimental: the API may change between minor versions).
+ * (experimental: no ABI or API promise: any release may change or remove
+ * it; define LEIR_EXPERIMENTAL before including this header, see
+ * leir/experimental/experimental.h).
  *
  * leir_program_cost_get (leir/run.h) reports the model's prediction for
  * this host with all of its online CPUs; a search that runs the cpu backend

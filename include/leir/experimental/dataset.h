@@ -1,7 +1,9 @@
 /**
  * @file
- * libleir — Step-TP datasets and the evaluation of answers (experimental:
- * the API may change between minor versions).
+ * libleir — Step-TP datasets and the evaluation of answers
+ * (experimental: no ABI or API promise: any release may change or remove
+ * it; define LEIR_EXPERIMENTAL before including this header, see
+ * leir/experimental/experimental.h).
  *
  * A dataset build reads a YAML config (docs/dataset.md): sources (workload
  * catalogue entries x shapes x dtypes, and/or a JSONL file of programs),

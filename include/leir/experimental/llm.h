@@ -1,8 +1,9 @@
 /**
  * @file
- * libleir — LLM clients and the LLM proposal loop (experimental: the API may
- * change in any release; define LEIR_EXPERIMENTAL before including this
- * header).
+ * libleir — LLM clients and the LLM proposal loop
+ * (experimental: no ABI or API promise: any release may change or remove
+ * it; define LEIR_EXPERIMENTAL before including this header, see
+ * leir/experimental/experimental.h).
  *
  * A client (leir_llm) sends a chat (a list of role/content messages) to a
  * model and returns its answer text. Three kinds:

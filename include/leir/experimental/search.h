@@ -1,7 +1,9 @@
 /**
  * @file
- * libleir — multi-step search (experimental: the API may change in any
- * release; define LEIR_EXPERIMENTAL before including this header).
+ * libleir — multi-step search
+ * (experimental: no ABI or API promise: any release may change or remove
+ * it; define LEIR_EXPERIMENTAL before including this header, see
+ * leir/experimental/experimental.h).
  *
  * A search composes single steps (include/leir/strategy.h) into
  * trajectories: greedy, beam, BFS, DFS, MCTS or chain search over the

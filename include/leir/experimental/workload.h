@@ -1,7 +1,9 @@
 /**
  * @file
- * libleir — the workload catalogue (experimental: the API may change between
- * minor versions).
+ * libleir — the workload catalogue
+ * (experimental: no ABI or API promise: any release may change or remove
+ * it; define LEIR_EXPERIMENTAL before including this header, see
+ * leir/experimental/experimental.h).
  *
  * A catalogue is a directory of YAML files, one workload each (the Step-TP
  * workloads are in workloads/ of the source tree and installed under
