@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -261,9 +262,19 @@ static void put_messages(leir__strbuf *b, const leir_llm_message *m, size_t n) {
 
 /* The sampling settings that are set, as JSON members (",\"temperature\":0.3,...");
  * `seed` >= 0 overrides the options' seed. */
+static void put_number(leir__strbuf *b, const char *key, double x) {
+  char t[40];
+  /* the shortest of 15 to 17 digits that reads back as x: 0.3, not 0.29999999999999999 */
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(t, sizeof t, "%.*g", digits, x);
+    if (strtod(t, NULL) == x) break;
+  }
+  leir__sb_printf(b, ",\"%s\":%s", key, t);
+}
+
 static void put_sampling(leir__strbuf *b, const leir_llm *c, int64_t seed) {
-  if (c->o.temperature >= 0) leir__sb_printf(b, ",\"temperature\":%.17g", c->o.temperature);
-  if (c->o.top_p >= 0) leir__sb_printf(b, ",\"top_p\":%.17g", c->o.top_p);
+  if (c->o.temperature >= 0) put_number(b, "temperature", c->o.temperature);
+  if (c->o.top_p >= 0) put_number(b, "top_p", c->o.top_p);
   if (c->o.max_tokens) leir__sb_printf(b, ",\"max_tokens\":%u", c->o.max_tokens);
   if (seed < 0) seed = c->o.seed;
   if (seed >= 0) leir__sb_printf(b, ",\"seed\":%lld", (long long)seed);
