@@ -201,6 +201,13 @@ static void score_line(leir_eval *ev, const char *text, size_t len, uint64_t lin
   } else if (!r) {
     reason = "prompt.unknown";
     snprintf(message, sizeof message, "no prompt of the dataset has this id or text");
+  } else if (!answer && leir__lit_get(v, "error")) {
+    /* leir_eval_drive's line for a request that ended without an answer */
+    const leir__lit *err = leir__lit_get(v, "error");
+    const char *why = leir__lit_str(leir__lit_get(err, "message"));
+    reason = "request.failed";
+    snprintf(message, sizeof message, "the model gave no answer: %.250s",
+             why ? why : leir__lit_str(err) ? leir__lit_str(err) : "(no message)");
   } else if (!answer) {
     reason = "answer.missing";
     snprintf(message, sizeof message, "no answer text (answer, response, output, content or messages)");

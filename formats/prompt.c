@@ -110,6 +110,44 @@ done:
   return st;
 }
 
+void leir__prompt_put_hardware(leir__strbuf *out, const char *gpu) {
+  leir__sb_printf(out, "**Target hardware**: NVIDIA %s GPU.\n", gpu);
+  leir__sb_puts(out,
+                "CUDA binding: block axes MUST be renamed with prefixes bx, by, bz and thread axes "
+                "with prefixes tx, ty, tz, followed by other unique lowercase letters; a grid has at "
+                "most 2147483647 blocks along x and 65535 along y and z, a block at most 1024 threads "
+                "along x and y and 64 along z.\n"
+                "Memory: Data indexed by block-level loops may be placed in shared (s) or global (g) "
+                "memory. Data indexed by thread-level loops may be placed in local (l), shared (s) or "
+                "global (g) memory.\n");
+}
+
+leir_status leir__prompt_with_hardware(const char *prompt, size_t len, const char *gpu, char **out,
+                                       size_t *out_len) {
+  if (!out) return leir__error_arg("out", "out must not be NULL");
+  *out = NULL;
+  size_t gl = gpu ? strlen(gpu) : 0;
+  int clean = gl > 0 && gl <= 64;
+  for (size_t i = 0; clean && i < gl; i++) clean = (unsigned char)gpu[i] >= 0x20 && gpu[i] != 0x7f;
+  if (!clean) return leir__error_arg("hardware", "a GPU name is 1 to 64 printable bytes");
+  if (!prompt && len) return leir__error_arg("prompt", "prompt must not be NULL");
+  if (!prompt) prompt = "";
+  static const char task[] = "Please give me ";
+  size_t at = len, tl = sizeof task - 1;
+  for (size_t i = 0; i + tl <= len; i++)
+    if (!memcmp(prompt + i, task, tl)) {
+      at = i;
+      break;
+    }
+  leir__strbuf b = LEIR__STRBUF_INIT;
+  leir__sb_put(&b, prompt, at);
+  if (at == len && len && prompt[len - 1] != '\n') leir__sb_putc(&b, '\n');
+  leir__prompt_put_hardware(&b, gpu);
+  leir__sb_put(&b, prompt + at, len - at);
+  *out = leir__sb_finish(&b, out_len);
+  return *out ? LEIR_OK : leir__error_nomem();
+}
+
 int leir__prompt_extract_ir(const char *prompt, size_t len, const char **ir, size_t *ir_len) {
   static const char open[] = ": '", close[] = ", where the known variables";
   const char *s = prompt, *end = prompt + len;

@@ -39,6 +39,20 @@ leir_status leir__prompt_build_text(const char *leir_text, size_t leir_len, cons
                                     const leir_tensor_decl *decls, size_t n, uint32_t n_transforms,
                                     char **out, size_t *out_len);
 
+/* The reference's hardware block of its search prompts (pipeline-reference.md
+ * §6, item 5): "**Target hardware**: NVIDIA <gpu> GPU." with the CUDA binding
+ * rules (axis prefixes and limits) and the memory-scope rule, one line each,
+ * ending in a newline. */
+void leir__prompt_put_hardware(leir__strbuf *out, const char *gpu);
+
+/* `prompt` with the hardware block for `gpu` put before its task ("Please
+ * give me ..."), where the reference's search prompt has it; at the end when
+ * the prompt has no such part. *out: caller frees with leir_free. Errors:
+ * LEIR_ERR_ARGUMENT (a GPU name that is empty, over 64 bytes or has a
+ * control character), LEIR_ERR_NOMEM. */
+leir_status leir__prompt_with_hardware(const char *prompt, size_t len, const char *gpu, char **out,
+                                       size_t *out_len);
+
 /* The program text between the first ": '" and ", where the known
  * variables" of a prompt (how the reference recovers original_IR from a
  * prompt). Borrowed pointer into `prompt`; returns 0 when the prompt has

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -101,6 +102,12 @@ static leir_status client_new(leir_llm **out, kind k, const leir_llm_options *op
   if (c->o.max_answer_bytes == 0 || c->o.max_answer_bytes > ((size_t)1 << 30)) {
     free(c);
     return leir__error_arg(NULL, "max_answer_bytes must be in [1, 2^30]");
+  }
+  /* the size decides whether the caller's struct has the sampling fields;
+   * NaN compares false, so it is refused as well */
+  if (!(c->o.temperature < 0 || c->o.temperature <= 100) || !(c->o.top_p < 0 || c->o.top_p <= 1)) {
+    free(c);
+    return leir__error_arg(NULL, "temperature must be in [0, 100] and top_p in [0, 1] (negative: not sent)");
   }
   bool ok = true;
   c->model = dup_or_null(c->o.model, &ok);
@@ -253,6 +260,26 @@ static void put_messages(leir__strbuf *b, const leir_llm_message *m, size_t n) {
   leir__sb_putc(b, ']');
 }
 
+/* The sampling settings that are set, as JSON members (",\"temperature\":0.3,...");
+ * `seed` >= 0 overrides the options' seed. */
+static void put_number(leir__strbuf *b, const char *key, double x) {
+  char t[40];
+  /* the shortest of 15 to 17 digits that reads back as x: 0.3, not 0.29999999999999999 */
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(t, sizeof t, "%.*g", digits, x);
+    if (strtod(t, NULL) == x) break;
+  }
+  leir__sb_printf(b, ",\"%s\":%s", key, t);
+}
+
+static void put_sampling(leir__strbuf *b, const leir_llm *c, int64_t seed) {
+  if (c->o.temperature >= 0) put_number(b, "temperature", c->o.temperature);
+  if (c->o.top_p >= 0) put_number(b, "top_p", c->o.top_p);
+  if (c->o.max_tokens) leir__sb_printf(b, ",\"max_tokens\":%u", c->o.max_tokens);
+  if (seed < 0) seed = c->o.seed;
+  if (seed >= 0) leir__sb_printf(b, ",\"seed\":%lld", (long long)seed);
+}
+
 /* Reads `json` (a response) and copies the string at the end of `path`
  * (keys; a "0" step takes a list's first entry) into *answer. An "error"
  * key at the top level becomes LEIR_ERR_IO with its text. */
@@ -311,7 +338,7 @@ done:
   return st;
 }
 
-static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size_t n,
+static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size_t n, int64_t seed,
                                     char **answer, size_t *answer_len) {
   double deadline = now_s() + c->o.timeout_s;
   if (c->pid > 0) { /* a command that died since is replaced */
@@ -328,6 +355,7 @@ static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size
   leir__strbuf req = LEIR__STRBUF_INIT;
   leir__sb_puts(&req, "{\"messages\":");
   put_messages(&req, m, n);
+  put_sampling(&req, c, seed);
   leir__sb_puts(&req, "}\n");
   size_t req_len = 0;
   char *rq = leir__sb_finish(&req, &req_len);
@@ -441,7 +469,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *user) {
   return n;
 }
 
-static leir_status endpoint_complete(leir_llm *c, const leir_llm_message *m, size_t n,
+static leir_status endpoint_complete(leir_llm *c, const leir_llm_message *m, size_t n, int64_t seed,
                                      char **answer, size_t *answer_len) {
   pthread_once(&curl_once, curl_init);
   if (curl_init_rc != CURLE_OK)
@@ -453,8 +481,7 @@ static leir_status endpoint_complete(leir_llm *c, const leir_llm_message *m, siz
   leir__sb_put_json_string(&body, model, strlen(model));
   leir__sb_puts(&body, ",\"messages\":");
   put_messages(&body, m, n);
-  if (c->o.temperature >= 0) leir__sb_printf(&body, ",\"temperature\":%.17g", c->o.temperature);
-  if (c->o.max_tokens) leir__sb_printf(&body, ",\"max_tokens\":%u", c->o.max_tokens);
+  put_sampling(&body, c, seed);
   leir__sb_puts(&body, ",\"stream\":false}");
   size_t body_len = 0;
   char *bd = leir__sb_finish(&body, &body_len);
@@ -531,6 +558,11 @@ static leir_status endpoint_complete(leir_llm *c, const leir_llm_message *m, siz
 
 leir_status leir_llm_complete(leir_llm *c, const leir_llm_message *m, size_t n, char **answer,
                               size_t *answer_len) {
+  return leir_llm_complete_seed(c, m, n, -1, answer, answer_len);
+}
+
+leir_status leir_llm_complete_seed(leir_llm *c, const leir_llm_message *m, size_t n, int64_t seed,
+                                   char **answer, size_t *answer_len) {
   if (!c || !answer || (n && !m)) return leir__error_arg(NULL, "NULL argument");
   *answer = NULL;
   if (answer_len) *answer_len = 0;
@@ -557,11 +589,12 @@ leir_status leir_llm_complete(leir_llm *c, const leir_llm_message *m, size_t n, 
       if (answer_len) *answer_len = al;
       return LEIR_OK;
     }
-    case KIND_COMMAND: return command_complete(c, m, n, answer, answer_len);
+    case KIND_COMMAND: return command_complete(c, m, n, seed, answer, answer_len);
     case KIND_ENDPOINT:
 #ifdef LEIR_HAVE_CURL
-      return endpoint_complete(c, m, n, answer, answer_len);
+      return endpoint_complete(c, m, n, seed, answer, answer_len);
 #else
+      (void)seed;
       break;
 #endif
   }

@@ -1,11 +1,13 @@
-/* leir eval ANSWERS.jsonl --dataset DIR: scores a model's answers. */
-#define LEIR_EXPERIMENTAL /* the dataset API is in the experimental tier */
+/* leir eval ANSWERS.jsonl --dataset DIR: scores a model's answers; with
+ * --endpoint or --llm-command it first asks the model for the answers the
+ * file lacks (cmd_eval_drive.c). */
+#include "cmd_eval_drive.h" /* the experimental dataset and llm APIs */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
-#include "leir/experimental/dataset.h"
 
 int cmd_eval(int argc, char **argv) {
   tool_args a;
@@ -15,7 +17,12 @@ int cmd_eval(int argc, char **argv) {
   uint32_t k[16];
   leir_eval_options o;
   leir_eval_options_init(&o, sizeof o);
+  eval_drive_args drive;
+  eval_drive_args_init(&drive);
   while ((opt = tool_args_next(&a))) {
+    int taken = eval_drive_option(&drive, &a, opt);
+    if (taken < 0) return EXIT_USAGE;
+    if (taken) continue;
     if (!strcmp(opt, "--json")) {
       json = true;
     } else if (!strcmp(opt, "--dataset") || !strncmp(opt, "--dataset=", 10)) {
@@ -50,7 +57,14 @@ int cmd_eval(int argc, char **argv) {
     }
   }
   if (a.npositional != 1 || !dir)
-    return tool_usage_error("eval", "usage: leir eval ANSWERS.jsonl --dataset DIR [--json] [--k K,...]");
+    return tool_usage_error("eval", "usage: leir eval ANSWERS.jsonl --dataset DIR [--json] [--k K,...] "
+                                    "[--endpoint URL | --llm-command CMD ...]");
+  if (eval_drive_wanted(&drive)) {
+    int rc = eval_drive_run(&drive, dir, a.positional[0]);
+    if (rc != EXIT_OK || drive.no_score) return rc;
+  } else if (eval_drive_check_unused(&drive) != EXIT_OK) {
+    return EXIT_USAGE;
+  }
   size_t len = 0;
   char *text = tool_read_all(a.positional[0], &len);
   if (!text) return EXIT_INVALID;

@@ -289,7 +289,8 @@ const tool_command tool_commands[] = {
      "\n"
      "A progress bar with rate and ETA goes to standard error when it is a terminal.\n",
      cmd_dataset},
-    {"eval", "eval ANSWERS.jsonl --dataset DIR [--json] [--json-out FILE] [--backend B] [--k K,...]",
+    {"eval", "eval ANSWERS.jsonl --dataset DIR [--json] [--json-out FILE] [--backend B] [--k K,...] "
+             "[--endpoint URL | --llm-command CMD] [--samples N] [--temperature T] ...",
      "Scores a model's answers to a dataset's prompts: parse rate, pass-equal\n"
      "(bitwise), pass-close (within the tolerance or reassociation bound),\n"
      "pass-reference (the Step-TP reference's loose rule), label and grounded\n"
@@ -305,7 +306,28 @@ const tool_command tool_commands[] = {
      "  --backend B      interp, cpu, cuda or auto (default)\n"
      "  --seed N         verification input seed (default 1)\n"
      "  --k K,...        pass@k for these k (default: 1 and the fewest samples\n"
-     "                   of any prompt)\n",
+     "                   of any prompt)\n"
+     "\n"
+     "With a model, the answers ANSWERS lacks are asked first and appended to it\n"
+     "(one append per prompt, so a killed run resumes where it stopped; a rerun\n"
+     "asks only the missing samples), then the whole file is scored:\n"
+     "  --endpoint URL     an OpenAI-compatible chat-completions endpoint\n"
+     "  --llm-command CMD  a command speaking the JSON-lines protocol (docs/llm.md)\n"
+     "  --model NAME, --api-key-env VAR   the endpoint's model; the variable\n"
+     "                   holding its API key\n"
+     "  --samples N      answers per prompt, one request each (default 1)\n"
+     "  --temperature T  (default 0: greedy, as the reference's evaluation)\n"
+     "  --top-p P, --max-tokens N (default 40960), --llm-seed S (sample i is\n"
+     "                   asked with seed S+i), --system-prompt TEXT (default\n"
+     "                   \"You are a helpful assistant.\"; \"\" for none)\n"
+     "  --jobs N         requests in flight at once (default 1)\n"
+     "  --hardware GPU   add the reference's hardware block (\"**Target hardware**:\n"
+     "                   NVIDIA GPU GPU.\" and its CUDA rules) before the task\n"
+     "  --split S        test (eval.jsonl, default) or validation\n"
+     "  --limit N        only the first N prompts\n"
+     "  --llm-timeout S  per request (default 300); --retries N for unreachable\n"
+     "                   models and HTTP errors (default 3), then the run stops\n"
+     "  --no-score       only ask\n",
      cmd_eval},
 };
 

@@ -178,6 +178,90 @@ LEIR_API leir_status leir_eval_report_table(const leir_eval *eval, char **out, s
 /** NULL is a no-op. */
 LEIR_API void leir_eval_free(leir_eval *eval);
 
+/* ======================================================================
+ * Driving a model over a dataset's prompts (docs/dataset.md, "A model
+ * behind leir eval")
+ * ====================================================================== */
+
+/** An LLM client (include/leir/experimental/llm.h). */
+typedef struct leir_llm leir_llm;
+
+/** Progress of leir_eval_drive, passed to its callback after every prompt
+ * written, and its summary. */
+typedef struct leir_eval_drive_progress {
+  uint64_t prompts_total;   /**< prompts of the split (at most `limit`) */
+  uint64_t prompts_done;    /**< with every sample in the answers file (resumed ones too) */
+  uint64_t prompts_resumed; /**< found complete in the answers file by this run */
+  uint64_t requests;        /**< model requests this run (retries included) */
+  uint64_t answers;         /**< samples written this run with the model's answer */
+  uint64_t failed;          /**< samples written this run without one (timeout, limit,
+                             * a response that is not the protocol's JSON): they score as
+                             * failed answers, reason `request.failed` */
+  double elapsed_s;         /**< seconds since leir_eval_drive started */
+} leir_eval_drive_progress;
+
+/** Progress callback (called from the thread that wrote the prompt, one call
+ * at a time); `payload` is leir_eval_drive_options.payload. */
+typedef void (*leir_eval_drive_progress_fn)(const leir_eval_drive_progress *progress, void *payload);
+
+/** Options of leir_eval_drive. Start from LEIR_EVAL_DRIVE_OPTIONS_INIT or
+ * leir_eval_drive_options_init(). */
+typedef struct leir_eval_drive_options {
+  uint32_t size;          /**< sizeof(leir_eval_drive_options) */
+  const char *split;      /**< "test" (eval.jsonl; NULL: the default) or "validation"
+                           * (validation.jsonl) */
+  uint32_t samples;       /**< answers per prompt, each its own request (default 1; at most
+                           * 100000) */
+  int64_t seed;           /**< sample i of a prompt is asked with seed + i
+                           * (leir_llm_complete_seed); negative: the clients' own seed,
+                           * if any (default -1) */
+  const char *hardware;   /**< a GPU name ("H20-3e", the reference's default): the prompt
+                           * gets the reference's hardware block before its task; NULL or
+                           * "" (default): the prompt as the dataset has it, as the
+                           * reference's single-step evaluation sends it */
+  uint64_t limit;         /**< only the first `limit` prompts of the split (0: all) */
+  uint32_t retries;       /**< a request that fails with LEIR_ERR_IO (unreachable, an HTTP
+                           * error status, a command that dies) is retried this many times,
+                           * 0.5 s, 1 s, 2 s ... apart, before the run stops (default 3) */
+  leir_eval_drive_progress_fn progress; /**< may be NULL */
+  void *payload;          /**< passed to `progress` */
+  const volatile int *cancel; /**< when it becomes nonzero, the run stops with
+                               * LEIR_ERR_CANCELLED after the prompts in flight are written
+                               * (or dropped, when a request was cut short) */
+} leir_eval_drive_options;
+
+/** Defaults of leir_eval_drive_options (see each field). */
+#define LEIR_EVAL_DRIVE_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_eval_drive_options), NULL, 1u, -1, NULL, 0u, 3u, NULL, NULL, NULL }
+
+/** Fills the first `size` bytes of `*opts` with LEIR_EVAL_DRIVE_OPTIONS_INIT
+ * and sets `opts->size` to `size`. Errors: LEIR_ERR_ARGUMENT. */
+LEIR_API leir_status leir_eval_drive_options_init(leir_eval_drive_options *opts, size_t size);
+
+/** Sends every prompt of the dataset's split in `dataset_dir` to a model,
+ * `samples` times, and appends the answers to the JSONL file `answers_path`
+ * (created when missing), one line per sample: `id`, `sample` (0-based),
+ * `seed` (or null), `requested` (the transformed IRs the prompt asks for in
+ * the one call, as the reference asks them), `hardware` (or null), and
+ * `answer` (the model's raw text) or `error` (`status`, `message`), and
+ * `elapsed_s`. The lines of one prompt are written together with one
+ * append, so a run killed at any moment (kill -9 included) leaves whole
+ * prompts; a rerun cuts a torn last line, keeps every (id, sample) the file
+ * has and asks only the missing ones. leir_eval_run scores the file.
+ *
+ * `models` are `nmodels` clients (1 to 256), each used by one thread of its
+ * own at a time: that many requests are in flight at once; the order of the
+ * lines then depends on timing, their content does not. The chat is the
+ * client's system prompt (leir_llm_options.system_prompt) and the prompt's
+ * user message. *out (may be NULL) gets the summary. Errors:
+ * LEIR_ERR_ARGUMENT, LEIR_ERR_IO and LEIR_ERR_PARSE (the dataset's prompt
+ * file, the answers file), LEIR_ERR_IO (a model still failing after the
+ * retries: what was written stays, a rerun goes on), LEIR_ERR_CANCELLED,
+ * LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_eval_drive(leir_eval_drive_progress *out, leir_llm *const *models,
+                                     size_t nmodels, const char *dataset_dir,
+                                     const char *answers_path, const leir_eval_drive_options *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,7 +10,9 @@
  *  - a C callback (leir_llm_new_callback);
  *  - an external command speaking JSON lines on its stdin/stdout
  *    (leir_llm_new_command): one request line
- *    `{"messages":[{"role":"system","content":"..."},...]}` in, one answer
+ *    `{"messages":[{"role":"system","content":"..."},...]}` (plus the
+ *    sampling settings that are set: "temperature", "top_p", "max_tokens",
+ *    "seed") in, one answer
  *    line `{"content":"..."}` (or `{"error":"..."}`) out. The command is
  *    started with posix_spawn on the first request and kept for the next
  *    ones; a request that takes longer than the timeout, or an answer line
@@ -79,14 +81,17 @@ typedef struct leir_llm_options {
   double temperature;         /**< endpoint: sampling temperature; negative: not sent
                                * (default -1) */
   uint32_t max_tokens;        /**< endpoint: "max_tokens"; 0: not sent (default 0) */
-  const char *system_prompt;  /**< first message of every chat of leir_llm_propose
-                               * (default "You are a helpful assistant.", the Step-TP
-                               * model's training prompt; "" for none) */
+  const char *system_prompt;  /**< first message of every chat of leir_llm_propose and
+                               * leir_eval_drive (default "You are a helpful assistant.", the
+                               * Step-TP model's training prompt; "" for none) */
+  double top_p;               /**< nucleus sampling "top_p"; negative: not sent (default -1) */
+  int64_t seed;               /**< sampling "seed"; negative: not sent (default -1);
+                               * leir_llm_complete_seed overrides it per request */
 } leir_llm_options;
 
 /** Defaults of leir_llm_options (see each field). */
 #define LEIR_LLM_OPTIONS_INIT \
-  { (uint32_t)sizeof(leir_llm_options), 300.0, (size_t)1 << 20, NULL, NULL, -1.0, 0u, NULL }
+  { (uint32_t)sizeof(leir_llm_options), 300.0, (size_t)1 << 20, NULL, NULL, -1.0, 0u, NULL, -1.0, -1 }
 
 /** Fills the first `size` bytes of `*opts` with the defaults of
  * LEIR_LLM_OPTIONS_INIT and sets `opts->size` to `size`.
@@ -131,6 +136,15 @@ LEIR_API void leir_llm_free(leir_llm *llm);
  * status; LEIR_ERR_NOMEM. The last error says what happened. */
 LEIR_API leir_status leir_llm_complete(leir_llm *llm, const leir_llm_message *messages, size_t n,
                                        char **answer, size_t *answer_len);
+
+/** As leir_llm_complete, with this request's sampling seed: `seed` >= 0 is
+ * sent instead of the options' seed (negative: the options' seed, if any).
+ * leir_eval_drive asks sample i of a prompt with seed + i, so that n samples
+ * of one prompt differ and a rerun asks the same. A callback client does not
+ * see the seed. Errors: as leir_llm_complete. */
+LEIR_API leir_status leir_llm_complete_seed(leir_llm *llm, const leir_llm_message *messages,
+                                            size_t n, int64_t seed, char **answer,
+                                            size_t *answer_len);
 
 /* ======================================================================
  * The proposal loop
