@@ -499,6 +499,10 @@ int cmd_benchmark(int argc, char **argv) {
     if (!prog) {
       fprintf(stderr, "leir benchmark: error: %s\n", err);
       rc = EXIT_INVALID;
+    } else if (leir_program_check(prog, NULL, NULL) != LEIR_OK) {
+      fprintf(stderr, "leir benchmark: error: %s: %s\n", cfg.programs[p].id,
+              leir_error_last()->message);
+      rc = EXIT_INVALID;
     }
     leir_program_free(prog);
   }

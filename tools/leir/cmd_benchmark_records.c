@@ -266,12 +266,14 @@ typedef struct algo_stats {
   size_t nstrategies;
 } algo_stats;
 
+/* Counts the strategy of every step of the best path; a macro-step
+ * ("a nest=0 ... ; b nest=1 ...", the lookahead's) counts each of its parts. */
 static void count_strategies(algo_stats *a, const char *steps) {
-  for (const char *l = steps; l && *l;) {
-    const char *nl = strchr(l, '\n');
-    size_t len = nl ? (size_t)(nl - l) : strlen(l);
+  for (const char *l = steps; l && *l; l++) {
+    while (*l == ' ' || *l == ';' || *l == '\n') l++;
+    if (!*l) break;
     size_t w = 0;
-    while (w < len && l[w] != ' ') w++;
+    while (l[w] && l[w] != ' ' && l[w] != ';' && l[w] != '\n') w++;
     if (w > 0 && w < 64) {
       size_t k = 0;
       while (k < a->nstrategies && (strlen(a->strategies[k].name) != w ||
@@ -284,8 +286,9 @@ static void count_strategies(algo_stats *a, const char *steps) {
       }
       if (k < a->nstrategies) a->strategies[k].n++;
     }
-    if (!nl) break;
-    l = nl + 1;
+    /* on to the next part: after " ; " or the end of the line */
+    while (*l && *l != ';' && *l != '\n') l++;
+    if (!*l) break;
   }
 }
 
