@@ -6,6 +6,7 @@
 #define LEIR_EXPERIMENTAL
 #include "leir/experimental/search.h"
 
+#include "cmd_benchmark.h"
 #include "commands.h"
 
 static int print_line(void *payload, const char *line, size_t len) {
@@ -16,6 +17,8 @@ static int print_line(void *payload, const char *line, size_t len) {
 }
 
 int cmd_db(int argc, char **argv) {
+  /* leir db merge A.db ... --into OUT.db: tools/leir/cmd_benchmark_db.c */
+  if (argc > 1 && strcmp(argv[1], "merge") == 0) return cmd_db_merge(argc - 1, argv + 1);
   tool_args a;
   tool_args_init(&a, "db", argc, argv);
   const char *opt, *path = NULL;

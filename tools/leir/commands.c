@@ -260,14 +260,48 @@ const tool_command tool_commands[] = {
      "  --json           the trajectory as JSONL on stdout, then a summary object\n"
      "\nShared options:\n" RUN_OPTS_HELP,
      cmd_optimize},
-    {"db", "db export|count|check [--db FILE]",
+    {"db", "db export|count|check [--db FILE] | db merge A.db B.db ... --into OUT.db",
      "The measurement database of leir optimize (SQLite; default $LEIR_DB, else\n"
      "~/.cache/leir/measurements.db).\n"
      "\n"
      "  export   every measurement as one JSON object per line, oldest first\n"
      "  count    the number of measurements\n"
-     "  check    SQLite's integrity check (prints ok)\n",
+     "  check    SQLite's integrity check (prints ok)\n"
+     "  merge A.db B.db ... --into OUT.db\n"
+     "           adds the rows of each database to OUT.db (created when absent) by\n"
+     "           key; a file that is not a measurement database is refused, an\n"
+     "           invalid row skipped and counted, a key measured differently in\n"
+     "           two files keeps the earlier measurement (docs/benchmark.md)\n"
+     "    --strict            an invalid row refuses its file (nothing of it written)\n"
+     "    --fail-on-conflict  a conflict refuses its file (nothing of it written)\n"
+     "    --json              one JSON object per file, then the totals\n",
      cmd_db},
+    {"benchmark", "benchmark CONFIG.yaml [--out DIR] [--algorithms A,B] [--only ID] [--policy P | --endpoint URL | --llm-command CMD] [--samples N] [--time S] [--list] [--json]",
+     "The multi-step search benchmark (docs/benchmark.md): every algorithm of the\n"
+     "config (default greedy, beam, bfs, dfs, mcts, chain) over its programs\n"
+     "(files, directories, catalogue workloads) with one policy and a per-program\n"
+     "budget. Each run appends a record to DIR/runs.jsonl when it ends (a run\n"
+     "already recorded is skipped, so an interrupted benchmark resumes), keeps its\n"
+     "trajectory in DIR/trajectories/ and its measurements in DIR/dbs/ (merged\n"
+     "into DIR/measurements.db), and the summary per algorithm (mean, geometric\n"
+     "mean and peak speedup over the sources, runs improved, steps, samples to the\n"
+     "best program, strategies) goes to DIR/summary.json and DIR/summary.md.\n"
+     "\n"
+     "  --out DIR          output directory (default: CONFIG without .yaml)\n"
+     "  --algorithms A,B   only these algorithms\n"
+     "  --only ID          only this program (repeatable; --list shows the ids)\n"
+     "  --policy P         cost, exhaustive, random (built-in) or llm\n"
+     "  --endpoint URL, --model NAME, --api-key-env VAR, --llm-command CMD\n"
+     "                     the LLM policy, as for leir optimize\n"
+     "  --samples N, --time S, --depth N\n"
+     "                     the per-program budget (over the config's)\n"
+     "  --db FILE          one shared measurement database instead of DIR/dbs/\n"
+     "  --workloads-dir D  the workload catalogue\n"
+     "  --list             print the (program, algorithm) pairs as JSON lines\n"
+     "  --json             each run's record on stdout as it ends, no table\n"
+     "  --quiet            no progress and no table\n"
+     "\nShared options:\n" RUN_OPTS_HELP,
+     cmd_benchmark},
     {"dataset", "dataset build CONFIG.yaml [--out DIR] [--shard K/N] [--json]",
      "Builds a Step-TP dataset from the YAML config (docs/dataset.md): sources\n"
      "(workloads x shapes x dtypes, or a JSONL of programs), states from seeded\n"

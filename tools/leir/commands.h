@@ -22,6 +22,7 @@ int cmd_optimize(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_benchmark(int argc, char **argv);
 
 extern const tool_command tool_commands[];
 extern const size_t tool_command_count;

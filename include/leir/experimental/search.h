@@ -126,6 +126,60 @@ LEIR_API leir_status leir_db_export(leir_db *db, leir_db_line_fn fn, void *paylo
  * LEIR_ERR_IO with the first problem in the message. */
 LEIR_API leir_status leir_db_check(leir_db *db);
 
+/** An invalid row of the other database fails the merge (nothing written)
+ * instead of being skipped and counted. */
+#define LEIR_DB_MERGE_STRICT 0x1u
+/** A key measured differently in both databases fails the merge (nothing
+ * written) instead of keeping the earlier measurement. */
+#define LEIR_DB_MERGE_FAIL_ON_CONFLICT 0x2u
+
+/** Options of leir_db_merge. Start from LEIR_DB_MERGE_OPTIONS_INIT or
+ * leir_db_merge_options_init(). */
+typedef struct leir_db_merge_options {
+  uint32_t size;  /**< sizeof(leir_db_merge_options) */
+  uint32_t flags; /**< LEIR_DB_MERGE_* (default 0) */
+} leir_db_merge_options;
+
+/** Defaults of leir_db_merge_options. */
+#define LEIR_DB_MERGE_OPTIONS_INIT {(uint32_t)sizeof(leir_db_merge_options), 0u}
+
+/** Fills the first `size` bytes of `*opts` with the defaults and sets its
+ * size field. Errors: LEIR_ERR_ARGUMENT. */
+LEIR_API leir_status leir_db_merge_options_init(leir_db_merge_options *opts, size_t size);
+
+/** What a merge did (out->size set by the caller). */
+typedef struct leir_db_merge_stats {
+  uint32_t size;       /**< sizeof(leir_db_merge_stats) */
+  uint64_t rows;       /**< rows read from the other database */
+  uint64_t added;      /**< keys that were new */
+  uint64_t duplicates; /**< keys already present with the same measurement */
+  uint64_t conflicts;  /**< keys already present with another measurement */
+  uint64_t replaced;   /**< of the conflicts, rows replaced by the other database's
+                        * earlier measurement (the earlier one is kept) */
+  uint64_t invalid;    /**< rows that failed validation (skipped) */
+} leir_db_merge_stats;
+
+/** Adds the rows of the measurement database file `path` to `into`, by key
+ * (program, baseline and source hashes, backend, machine, protocol). The
+ * file is opened read-only and is untrusted: one that is not a measurement
+ * database of this schema is refused (LEIR_ERR_IO, rules "db.foreign",
+ * "db.schema"); each row is validated (hashes of 16 hex digits, known
+ * verdict and order, finite non-negative ratios and times, an ordered
+ * interval, bounded strings) and an invalid one is skipped and counted
+ * (LEIR_ERR_INVALID, rule "db.invalid-row", with LEIR_DB_MERGE_STRICT).
+ * A key already present with the same measurement is a duplicate; with
+ * another, a conflict: the row with the earlier `created` time is kept, so
+ * the result does not depend on the order of the merges
+ * (LEIR_ERR_INVALID, rule "db.conflict", with
+ * LEIR_DB_MERGE_FAIL_ON_CONFLICT). Under either flag every row is checked
+ * before any is written. `opts` and `stats` may be NULL. Each added row is
+ * its own transaction (leir_db_put): a merge stopped midway is completed by
+ * running it again. Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO, LEIR_ERR_INVALID,
+ * LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_db_merge(leir_db *into, const char *path,
+                                   const leir_db_merge_options *opts,
+                                   leir_db_merge_stats *stats);
+
 /* ======================================================================
  * Algorithms, policies, rewards
  * ====================================================================== */
