@@ -157,12 +157,7 @@ class Workload:
         return tuple(out)
 
     def _emit(
-        self,
-        shape: str,
-        seed: int,
-        args: Optional[Sequence[float]],
-        dtype: Optional[str],
-        want_yaml: bool,
+        self, shape: str, seed: int, args: Optional[Sequence[float]], dtype: Optional[str]
     ) -> Tuple[Program, str, Dict[str, Union[int, float]]]:
         if shape not in SHAPES:
             raise ValueError(f"shape is one of {', '.join(SHAPES)}, not {shape!r}")
@@ -181,20 +176,13 @@ class Workload:
             o.dtype = _bytes(dtype)
         params = self.params
         values = (ctypes.c_double * max(1, len(params)))()
-        yaml, prog = out_ptr(), out_ptr()
-        call(
-            _r.leir_workload_emit,
-            self._p,
-            ctypes.byref(o),
-            ctypes.byref(yaml) if want_yaml else None,
-            ctypes.byref(prog),
-            values,
-            len(params),
-        )
-        program = Program._wrap(prog)
-        if not program.name:  # as the program file names it
-            program.name = self.qualified_name
-        text = _lib.take_string(yaml) if want_yaml else ""
+        yaml = out_ptr()
+        call(_r.leir_workload_emit, self._p, ctypes.byref(o), ctypes.byref(yaml), None, values, len(params))
+        text = _lib.take_string(yaml)
+        # The program from its file: the name and the input domains come with
+        # it (the C program_out has neither), so seeded inputs and
+        # verification draw the values the workload declares.
+        program = Program.from_yaml(text)
         chosen = {p.name: _num(values[i], p.is_float) for i, p in enumerate(params)}
         return program, text, chosen
 
@@ -207,14 +195,15 @@ class Workload:
         dtype: Optional[str] = None,
     ) -> Program:
         """The program at a shape (``leir workloads emit``), with its
-        signature and name set and its checks passed. ``shape`` is
+        signature, name and input domains set (as the program file has them)
+        and its checks passed. ``shape`` is
         "default" (the reference's, in the workload's dtype), "small" (runs
         in milliseconds on the interpreter; f64) or "random" (drawn from the
         sampling ranges with ``seed``); ``args`` override the first
         parameters, in the reference's order; ``dtype`` sets the floating
         dtype. Raises :class:`leir.ArgumentError` for a bad argument or a
         failed constraint."""
-        return self._emit(shape, seed, args, dtype, False)[0]
+        return self._emit(shape, seed, args, dtype)[0]
 
     def emit_yaml(
         self,
@@ -226,7 +215,7 @@ class Workload:
     ) -> str:
         """The program file (``*.leir.yaml``, with the input domains) that
         ``leir workloads emit`` prints."""
-        return self._emit(shape, seed, args, dtype, True)[1]
+        return self._emit(shape, seed, args, dtype)[1]
 
     def shape_values(
         self,
@@ -237,7 +226,7 @@ class Workload:
         dtype: Optional[str] = None,
     ) -> Dict[str, Union[int, float]]:
         """The parameter values :meth:`emit` chooses, by name."""
-        return self._emit(shape, seed, args, dtype, False)[2]
+        return self._emit(shape, seed, args, dtype)[2]
 
     def __repr__(self) -> str:
         return f"<leir.Workload {self.qualified_name}>"
