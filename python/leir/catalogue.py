@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _lib

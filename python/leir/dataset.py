@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from . import _lib
 from . import _research_lib as _r
-from .errors import LeirError, LeirIOError, NotFoundError, ParseError, UnsupportedError, call, out_ptr
-from .program import Program, TensorDecl, _bytes
+from .errors import LeirIOError, NotFoundError, ParseError, UnsupportedError, call, out_ptr
+from .program import Program, TensorDecl
 
 __all__ = [
     "Dataset",
