@@ -19,6 +19,7 @@ column and rule). docs/python.md has the tour.
 from __future__ import annotations
 
 from . import _lib
+from . import catalogue, dataset, eval  # the research loop (experimental C API)
 from . import errors as _errors
 from . import program as _program
 from . import run as _run
@@ -45,8 +46,11 @@ from .errors import (
     UnsupportedError,
 )
 from .program import (
+    DOMAIN_KINDS,
     DTYPES,
+    Cost,
     Diagnostic,
+    Domain,
     Equation,
     Expr,
     Loop,
@@ -74,6 +78,7 @@ from .search import ALGORITHMS, POLICIES, Database, Query, Record, SearchResult,
 from .strategy import (
     Candidate,
     Explanation,
+    ParamValue,
     Reason,
     Step,
     StrategyInfo,
@@ -113,4 +118,4 @@ __all__ = [
     "library_path",
     *_run.__all__,
     *_search.__all__,
-]
+]  # leir.catalogue, leir.dataset and leir.eval are modules, not star-exported (eval is a builtin)

@@ -5,15 +5,22 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _defaults, _lib
-from .errors import call, out_ptr
+from .errors import UnsupportedError, call, out_ptr
+
+if TYPE_CHECKING:  # the modules above programs, imported by the methods that need them
+    from .run import Timing, Verdict
+    from .strategy import Candidate, Explanation, StepLike
 
 __all__ = [
     "Program",
     "TensorDecl",
     "Diagnostic",
+    "Cost",
+    "Domain",
+    "DOMAIN_KINDS",
     "Loop",
     "Nest",
     "Equation",
@@ -77,6 +84,40 @@ class Diagnostic:
     def __str__(self) -> str:
         where = f"{self.line}:{self.column}: " if self.line else ""
         return f"{where}error: {self.message} [{self.rule}]"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The static cost of one run (leir_program_cost_get): equation
+    evaluations, operations and distinct bytes of the known variables."""
+
+    evaluations: int
+    flops: int
+    bytes: int
+
+
+#: Input domain kinds, in the order of the C enum leir_domain_kind.
+DOMAIN_KINDS: Tuple[str, ...] = ("default", "positive", "value", "range", "normal", "uniform")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """How seeded inputs of one input are drawn (docs/verification.md,
+    "Input domains"); only the fields of its kind are used: ``value``
+    (value), ``low``/``high`` (range, uniform), ``mean``/``std`` (normal)."""
+
+    kind: str = "default"
+    value: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+    mean: float = 0.0
+    std: float = 1.0
+
+
+def _need(fn: Any, name: str) -> Any:
+    if fn is None:
+        raise UnsupportedError(f"this libleir has no {name}")
+    return fn
 
 
 def _bytes(text: Union[str, bytes]) -> bytes:
@@ -414,6 +455,133 @@ class Program:
     def tensors(self) -> Dict[str, str]:
         """Every tensor the text mentions, with its dtype."""
         return {e.name: e.dtype for e in self.walk() if isinstance(e, Expr) and e.kind == "tensor"}
+
+    # -- input domains ------------------------------------------------------------
+    def _decl_index(self, name: str) -> int:
+        for i, d in enumerate(self.signature):
+            if d.name == name:
+                return i
+        from .errors import NotFoundError
+
+        raise NotFoundError(f"the signature has no tensor {name!r}", rule="signature.name", subject=name)
+
+    def domain(self, name: str) -> Domain:
+        """The declared domain of input ``name`` (kind "default" when none)."""
+        from . import _research_lib as _r
+
+        d = _r.Domain()
+        d.size = ctypes.sizeof(_r.Domain)
+        call(_need(_r.leir_program_domain_get, "leir_program_domain_get"), self._handle,
+             self._decl_index(name), ctypes.byref(d))
+        kind = DOMAIN_KINDS[d.kind] if 0 <= d.kind < len(DOMAIN_KINDS) else str(d.kind)
+        return Domain(kind, d.value, d.low, d.high, d.mean, d.std)
+
+    def domains(self) -> Dict[str, Domain]:
+        """The domain of every input of the signature ({} without one)."""
+        return {d.name: self.domain(d.name) for d in self.signature if d.role == "input"}
+
+    def set_domain(self, name: str, domain: Union[Domain, str, None] = None, **fields: float) -> None:
+        """Declares the domain of input ``name``: a :class:`Domain`, or a
+        kind with its fields (``p.set_domain("E", "value", value=1e-5)``);
+        None or "default" clears it. Raises :class:`leir.ArgumentError` for
+        an output or a bad field (low >= high, std <= 0, ...)."""
+        from . import _research_lib as _r
+
+        if isinstance(domain, Domain):
+            dom = domain
+        else:
+            dom = Domain(domain or "default", **fields)
+        if dom.kind not in DOMAIN_KINDS:
+            raise ValueError(f"domain kind is one of {', '.join(DOMAIN_KINDS)}, not {dom.kind!r}")
+        d = _r.Domain(ctypes.sizeof(_r.Domain), DOMAIN_KINDS.index(dom.kind), dom.value, dom.low,
+                      dom.high, dom.mean, dom.std)
+        call(_need(_r.leir_program_domain_set, "leir_program_domain_set"), self._handle,
+             self._decl_index(name), ctypes.byref(d))
+
+    # -- cost ---------------------------------------------------------------------
+    def _with_signature(self) -> "Program":
+        if self.signature:
+            return self
+        p = self.copy()
+        p.infer_signature()
+        return p
+
+    def cost(self) -> Cost:
+        """Evaluations, flops and bytes of one run (as ``leir run --cost``;
+        the signature is inferred when there is none)."""
+        from . import _research_lib as _r
+
+        c = _r.ProgramCost()
+        p = self._with_signature()  # held: a temporary would be freed before the call
+        call(_need(_r.leir_program_cost_get, "leir_program_cost_get"), p._handle, ctypes.byref(c))
+        return Cost(int(c.evaluations), int(c.flops), int(c.bytes))
+
+    def predict_seconds(self, threads: int = 0) -> float:
+        """The analytic cost model's time of one run on the cpu backend
+        with ``threads`` OpenMP threads (0: the host's CPUs), on this host's
+        cache sizes (docs/cost.md; experimental)."""
+        from . import _research_lib as _r
+
+        out = ctypes.c_double()
+        p = self._with_signature()
+        call(_need(_r.leir_program_cost_predict, "leir_program_cost_predict"), p._handle, threads,
+             ctypes.byref(out))
+        return float(out.value)
+
+    # -- the common calls as methods (leir.candidates(p, ...) is p.candidates(...)) --
+    def candidates(self, strategy: Optional[Union[str, int]] = None, **options: Any) -> List["Candidate"]:
+        """:func:`leir.candidates` of this program."""
+        from .strategy import candidates
+
+        return candidates(self, strategy, **options)
+
+    def apply(self, step: "StepLike", *, with_class: bool = False) -> Any:
+        """:func:`leir.apply`: the program after one step."""
+        from .strategy import apply
+
+        return apply(self, step, with_class=with_class)
+
+    def explain(self, strategy: Union[str, int]) -> "Explanation":
+        """:func:`leir.explain`: why a strategy applies or not, site by site."""
+        from .strategy import explain
+
+        return explain(self, strategy)
+
+    def ground(self, after: "Program", strategy: Optional[Union[str, int]] = None) -> List["Candidate"]:
+        """:func:`leir.ground`: the candidates that give ``after``."""
+        from .strategy import ground
+
+        return ground(self, after, strategy)
+
+    def cot(self, step: "StepLike") -> str:
+        """:func:`leir.cot`: the chain of thought of a step."""
+        from .strategy import cot
+
+        return cot(self, step)
+
+    def verify(self, after: "Program", **options: Any) -> "Verdict":
+        """:func:`leir.verify` with this program as the reference."""
+        from .run import verify
+
+        return verify(self, after, **options)
+
+    def run(self, inputs: Any = None, **options: Any) -> Dict[str, Any]:
+        """:func:`leir.run`: the outputs as numpy arrays."""
+        from .run import run
+
+        return run(self, inputs, **options)
+
+    def time(self, **options: Any) -> "Timing":
+        """:func:`leir.time` of this program."""
+        from .run import time
+
+        return time(self, **options)
+
+    def lower(self, target: str = "c", **options: Any) -> str:
+        """:func:`leir.lower`: the lowered C or CUDA source."""
+        from .run import lower
+
+        return lower(self, target, **options)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from .program import Program, _bytes
 __all__ = [
     "StrategyInfo",
     "Step",
+    "ParamValue",
     "Candidate",
     "Explanation",
     "Reason",
@@ -70,6 +71,14 @@ def strategy_index(name: str) -> int:
     idx = ctypes.c_size_t()
     call(_lib.leir_strategy_find, _bytes(name), ctypes.byref(idx))
     return idx.value
+
+
+#: The type of a step parameter's value, as in the step's JSON form
+#: (docs/strategies.md, "Steps"): an integer (``factor``, ``at``, ``eq``, a
+#: top-level ``nest``), a string (loop and tensor names, ``mode``, ``scope``,
+#: ``entry``, ``expr`` paths, a nested ``nest`` path such as "0.1"), or a list
+#: of integers or strings (``loops``, ``factors``, ``perm``, ``dims``).
+ParamValue = Union[int, str, List[int], List[str]]
 
 
 class Step:
@@ -141,15 +150,36 @@ class Step:
         idx = _lib.leir_step_strategy(self._handle)
         return _lib.text(_lib.leir_strategy_info_at(idx).contents.name)
 
+    @classmethod
+    def of(cls, strategy: str, **params: ParamValue) -> "Step":
+        """A step from its strategy and typed parameters:
+        ``Step.of("loop_split", nest=0, loop="a", factor=2)``."""
+        return cls({"strategy": strategy, **params})
+
     @property
-    def params(self) -> Dict[str, str]:
-        """Parameters as written in the text form (lists comma-separated)."""
+    def params(self) -> Dict[str, ParamValue]:
+        """The parameters with their values typed as in the JSON form
+        (integers, strings, lists), in canonical key order:
+        ``{"nest": 0, "loops": ["tx", "a"], "factors": [2, 4]}``. A new dict
+        on every access (changing it does not change the step)."""
+        obj: Dict[str, ParamValue] = json.loads(self.to_json())  # keeps the key order
+        obj.pop("strategy", None)
+        return obj
+
+    @property
+    def param_text(self) -> Dict[str, str]:
+        """The parameters as written in the text form (lists
+        comma-separated): ``{"nest": "0", "loops": "tx,a"}``."""
         out = {}
         for i in range(_lib.leir_step_param_count(self._handle)):
             k, v, n = ctypes.c_char_p(), ctypes.c_void_p(), ctypes.c_size_t()
             call(_lib.leir_step_param, self._handle, i, ctypes.byref(k), ctypes.byref(v), ctypes.byref(n))
             out[_lib.text(k.value)] = ctypes.string_at(v.value, n.value).decode() if v.value else ""
         return out
+
+    def __getitem__(self, key: str) -> ParamValue:
+        """One typed parameter (KeyError when the step has none)."""
+        return self.params[key]
 
     def to_json(self) -> str:
         """The JSON form, one line."""
@@ -215,6 +245,22 @@ class Candidate:
     def program(self) -> Program:
         """The program the candidate applies to."""
         return self._list.program
+
+    @property
+    def assumed(self) -> bool:
+        """True for a split whose numerical condition is only assumed
+        (listed with ``generic_values``, or by :func:`ground`'s gated pass):
+        :func:`apply` refuses its step, :attr:`result` applies it
+        (leir_candidates_assumed; costs one enumeration of its strategy)."""
+        from . import _research_lib as _r
+
+        if _r.leir_candidates_assumed is None:
+            from .errors import UnsupportedError
+
+            raise UnsupportedError("this libleir has no leir_candidates_assumed")
+        out = ctypes.c_int()
+        call(_r.leir_candidates_assumed, self._list._h, self.index, ctypes.byref(out))
+        return bool(out.value)
 
     @property
     def result(self) -> Program:

@@ -26,7 +26,8 @@ def test_step_text_json_params() -> None:
     s = leir.Step("loop_split  nest=0 loop=a factor=2")
     assert str(s) == "loop_split nest=0 loop=a factor=2"
     assert s.strategy == "loop_split"
-    assert s.params == {"nest": "0", "loop": "a", "factor": "2"}
+    assert s.params == {"nest": 0, "loop": "a", "factor": 2}
+    assert s.param_text == {"nest": "0", "loop": "a", "factor": "2"}
     assert s.json == {"strategy": "loop_split", "nest": 0, "loop": "a", "factor": 2}
     assert leir.Step(s.to_json()) == s
     assert leir.Step(s.json) == s
