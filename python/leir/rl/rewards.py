@@ -215,7 +215,11 @@ class Rewarder:
     workers for a batch (default: 2, at most the CPUs). ``backend``,
     ``seed``, ``input_sets``: verification's (as ``leir eval``).
     ``max_answer_bytes``: a longer completion is rejected unread
-    (``answer.too_large``). Results are cached per prompt by completion
+    (``answer.too_large``); ``max_ir_growth``: an answer whose IR text is
+    more than this many times the prompt's (plus 4 KiB) is rejected before
+    anything is compiled or run (``ir.too_large``: a compile bomb of
+    repeated nests would otherwise keep a cpu-backend judgement busy up to
+    its compile timeout). Results are cached per prompt by completion
     text and by the alpha hash of the answer's program and the strategies
     it names (``cache_size`` entries each; 0: none).
     """
@@ -235,6 +239,7 @@ class Rewarder:
         input_sets: int = 3,
         threads: Optional[int] = None,
         max_answer_bytes: int = 1 << 20,
+        max_ir_growth: float = 8.0,
         cache_size: int = 65536,
     ) -> None:
         w = dict(DEFAULT_WEIGHTS) if weights is None else {c: 0.0 for c in COMPONENTS}
@@ -258,6 +263,7 @@ class Rewarder:
         self.input_sets = int(input_sets)
         self.threads = max(1, int(threads if threads is not None else min(2, os.cpu_count() or 1)))
         self.max_answer_bytes = int(max_answer_bytes)
+        self.max_ir_growth = float(max_ir_growth)
         self._by_text = _LRU(cache_size)
         self._by_alpha = _LRU(cache_size)
         self._pool: Optional[ThreadPoolExecutor] = None
@@ -352,7 +358,16 @@ class Rewarder:
             jobs.append(_Job(i, t, r, rk, extract(t, self.max_answer_bytes)))
         # cache by alpha hash: the same program and strategy, other words
         todo: List[_Job] = []
+        kept: List[_Job] = []
         for j in jobs:
+            limit = self.max_ir_growth * len(str(j.record.get("original_IR", ""))) + 4096
+            if j.entries is not None and any(len(ir) > limit for ir, _ in j.entries):
+                why = f"the transformed IR is over {int(limit)} characters ({self.max_ir_growth:g} times the prompt's and 4 KiB)"
+                results[j.index] = self._zero("ir.too_large", why)
+                sources["rejected"] += 1
+                continue
+            kept.append(j)
+        for j in kept:
             if j.entries is not None and len(j.entries) == 1 and j.record.get("kind", "single") != "multi":
                 j.program = program_of(j.entries[0][0], j.record.get("known") or [])
                 if j.program is not None:
