@@ -23,7 +23,7 @@ def rec(tmp_path_factory: pytest.TempPathFactory):
 def cases(rec):
     lab = rec["labels"][0]
     other = next(l for l in rec["labels"] if l["strategy"] != lab["strategy"])
-    deep = "max(" * 3000 + "A^{f64,g}_{a,c}" + ",0)" * 3000
+    deep = "max(" * 300 + "A^{f64,g}_{a,c}" + ",0)" * 300  # deeper than the parser takes, under the size guard
     return {
         "unchanged": (answer(rec["original_IR"], "loop_reorder"), "ir.unchanged"),
         "unchanged_renamed": (answer("L^{4}_{i=0}L^{8}_{j=0}[C^{f64,g}_{i,j}=max(A^{f64,g}_{i,j},0);];", "loop_reorder"),
