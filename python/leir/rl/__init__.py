@@ -1,0 +1,44 @@
+"""leir.rl: training against libleir (docs/rl.md).
+
+- :class:`Rewarder` / :func:`reward_function`: reward functions in TRL's
+  convention (``reward(completions, **columns) -> list[float]``) and
+  ms-swift's (:class:`SwiftReward`, :func:`swift_plugin`), over the
+  library's own judgement (``leir eval``): format, valid IR, grounded,
+  verified, predicted and measured speedup, weighted, per sample.
+- :class:`StepEnv`: a multi-turn step environment (``reset`` / ``step``),
+  with a Gymnasium class (:func:`gym_env`), an OpenEnv environment
+  (:func:`openenv_environment`) and a verifiers environment
+  (:func:`verifiers_environment`); each imports its library only when asked.
+- :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
+  process-reward data from a dataset's rejections and walks.
+"""
+
+from __future__ import annotations
+
+from .rewards import (
+    COMPONENTS,
+    DEFAULT_WEIGHTS,
+    DatasetIndex,
+    Rewarder,
+    Score,
+    SwiftReward,
+    components_table,
+    program_record,
+    prompt_record,
+    reward_function,
+    swift_plugin,
+)
+
+__all__ = [
+    "COMPONENTS",
+    "DEFAULT_WEIGHTS",
+    "DatasetIndex",
+    "Rewarder",
+    "Score",
+    "SwiftReward",
+    "components_table",
+    "program_record",
+    "prompt_record",
+    "reward_function",
+    "swift_plugin",
+]
