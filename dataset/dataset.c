@@ -1,8 +1,11 @@
 /* leir_dataset: the config, the units and the shard loop
  * (include/leir/experimental/dataset.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +49,41 @@ void leir_dataset_free(leir_dataset *ds) {
   free(ds->out_dir);
   free(ds->work_dir);
   free(ds->summary);
+  if (ds->lock_fd >= 0) close(ds->lock_fd);
   free(ds);
+}
+
+/* One config per output directory: an exclusive flock on OUT/.work/lock
+ * is held while the directory's config is read, compared and written, so
+ * of two builds started together on one directory the second sees the
+ * first one's config and is refused before it writes anything (without
+ * the lock both found no config, both wrote theirs and their units mixed).
+ * Shards of one config pass the check one after the other and then share
+ * the directory. Waits up to LOCK_WAIT_S for a check in progress (a few
+ * milliseconds), then gives up. */
+#define LOCK_WAIT_S 30
+static leir_status lock_dir(leir_dataset *ds, int how) { /* LOCK_EX or LOCK_SH */
+  if (ds->lock_fd < 0) {
+    char *path = leir__ds_join(ds->work_dir, "lock");
+    if (!path) return leir__error_nomem();
+    ds->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+    int e = errno;
+    free(path);
+    if (ds->lock_fd < 0)
+      return leir__error(LEIR_ERR_IO, "dataset.lock", ds->out_dir, 0, 0,
+                         "cannot open the lock file of %s: %s", ds->out_dir, strerror(e));
+  }
+  for (int tries = 0;; tries++) {
+    if (flock(ds->lock_fd, how | LOCK_NB) == 0) return LEIR_OK;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return leir__error(LEIR_ERR_IO, "dataset.lock", ds->out_dir, 0, 0, "cannot lock %s: %s",
+                         ds->out_dir, strerror(errno));
+    if (tries >= LOCK_WAIT_S * 100 || (ds->opts.cancel && *ds->opts.cancel))
+      return leir__error(LEIR_ERR_LIMIT, "dataset.lock", ds->out_dir, 0, 0,
+                         "%s is locked by another build (%s/.work/lock)", ds->out_dir, ds->out_dir);
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
 }
 
 static leir_status add_unit(leir_dataset *ds, size_t *cap, leir__ds_unit u) {
@@ -168,6 +205,7 @@ leir_status leir_dataset_open(leir_dataset **out, const char *config, size_t len
   if (!config || !out_dir || !*out_dir) return leir__error_arg(NULL, "config and out_dir are required");
   leir_dataset *ds = calloc(1, sizeof *ds);
   if (!ds) return leir__error_nomem();
+  ds->lock_fd = -1;
   leir_dataset_options d = LEIR_DATASET_OPTIONS_INIT;
   ds->opts = d;
   if (opts) {
@@ -224,16 +262,25 @@ leir_status leir_dataset_open(leir_dataset **out, const char *config, size_t len
   char *cpath = leir__ds_join(ds->work_dir, "config");
   char *old = NULL;
   size_t olen = 0;
+  leir_status rst;
   if (!cpath) {
     st = leir__error_nomem();
-  } else if (leir__ds_read_file(cpath, &old, &olen) == LEIR_OK) {
+  } else if ((st = lock_dir(ds, LOCK_EX)) != LEIR_OK) {
+    /* another build holds the directory */
+  } else if ((rst = leir__ds_read_file(cpath, &old, &olen)) == LEIR_OK) {
     if (olen != clen || memcmp(old, canon, clen) != 0)
       st = leir__error(LEIR_ERR_ARGUMENT, "dataset.resume", out_dir, 0, 0,
                        "%s holds a build of a different config; use a new directory", out_dir);
-  } else {
+  } else if (rst == LEIR_ERR_NOT_FOUND) {
     st = leir__ds_write_atomic(cpath, canon, clen);
+  } else {
+    st = rst;
   }
-  free(old);
+  /* the check is done: shards of this config may go on beside this one */
+  if (ds->lock_fd >= 0) {
+    close(ds->lock_fd);
+    ds->lock_fd = -1;
+  }
   free(cpath);
   free(canon);
   if (st != LEIR_OK) goto fail;
