@@ -116,11 +116,24 @@ static char *fmt_id(const leir_workload *w, const char *shape, uint32_t draw, co
   return strdup(buf);
 }
 
+/* The most units a build may list (its unit files are named %06zu). */
+#define MAX_UNITS 1000000
+
 static leir_status list_units(leir_dataset *ds) {
   const leir__ds_config *c = &ds->cfg;
   size_t cap = 0;
   leir_status st;
   size_t nw = c->all_workloads ? leir_catalog_count(ds->catalog) : c->n_workloads;
+  /* counted before anything is allocated: workloads x shapes x draws x dtypes */
+  uint64_t per_workload = 0;
+  for (size_t s = 0; s < c->n_shapes; s++)
+    per_workload += strcmp(c->shapes[s], "random") ? 1 : c->random_shapes;
+  per_workload *= c->n_dtypes ? c->n_dtypes : 1;
+  if (nw && per_workload > MAX_UNITS / nw)
+    return leir__error(LEIR_ERR_LIMIT, "dataset.config", NULL, 0, 0,
+                       "the config lists %llu workload units (workloads x shapes x "
+                       "random_shapes x dtypes); at most %d",
+                       (unsigned long long)per_workload * nw, MAX_UNITS);
   for (size_t i = 0; i < nw; i++) {
     const leir_workload *w;
     if (c->all_workloads) {
@@ -168,6 +181,11 @@ static leir_status list_units(leir_dataset *ds) {
       const char *q = p;
       while (q < e && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
       if (q < e) {
+        if (ds->n_units >= MAX_UNITS) {
+          free(text);
+          return leir__error(LEIR_ERR_LIMIT, "dataset.config", c->programs, 0, 0,
+                             "more than %d units (workload units and program lines)", MAX_UNITS);
+        }
         leir__ds_unit u;
         memset(&u, 0, sizeof u);
         u.line_no = line;
