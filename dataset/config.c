@@ -10,6 +10,20 @@
 
 #include "ds.h"
 #include "error.h"
+#include "input.h"
+
+/* The deepest a config nests (root, filter, multi, a rule, its strategies:
+ * 5), with room to spare. */
+#define CONFIG_MAX_DEPTH 16
+/* Bounds on the counts that size a build, checked before anything is
+ * allocated: a walk step lists every candidate of a state (walks grow
+ * programs), and every state of a unit is kept until the unit is written. */
+#define MAX_WALKS 10000
+#define MAX_WALK_DEPTH 100
+#define MAX_WALK_STEPS 100000 /* count x depth: the states one unit may hold */
+#define MAX_RANDOM_SHAPES 100000
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 typedef struct cctx {
   yaml_document_t doc;
@@ -130,6 +144,25 @@ static char *resolve(cctx *c, const char *path) {
 #define FOR_PAIRS(c, map, pr) \
   for (yaml_node_pair_t *pr = (map)->data.mapping.pairs.start; pr < (map)->data.mapping.pairs.top; pr++)
 
+/* A key given twice would silently keep one of the values (unknown keys are
+ * errors for the same reason): refused. */
+static int dup_key(cctx *c, const yaml_node_t *map, const yaml_node_pair_t *pr, const char *where) {
+  const char *k = scal(node(c, pr->key));
+  for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; k && q < pr; q++) {
+    const char *e = scal(node(c, q->key));
+    if (e && !strcmp(e, k)) {
+      if (c->st == LEIR_OK)
+        c->st = leir__error(LEIR_ERR_PARSE, "dataset.config", NULL,
+                            (uint32_t)node(c, pr->key)->start_mark.line + 1,
+                            (uint32_t)node(c, pr->key)->start_mark.column + 1,
+                            "key '%s' given twice%s%s (line %u)", k, where[0] ? " in " : "", where,
+                            (unsigned)node(c, q->key)->start_mark.line + 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static int expect_map(cctx *c, const yaml_node_t *n, const char *what) {
   if (!n || n->type != YAML_MAPPING_NODE) return cerr(c, n, "%s must be a mapping", what), 0;
   return 1;
@@ -231,6 +264,7 @@ static void read_rules(cctx *c, const yaml_node_t *n, leir__ds_rule *rules, size
     FOR_PAIRS(c, r, pr) {
       const char *k = scal(node(c, pr->key));
       yaml_node_t *v = node(c, pr->value);
+      if (dup_key(c, r, pr, what)) return;
       if (!k) {
         cerr(c, v, "%s: keys must be strings", what);
       } else if (!strcmp(k, "strategies")) {
@@ -252,6 +286,7 @@ static void read_section(cctx *c, leir__ds_config *cfg, const char *sec, yaml_no
   FOR_PAIRS(c, m, pr) {
     const char *k = scal(node(c, pr->key));
     yaml_node_t *v = node(c, pr->value);
+    if (dup_key(c, m, pr, sec)) return;
     if (!k) {
       cerr(c, v, "keys must be strings%s", "");
       return;
@@ -276,6 +311,8 @@ static void read_section(cctx *c, leir__ds_config *cfg, const char *sec, yaml_no
             ok = !cerr(c, v, "unknown shape '%s' (small, default or random)", cfg->shapes[i]);
       } else if (!strcmp(k, "random_shapes")) {
         ok = get_u32(c, v, "sources.random_shapes", &cfg->random_shapes);
+        if (ok && (cfg->random_shapes < 1 || cfg->random_shapes > MAX_RANDOM_SHAPES))
+          ok = !cerr(c, v, "sources.random_shapes must be 1..%s", STR(MAX_RANDOM_SHAPES));
       } else if (!strcmp(k, "dtypes")) {
         ok = get_strs(c, v, "sources.dtypes", &cfg->dtypes, &cfg->n_dtypes);
         for (size_t i = 0; ok && i < cfg->n_dtypes; i++) {
@@ -297,8 +334,14 @@ static void read_section(cctx *c, leir__ds_config *cfg, const char *sec, yaml_no
         cerr(c, node(c, pr->key), "unknown key '%s' in sources", k);
       }
     } else if (!strcmp(sec, "walks")) {
-      if (!strcmp(k, "count")) ok = get_u32(c, v, "walks.count", &cfg->walks);
-      else if (!strcmp(k, "depth")) ok = get_u32(c, v, "walks.depth", &cfg->depth);
+      if (!strcmp(k, "count")) {
+        ok = get_u32(c, v, "walks.count", &cfg->walks);
+        if (ok && cfg->walks > MAX_WALKS) ok = !cerr(c, v, "walks.count must be at most %s", STR(MAX_WALKS));
+      } else if (!strcmp(k, "depth")) {
+        ok = get_u32(c, v, "walks.depth", &cfg->depth);
+        if (ok && cfg->depth > MAX_WALK_DEPTH)
+          ok = !cerr(c, v, "walks.depth must be at most %s", STR(MAX_WALK_DEPTH));
+      }
       else cerr(c, node(c, pr->key), "unknown key '%s' in walks", k);
     } else if (!strcmp(sec, "sampling")) {
       if (!strcmp(k, "per_strategy")) ok = get_u32(c, v, "sampling.per_strategy", &cfg->per_strategy);
@@ -391,6 +434,13 @@ leir_status leir__ds_config_read(leir__ds_config *cfg, const char *text, size_t 
   cctx c;
   memset(&c, 0, sizeof c);
   c.base = base_dir;
+  /* deep flow collections are quadratic in libyaml's scanner; a second
+   * document would be ignored (lib/input.h) */
+  if (memchr(text, '\0', len))
+    return leir__error(LEIR_ERR_PARSE, "dataset.config", NULL, 0, 0,
+                       "a dataset config cannot contain NUL bytes");
+  leir_status gst = leir__yaml_guard(text, len, CONFIG_MAX_DEPTH, "a dataset config");
+  if (gst != LEIR_OK) return gst;
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) return leir__error_nomem();
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -404,10 +454,15 @@ leir_status leir__ds_config_read(leir__ds_config *cfg, const char *text, size_t 
   }
   yaml_parser_delete(&parser);
   yaml_node_t *root = yaml_document_get_root_node(&c.doc);
-  if (!root || !expect_map(&c, root, "the config")) goto done;
+  if (!root) {
+    cerr(&c, NULL, "the config is empty (give at least sources: {workloads: ...} or {programs: ...})%s", "");
+    goto done;
+  }
+  if (!expect_map(&c, root, "the config")) goto done;
   FOR_PAIRS(&c, root, pr) {
     const char *k = scal(node(&c, pr->key));
     yaml_node_t *v = node(&c, pr->value);
+    if (dup_key(&c, root, pr, "")) break;
     if (!k) {
       cerr(&c, v, "keys must be strings%s", "");
     } else if (!strcmp(k, "name")) {
@@ -442,6 +497,9 @@ leir_status leir__ds_config_read(leir__ds_config *cfg, const char *text, size_t 
     }
     if (c.st != LEIR_OK) break;
   }
+  if (c.st == LEIR_OK && (uint64_t)cfg->walks * cfg->depth > MAX_WALK_STEPS)
+    cerr(&c, root, "walks.count x walks.depth must be at most %s (the states of one unit)",
+         STR(MAX_WALK_STEPS));
   if (c.st == LEIR_OK && !cfg->all_workloads && cfg->n_workloads == 0 && !cfg->programs)
     cerr(&c, root, "sources: give workloads and/or programs%s", "");
   if (c.st == LEIR_OK && c.split_test && c.eval_fraction)

@@ -1,8 +1,11 @@
 /* leir_dataset: the config, the units and the shard loop
  * (include/leir/experimental/dataset.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +49,41 @@ void leir_dataset_free(leir_dataset *ds) {
   free(ds->out_dir);
   free(ds->work_dir);
   free(ds->summary);
+  if (ds->lock_fd >= 0) close(ds->lock_fd);
   free(ds);
+}
+
+/* One config per output directory: an exclusive flock on OUT/.work/lock
+ * is held while the directory's config is read, compared and written, so
+ * of two builds started together on one directory the second sees the
+ * first one's config and is refused before it writes anything (without
+ * the lock both found no config, both wrote theirs and their units mixed).
+ * Shards of one config pass the check one after the other and then share
+ * the directory. Waits up to LOCK_WAIT_S for a check in progress (a few
+ * milliseconds), then gives up. */
+#define LOCK_WAIT_S 30
+static leir_status lock_dir(leir_dataset *ds, int how) { /* LOCK_EX or LOCK_SH */
+  if (ds->lock_fd < 0) {
+    char *path = leir__ds_join(ds->work_dir, "lock");
+    if (!path) return leir__error_nomem();
+    ds->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+    int e = errno;
+    free(path);
+    if (ds->lock_fd < 0)
+      return leir__error(LEIR_ERR_IO, "dataset.lock", ds->out_dir, 0, 0,
+                         "cannot open the lock file of %s: %s", ds->out_dir, strerror(e));
+  }
+  for (int tries = 0;; tries++) {
+    if (flock(ds->lock_fd, how | LOCK_NB) == 0) return LEIR_OK;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return leir__error(LEIR_ERR_IO, "dataset.lock", ds->out_dir, 0, 0, "cannot lock %s: %s",
+                         ds->out_dir, strerror(errno));
+    if (tries >= LOCK_WAIT_S * 100 || (ds->opts.cancel && *ds->opts.cancel))
+      return leir__error(LEIR_ERR_LIMIT, "dataset.lock", ds->out_dir, 0, 0,
+                         "%s is locked by another build (%s/.work/lock)", ds->out_dir, ds->out_dir);
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
 }
 
 static leir_status add_unit(leir_dataset *ds, size_t *cap, leir__ds_unit u) {
@@ -79,11 +116,24 @@ static char *fmt_id(const leir_workload *w, const char *shape, uint32_t draw, co
   return strdup(buf);
 }
 
+/* The most units a build may list (its unit files are named %06zu). */
+#define MAX_UNITS 1000000
+
 static leir_status list_units(leir_dataset *ds) {
   const leir__ds_config *c = &ds->cfg;
   size_t cap = 0;
   leir_status st;
   size_t nw = c->all_workloads ? leir_catalog_count(ds->catalog) : c->n_workloads;
+  /* counted before anything is allocated: workloads x shapes x draws x dtypes */
+  uint64_t per_workload = 0;
+  for (size_t s = 0; s < c->n_shapes; s++)
+    per_workload += strcmp(c->shapes[s], "random") ? 1 : c->random_shapes;
+  per_workload *= c->n_dtypes ? c->n_dtypes : 1;
+  if (nw && per_workload > MAX_UNITS / nw)
+    return leir__error(LEIR_ERR_LIMIT, "dataset.config", NULL, 0, 0,
+                       "the config lists %llu workload units (workloads x shapes x "
+                       "random_shapes x dtypes); at most %d",
+                       (unsigned long long)per_workload * nw, MAX_UNITS);
   for (size_t i = 0; i < nw; i++) {
     const leir_workload *w;
     if (c->all_workloads) {
@@ -131,6 +181,11 @@ static leir_status list_units(leir_dataset *ds) {
       const char *q = p;
       while (q < e && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
       if (q < e) {
+        if (ds->n_units >= MAX_UNITS) {
+          free(text);
+          return leir__error(LEIR_ERR_LIMIT, "dataset.config", c->programs, 0, 0,
+                             "more than %d units (workload units and program lines)", MAX_UNITS);
+        }
         leir__ds_unit u;
         memset(&u, 0, sizeof u);
         u.line_no = line;
@@ -168,6 +223,7 @@ leir_status leir_dataset_open(leir_dataset **out, const char *config, size_t len
   if (!config || !out_dir || !*out_dir) return leir__error_arg(NULL, "config and out_dir are required");
   leir_dataset *ds = calloc(1, sizeof *ds);
   if (!ds) return leir__error_nomem();
+  ds->lock_fd = -1;
   leir_dataset_options d = LEIR_DATASET_OPTIONS_INIT;
   ds->opts = d;
   if (opts) {
@@ -224,16 +280,25 @@ leir_status leir_dataset_open(leir_dataset **out, const char *config, size_t len
   char *cpath = leir__ds_join(ds->work_dir, "config");
   char *old = NULL;
   size_t olen = 0;
+  leir_status rst;
   if (!cpath) {
     st = leir__error_nomem();
-  } else if (leir__ds_read_file(cpath, &old, &olen) == LEIR_OK) {
+  } else if ((st = lock_dir(ds, LOCK_EX)) != LEIR_OK) {
+    /* another build holds the directory */
+  } else if ((rst = leir__ds_read_file(cpath, &old, &olen)) == LEIR_OK) {
     if (olen != clen || memcmp(old, canon, clen) != 0)
       st = leir__error(LEIR_ERR_ARGUMENT, "dataset.resume", out_dir, 0, 0,
                        "%s holds a build of a different config; use a new directory", out_dir);
-  } else {
+  } else if (rst == LEIR_ERR_NOT_FOUND) {
     st = leir__ds_write_atomic(cpath, canon, clen);
+  } else {
+    st = rst;
   }
-  free(old);
+  /* the check is done: shards of this config may go on beside this one */
+  if (ds->lock_fd >= 0) {
+    close(ds->lock_fd);
+    ds->lock_fd = -1;
+  }
   free(cpath);
   free(canon);
   if (st != LEIR_OK) goto fail;

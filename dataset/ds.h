@@ -129,6 +129,7 @@ struct leir_dataset {
   char *summary;         /* summary.json text once written */
   leir_backend *interp, *cpu, *cuda, *timer;
   int cpu_failed, cuda_failed;
+  int lock_fd;           /* OUT/.work/lock while the config is checked (-1: none) */
 };
 
 /* Processes one unit and writes its file atomically. */
@@ -142,7 +143,12 @@ leir_status leir__ds_finalize(leir_dataset *ds);
 /* Writes `len` bytes to `path` through a temporary file and rename, so the
  * file is either absent or complete. */
 leir_status leir__ds_write_atomic(const char *path, const char *data, size_t len);
-/* Reads a whole file (caller frees); LEIR_ERR_IO / LEIR_ERR_NOT_FOUND. */
+/* The largest file a build or an evaluation reads (a programs file, a unit
+ * file, a dataset's eval.jsonl or archive.jsonl). */
+#define LEIR__DS_MAX_FILE ((size_t)1 << 30)
+/* Reads a whole regular file of at most LEIR__DS_MAX_FILE bytes (caller
+ * frees; lib/input.h): a FIFO or a device is refused without blocking.
+ * LEIR_ERR_IO / LEIR_ERR_NOT_FOUND / LEIR_ERR_LIMIT. */
 leir_status leir__ds_read_file(const char *path, char **out, size_t *len);
 leir_status leir__ds_mkdirs(const char *path);
 char *leir__ds_join(const char *dir, const char *name);

@@ -13,6 +13,7 @@
 
 #include "ds.h"
 #include "error.h"
+#include "input.h"
 
 void leir__ds_host(char *buf, size_t cap) {
   if (gethostname(buf, cap) != 0) buf[0] = '\0';
@@ -102,24 +103,10 @@ fail:;
 }
 
 leir_status leir__ds_read_file(const char *path, char **out, size_t *len) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return leir__error(errno == ENOENT ? LEIR_ERR_NOT_FOUND : LEIR_ERR_IO, "dataset.io", path, 0, 0,
-                       "cannot open %s: %s", path, strerror(errno));
-  leir__strbuf b = LEIR__STRBUF_INIT;
-  char buf[65536];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0) leir__sb_put(&b, buf, got);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    leir__sb_release(&b);
-    return leir__error(LEIR_ERR_IO, "dataset.io", path, 0, 0, "cannot read %s", path);
-  }
-  *out = leir__sb_finish(&b, len);
-  if (!*out) return leir__error_nomem();
-  return LEIR_OK;
+  size_t n = 0;
+  leir_status st = leir__read_regular_file(path, LEIR__DS_MAX_FILE, "dataset.io", out, &n);
+  if (len) *len = n;
+  return st;
 }
 
 void leir__ds_put_hex(leir__strbuf *b, uint64_t h) { leir__sb_printf(b, "\"%016llx\"", (unsigned long long)h); }

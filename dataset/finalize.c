@@ -43,7 +43,17 @@ static leir_status load(leir__fin *f) {
     if (st != LEIR_OK) return st;
     char *p = f->texts[u], *end = p + len;
     const char *last_state = NULL;
+    /* a unit file is trusted only when complete: written whole (by rename),
+     * it ends with its own "done" record, which counts the samples above it;
+     * a file cut short or edited would otherwise add samples that were never
+     * counted as verified */
+    int done = 0;
+    uint64_t samples = 0;
     while (p < end) {
+      if (done)
+        return leir__error(LEIR_ERR_PARSE, "dataset.unit", ds->units[u].id, 0, 0,
+                           "unit file %06zu has lines after its \"done\" record; delete it to "
+                           "rebuild the unit", u);
       char *nl = memchr(p, '\n', (size_t)(end - p));
       if (!nl) nl = end;
       *nl = '\0';
@@ -55,7 +65,12 @@ static leir_status load(leir__fin *f) {
                            "unit file %06zu is damaged (%s); delete it to rebuild the unit", u, e.message);
       }
       const char *type = leir__lit_field(v, "type");
+      if (strcmp(leir__lit_field(v, "unit"), ds->units[u].id) != 0)
+        return leir__error(LEIR_ERR_PARSE, "dataset.unit", ds->units[u].id, 0, 0,
+                           "unit file %06zu holds a record of another unit ('%s'); delete it to "
+                           "rebuild the unit", u, leir__lit_field(v, "unit"));
       if (!strcmp(type, "sample")) {
+        samples++;
         LEIR__GROW(f->s, f->n, f->cap);
         leir__smp *s = &f->s[f->n];
         memset(s, 0, sizeof *s);
@@ -98,11 +113,30 @@ static leir_status load(leir__fin *f) {
         size_t k;
         if (leir_strategy_find(leir__lit_field(v, "strategy"), &k) == LEIR_OK && k < 256) f->rej_by_strategy[k]++;
       } else if (!strcmp(type, "done")) {
-        f->states_total += (uint64_t)int_of(v, "states");
-        f->verified_total += (uint64_t)int_of(v, "verified");
+        int64_t states = -1, verified = -1, kept = -1;
+        leir__lit_int(leir__lit_get(v, "states"), &states);
+        leir__lit_int(leir__lit_get(v, "verified"), &verified);
+        leir__lit_int(leir__lit_get(v, "kept"), &kept);
+        if (states < 0 || verified < 0 || kept < 0 || (uint64_t)kept != samples ||
+            (uint64_t)verified < samples)
+          return leir__error(LEIR_ERR_PARSE, "dataset.unit", ds->units[u].id, 0, 0,
+                             "unit file %06zu does not add up (%llu samples, its \"done\" record "
+                             "says kept %lld of %lld verified); delete it to rebuild the unit",
+                             u, (unsigned long long)samples, (long long)kept, (long long)verified);
+        f->states_total += (uint64_t)states;
+        f->verified_total += (uint64_t)verified;
+        done = 1;
+      } else if (strcmp(type, "reject") != 0) {
+        return leir__error(LEIR_ERR_PARSE, "dataset.unit", ds->units[u].id, 0, 0,
+                           "unit file %06zu has a record of unknown type '%s'; delete it to "
+                           "rebuild the unit", u, type);
       }
       p = nl + 1;
     }
+    if (!done)
+      return leir__error(LEIR_ERR_PARSE, "dataset.unit", ds->units[u].id, 0, 0,
+                         "unit file %06zu is incomplete (no \"done\" record at its end); delete "
+                         "it to rebuild the unit", u);
   }
   return LEIR_OK;
 }
@@ -148,6 +182,10 @@ leir_status leir__ds_finalize(leir_dataset *ds) {
   leir__arena_init(&f.arena, 0);
   leir__outs o;
   memset(&o, 0, sizeof o);
+  /* the temporaries of an earlier final write that was killed (a writer on
+   * this host that no longer runs) */
+  leir__ds_clean_tmp(ds->out_dir);
+  leir__ds_clean_tmp(ds->work_dir);
   leir_status st = load(&f);
   if (st == LEIR_OK) st = leir__fin_assign_splits(&f);
   if (st == LEIR_OK) st = leir__fin_select(&f);

@@ -234,6 +234,11 @@ static leir_status unit_cancelled(const unit_ctx *c) {
                      c->u->id);
 }
 
+/* A walk stops at a state whose text is longer than this: some steps grow
+ * a program (unrolling, splits), and every later step lists the candidates
+ * of the grown program, so a deep walk could otherwise grow without end. */
+#define MAX_WALK_STATE_BYTES (256u << 10)
+
 static leir_status walk(unit_ctx *c) {
   const leir__ds_config *cfg = &c->ds->cfg;
   for (uint32_t w = 0; w < cfg->walks; w++) {
@@ -241,6 +246,7 @@ static leir_status walk(unit_ctx *c) {
     size_t cur = 0;
     for (uint32_t d = 0; d < cfg->depth; d++) {
       if (cancel_requested(c)) return unit_cancelled(c);
+      if (strlen(c->states[cur].text) > MAX_WALK_STATE_BYTES) break;
       leir_candidates *cands = NULL;
       if (leir_candidates_list(&cands, c->states[cur].p, NULL) != LEIR_OK) break;
       size_t n = leir_candidates_count(cands), m = 0;
@@ -435,6 +441,10 @@ static leir_status do_state(unit_ctx *c, size_t si) {
     goto out;
   }
   for (size_t j = 0; j < m; j++) {
+    if (cancel_requested(c)) {
+      st = unit_cancelled(c);
+      goto out;
+    }
     size_t i = pick[j];
     const leir_step *step = leir_candidates_step(cands, i);
     const char *sname = leir_strategy_info_at(leir_step_strategy(step))->name;

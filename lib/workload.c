@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "error.h"
+#include "input.h"
 #include "leir/experimental/workload.h"
 #include "self_path.h"
 #include "strbuf.h"
@@ -705,6 +706,17 @@ static leir_workload *load_text(const char *text, size_t len, const char *label)
     leir__error(LEIR_ERR_PARSE, "workload.file", label, 0, 0, "a workload file contains a NUL byte");
     return NULL;
   }
+  /* deep flow collections are quadratic in libyaml's scanner: refused
+   * before a document is built (lib/input.h) */
+  leir_status gst = leir__yaml_guard(text, len, 2 * MAX_YAML_DEPTH, "a workload file");
+  if (gst != LEIR_OK) {
+    const leir_error *e = leir_error_last();
+    char msg[1024], rule[64];
+    snprintf(msg, sizeof msg, "%s", e->message);
+    snprintf(rule, sizeof rule, "%s", e->rule);
+    leir__error_set(gst, rule, label, e->line, e->column, msg);
+    return NULL;
+  }
   lctx l;
   memset(&l, 0, sizeof l);
   l.label = label;
@@ -969,23 +981,11 @@ leir_status leir_catalog_open(leir_catalog **out, const leir_catalog_options *op
       break;
     }
     snprintf(path, plen, "%s/%s", dir, names[i]);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-      st = leir__error(LEIR_ERR_IO, "workload.file", path, 0, 0, "cannot open: %s",
-                       strerror(errno));
-      free(path);
-      break;
-    }
-    char *buf = malloc(MAX_FILE_BYTES + 1);
-    size_t got = buf ? fread(buf, 1, MAX_FILE_BYTES + 1, f) : 0;
-    bool rerr = ferror(f);
-    fclose(f);
-    if (!buf)
-      st = leir__error_nomem();
-    else if (rerr)
-      st = leir__error(LEIR_ERR_IO, "workload.file", path, 0, 0, "read error");
-    else
-      st = leir_catalog_add_text(cat, buf, got, path);
+    /* a regular file only: a FIFO named *.yaml would block the open */
+    char *buf = NULL;
+    size_t got = 0;
+    st = leir__read_regular_file(path, MAX_FILE_BYTES, "workload.file", &buf, &got);
+    if (st == LEIR_OK) st = leir_catalog_add_text(cat, buf, got, path);
     free(buf);
     free(path);
   }

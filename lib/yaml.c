@@ -20,6 +20,7 @@
 #include <yaml.h>
 
 #include "error.h"
+#include "input.h"
 #include "ir.h"
 #include "signature.h"
 
@@ -291,7 +292,7 @@ static leir_status read_decls(yctx *y, yaml_node_t *node, leir_role role, const 
  * comments included, so it only overestimates) must stay below this. */
 #define MAX_BRACKET_BALANCE 1000
 
-static leir_status prescan_depth(const char *text, size_t len) {
+static leir_status prescan_depth(const char *text, size_t len, const char *what) {
   long depth = 0;
   uint32_t line = 1, col = 1;
   for (size_t i = 0; i < len; i++, col++) {
@@ -302,8 +303,7 @@ static leir_status prescan_depth(const char *text, size_t len) {
     } else if (c == '[' || c == '{') {
       if (++depth > MAX_BRACKET_BALANCE)
         return leir__error(LEIR_ERR_LIMIT, "limit.depth", NULL, line, col,
-                           "more than %d nested '[' and '{' in a program file",
-                           MAX_BRACKET_BALANCE);
+                           "more than %d nested '[' and '{' in %s", MAX_BRACKET_BALANCE, what);
     } else if ((c == ']' || c == '}') && depth > 0) {
       depth--;
     }
@@ -319,14 +319,15 @@ static leir_status parser_error(const yaml_parser_t *parser) {
                      parser->context ? " " : "", parser->context ? parser->context : "");
 }
 
-/* Walks the events once: syntax errors, out of memory and collections
- * nested deeper than MAX_YAML_DEPTH stop it before a document is built. */
-static leir_status check_events(const char *text, size_t len) {
+/* Walks the events once: syntax errors, out of memory, collections nested
+ * deeper than max_depth and a second document (which every reader here
+ * would silently ignore) stop it before a document is built. */
+static leir_status check_events(const char *text, size_t len, int max_depth, const char *what) {
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) return leir__error_nomem();
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   leir_status st = LEIR_OK;
-  int depth = 0;
+  int depth = 0, documents = 0;
   for (;;) {
     yaml_event_t ev;
     if (!yaml_parser_parse(&parser, &ev)) {
@@ -335,19 +336,27 @@ static leir_status check_events(const char *text, size_t len) {
     }
     yaml_event_type_t type = ev.type;
     if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
-      if (++depth > MAX_YAML_DEPTH)
+      if (++depth > max_depth)
         st = leir__error(LEIR_ERR_LIMIT, "limit.depth", NULL, (uint32_t)ev.start_mark.line + 1,
                          (uint32_t)ev.start_mark.column + 1,
-                         "collections nested more than %d deep in a program file",
-                         MAX_YAML_DEPTH);
+                         "collections nested more than %d deep in %s", max_depth, what);
     } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
       depth--;
+    } else if (type == YAML_DOCUMENT_START_EVENT && ++documents > 1) {
+      st = leir__error(LEIR_ERR_PARSE, "yaml.structure", NULL, (uint32_t)ev.start_mark.line + 1,
+                       (uint32_t)ev.start_mark.column + 1,
+                       "a second YAML document ('---') in %s: give one document", what);
     }
     yaml_event_delete(&ev);
     if (st != LEIR_OK || type == YAML_STREAM_END_EVENT) break;
   }
   yaml_parser_delete(&parser);
   return st;
+}
+
+leir_status leir__yaml_guard(const char *text, size_t len, int max_depth, const char *what) {
+  leir_status st = prescan_depth(text, len, what);
+  return st == LEIR_OK ? check_events(text, len, max_depth, what) : st;
 }
 
 /* A scalar holding a NUL (a "\u0000" escape) would be cut short by every
@@ -428,8 +437,7 @@ leir_status leir_program_parse_yaml(leir_program **out, const char *text, size_t
   if (memchr(text, '\0', len))
     return leir__error(LEIR_ERR_PARSE, "yaml.syntax", NULL, 0, 0,
                        "a program file cannot contain NUL bytes");
-  leir_status pre = prescan_depth(text, len);
-  if (pre == LEIR_OK) pre = check_events(text, len);
+  leir_status pre = leir__yaml_guard(text, len, MAX_YAML_DEPTH, "a program file");
   if (pre != LEIR_OK) return pre;
   yctx *y = calloc(1, sizeof *y);
   if (!y) return leir__error_nomem();
@@ -638,32 +646,23 @@ leir_status leir_program_load_file(leir_program **out, const char *path,
   leir_parse_options o;
   leir_status ost = leir__parse_options(opts, &o);
   if (ost != LEIR_OK) return ost;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return leir__error(LEIR_ERR_IO, "io.open", path, 0, 0, "cannot open %s: %s", path,
-                       strerror(errno));
-  leir__strbuf b = LEIR__STRBUF_INIT;
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    leir__sb_put(&b, chunk, n);
-    if (b.len > o.max_input_bytes) break;
+  /* a regular file only (a FIFO would block the open), no larger than the
+   * parse limit */
+  char *text = NULL;
+  size_t len = 0;
+  size_t max = o.max_input_bytes > (uint64_t)SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)o.max_input_bytes;
+  leir_status rst = leir__read_regular_file(path, max, "io.open", &text, &len);
+  if (rst == LEIR_ERR_NOT_FOUND) { /* this API has always said LEIR_ERR_IO for a missing file */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", leir_error_last()->message);
+    return leir__error_set(LEIR_ERR_IO, "io.open", path, 0, 0, msg);
   }
-  bool read_error = ferror(f) != 0;
-  fclose(f);
-  if (read_error) {
-    leir__sb_release(&b);
-    return leir__error(LEIR_ERR_IO, "io.read", path, 0, 0, "cannot read %s", path);
-  }
-  if (b.failed) {
-    leir__sb_release(&b);
-    return leir__error_nomem();
-  }
+  if (rst != LEIR_OK) return rst;
   leir_status st;
   if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
-    st = leir_program_parse_yaml(out, b.data ? b.data : "", b.len, &o);
+    st = leir_program_parse_yaml(out, text, len, &o);
   else
-    st = leir_program_parse(out, b.data ? b.data : "", b.len, &o);
-  leir__sb_release(&b);
+    st = leir_program_parse(out, text, len, &o);
+  free(text);
   return st;
 }

@@ -25,12 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -408,6 +411,60 @@ static int receive(int *fd) {
   return 1;
 }
 
+/* ---- ending with the host ------------------------------------------------------ */
+
+/* The runner's parent is the host that spawned it. When the host dies
+ * (kill -9 included) the runner is reparented: a kernel that loops, or a
+ * compiler pass the host will never wait for, must not run on until its
+ * own limits (minutes). A parent-death signal (prctl) would fire when the
+ * host's *thread* that spawned the runner ends, which a thread pool does
+ * while the host lives, so the parent is watched instead: a thread with
+ * every signal blocked (process signals still reach the main thread)
+ * looks every WATCH_MS at getppid(). */
+#define WATCH_MS 100
+static pid_t watched_host;
+static pid_t kill_group_of; /* 0: end only this process; else kill(-pgid) */
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+static void host_gone(void) {
+  if (kill_group_of > 0) kill(-kill_group_of, SIGKILL); /* the compiler and its passes, and us */
+  _exit(125);
+}
+
+static void *watch_host(void *arg) {
+  (void)arg;
+  for (;;) {
+    if (getppid() != watched_host) host_gone();
+    sleep_ms(WATCH_MS);
+  }
+  return NULL;
+}
+
+static void start_watch(pid_t host) {
+  watched_host = host;
+  if (getppid() != host) host_gone(); /* the host died before we looked */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  if (pthread_create(&t, NULL, watch_host, NULL) == 0) pthread_detach(t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The host of a serving runner is the process at the other end of its
+ * socket (it made the socket pair and spawned us). */
+static pid_t socket_peer(void) {
+  struct ucred cr;
+  socklen_t n = sizeof cr;
+  if (getsockopt(SOCK, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.pid > 0) return cr.pid;
+  return getppid();
+}
+
 static int serve(void) {
   /* default actions for faults, so that a crash ends the runner with its
    * signal even when a sanitizer installed handlers (the library reads the
@@ -419,6 +476,7 @@ static int serve(void) {
   signal(SIGPIPE, SIG_IGN);
   set_both(RLIMIT_CORE, 0);
   set_both(RLIMIT_FSIZE, STDERR_LIMIT);
+  start_watch(socket_peer());
   for (;;) {
     int fd = -1;
     int got = receive(&fd);
@@ -482,20 +540,53 @@ static int limited_exec(int argc, char **argv) {
     fprintf(stderr, "usage: leir-runner --limits AS_BYTES CPU_SECONDS -- PROGRAM ARGS...\n");
     return 2;
   }
-  set_both(RLIMIT_CORE, 0);
-  if (as) set_both(RLIMIT_AS, (rlim_t)as);
-  if (cpu) {
-    struct rlimit r = {(rlim_t)cpu, (rlim_t)cpu + 1};
-    struct rlimit cur;
-    if (getrlimit(RLIMIT_CPU, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
-      if (r.rlim_max > cur.rlim_max) r.rlim_max = cur.rlim_max;
-      if (r.rlim_cur > r.rlim_max) r.rlim_cur = r.rlim_max;
-    }
-    setrlimit(RLIMIT_CPU, &r);
+  /* the compiler runs in a child; this process waits for it, watching the
+   * host, and kills the whole process group (it leads it: the library
+   * spawns it in a group of its own) when the host dies: the driver's
+   * passes (cc1, as) would otherwise run on, reparented, for minutes */
+  pid_t host = getppid();
+  pid_t child = fork();
+  if (child < 0) {
+    fprintf(stderr, "leir-runner: cannot start '%s': %s\n", argv[5], strerror(errno));
+    return 127;
   }
-  execvp(argv[5], argv + 5);
-  fprintf(stderr, "leir-runner: cannot execute '%s': %s\n", argv[5], strerror(errno));
-  return 127;
+  if (child == 0) {
+    set_both(RLIMIT_CORE, 0);
+    if (as) set_both(RLIMIT_AS, (rlim_t)as);
+    if (cpu) {
+      struct rlimit r = {(rlim_t)cpu, (rlim_t)cpu + 1};
+      struct rlimit cur;
+      if (getrlimit(RLIMIT_CPU, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+        if (r.rlim_max > cur.rlim_max) r.rlim_max = cur.rlim_max;
+        if (r.rlim_cur > r.rlim_max) r.rlim_cur = r.rlim_max;
+      }
+      setrlimit(RLIMIT_CPU, &r);
+    }
+    execvp(argv[5], argv + 5);
+    fprintf(stderr, "leir-runner: cannot execute '%s': %s\n", argv[5], strerror(errno));
+    _exit(127);
+  }
+  if (getpgrp() == getpid()) kill_group_of = getpid();
+  watched_host = host;
+  int ws = 0;
+  for (;;) {
+    pid_t w = waitpid(child, &ws, WNOHANG);
+    if (w == child) break;
+    if (w < 0 && errno != EINTR) return 127;
+    if (getppid() != watched_host) host_gone();
+    sleep_ms(w == 0 ? 5 : 0);
+  }
+  if (WIFEXITED(ws)) return WEXITSTATUS(ws);
+  /* the same end as the compiler's (the library reads the signal) */
+  int sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : SIGKILL;
+  signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  sigprocmask(SIG_UNBLOCK, &one, NULL);
+  set_both(RLIMIT_CORE, 0);
+  raise(sig);
+  return 128 + sig;
 }
 
 int main(int argc, char **argv) {

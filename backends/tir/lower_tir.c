@@ -49,6 +49,10 @@ typedef struct tir {
   uint32_t base;     /* extra indentation: 1 inside the root block */
   bool in_block;     /* LEIR_TIR_BLOCKS: inside a block, loop variables read as v_NAME */
   uint32_t *nblocks; /* by buffer: blocks named after it so far */
+  /* the variables of T.Let bindings (chained comparisons), declared at the
+   * top of the function body: "    leir_cN = T.float64()\n" */
+  leir__strbuf decls;
+  uint32_t nlets;
 } tir;
 
 static void put(tir *T, const char *s) { leir__sb_puts(T->out, s); }
@@ -368,6 +372,15 @@ static void emit_value(tir *T, const leir_expr *e, leir__ctype ct, int ctx) {
       }
       return;
     }
+    case LEIR_EXPR_COMPARE:
+    case LEIR_EXPR_AND:
+    case LEIR_EXPR_OR:
+      /* a condition in value position (`(a<2) < 1`, backends/semantics.h):
+       * 1 when true, 0 when false, in the computation type */
+      putf(T, "T.Cast(\"%s\", ", ct_dtype(ct));
+      emit_cond(T, e, 0);
+      put(T, ")");
+      return;
     default: T->failed = true; return;
   }
 }
@@ -386,6 +399,12 @@ static void emit_operand(tir *T, const leir_expr *e, leir__ctype ct, bool index_
     emit_index(T, e, PREC_ADD);
   else
     emit_value(T, e, ct, PREC_ADD);
+}
+
+/* An operand cheap and pure enough to write twice. */
+static bool leaf_operand(const leir_expr *e) {
+  while (e->kind == LEIR_EXPR_PAREN) e = e->kids[0];
+  return e->kind == LEIR_EXPR_NUMBER || e->kind == LEIR_EXPR_INF || e->kind == LEIR_EXPR_VAR;
 }
 
 static const char *cmp_op(leir_op op) {
@@ -422,16 +441,55 @@ static void emit_cond(tir *T, const leir_expr *e, int ctx) {
       break;
     }
     case LEIR_EXPR_COMPARE: {
+      /* a < b < c is `a < b and b < c`; a middle operand that is not a
+       * leaf is bound once with T.Let instead of being written twice, so
+       * the text grows linearly with nested chains (as in the C and CUDA
+       * lowerings, backends/c_expr.c): a < (b) < c ->
+       * T.Let(a < leir_c0 and leir_c0 < c, where={leir_c0: b}). Each Let
+       * opens at the comparison that first uses its variable; the values
+       * are written, innermost first, where the Lets close. */
       leir__ctype ct = leir__cond_ctype(e);
       bool index_form = ct == LEIR__CT_I64 && !has_tensor(e);
       bool chain = e->n > 2;
       if (chain && ctx > 2) put(T, "(");
+      uint32_t first_let = T->nlets, prev = UINT32_MAX;
+      const leir_expr **bound = malloc(e->n * sizeof *bound);
+      uint32_t nbound = 0;
+      if (!bound) {
+        T->failed = true;
+        return;
+      }
       for (uint32_t k = 0; k + 1 < e->n; k++) {
         if (k) put(T, " and ");
-        emit_operand(T, e->kids[k], ct, index_form);
+        const leir_expr *r = e->kids[k + 1];
+        uint32_t let = UINT32_MAX;
+        if (k + 2 < e->n && !leaf_operand(r)) {
+          let = T->nlets++;
+          bound[nbound++] = r;
+          leir__sb_printf(&T->decls, "    leir_c%u = T.%s()\n", let,
+                          index_form ? "int32" : ct_dtype(ct));
+          put(T, "T.Let(");
+        }
+        if (prev != UINT32_MAX)
+          putf(T, "leir_c%u", prev);
+        else
+          emit_operand(T, e->kids[k], ct, index_form);
         put(T, cmp_op((leir_op)e->u.cmp_ops[k]));
-        emit_operand(T, e->kids[k + 1], ct, index_form);
+        if (let != UINT32_MAX)
+          putf(T, "leir_c%u", let);
+        else
+          emit_operand(T, r, ct, index_form);
+        prev = let;
       }
+      for (uint32_t i = nbound; i-- > 0;) {
+        putf(T, ", where={leir_c%u: ", first_let + i);
+        if (index_form)
+          emit_index(T, bound[i], 0);
+        else
+          emit_value(T, bound[i], ct, 0);
+        put(T, "})");
+      }
+      free(bound);
       if (chain && ctx > 2) put(T, ")");
       return;
     }
@@ -732,6 +790,7 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
   leir_status st = leir__analyze_program(program, NULL, &a);
   if (st != LEIR_OK) return st;
   leir__strbuf text = LEIR__STRBUF_INIT;
+  size_t decls_at = 0;
   tir T;
   memset(&T, 0, sizeof T);
   T.a = a;
@@ -752,6 +811,7 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
       first = false;
     }
     put(&T, "):\n    T.func_attr({\"tir.noalias\": True})\n");
+    decls_at = text.len;
     if (o.flags & LEIR_TIR_BLOCKS) {
       /* blocks live in a root block, which owns the intermediates */
       put(&T, "    with T.sblock(\"root\"):\n");
@@ -783,6 +843,17 @@ leir_status leir_lower_tir(const leir_program *program, const leir_tir_options *
     }
     free(declared);
   }
+  if (st == LEIR_OK && T.decls.len) {
+    /* the Let variables, before the body that uses them */
+    leir__strbuf whole = LEIR__STRBUF_INIT;
+    leir__sb_put(&whole, text.data, decls_at);
+    leir__sb_put(&whole, T.decls.data, T.decls.len);
+    leir__sb_put(&whole, text.data + decls_at, text.len - decls_at);
+    if (T.decls.failed || text.failed) whole.failed = true;
+    leir__sb_release(&text);
+    text = whole;
+  }
+  leir__sb_release(&T.decls);
   if (T.bufnames)
     for (uint32_t b = 0; b < a->nbuffers; b++) free(T.bufnames[b]);
   free(T.bufnames);
