@@ -26,7 +26,7 @@
 #include "error.h"
 #include "leir/experimental/llm.h"
 #include "literal.h"
-#include "../llm/llm_internal.h" /* the client's system prompt */
+#include "llm_internal.h" /* the client's system prompt */
 #include "options.h"
 #include "prompt.h"
 #include "strbuf.h"

@@ -31,7 +31,7 @@ USES = {
     'formats': ['lib'],
     'ground': ['lib', 'strategies', 'backends'],
     'llm': ['lib', 'strategies', 'backends', 'formats', 'ground'],
-    'dataset': ['lib', 'strategies', 'backends', 'formats', 'ground'],
+    'dataset': ['lib', 'strategies', 'backends', 'formats', 'ground', 'llm'],
     'search': ['lib', 'strategies', 'backends', 'formats', 'ground', 'llm'],
     # the tool links libleir.so: public headers and its own only
     'tools': [],

@@ -21,10 +21,11 @@ import json
 import os
 import tempfile
 import threading
-from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_size_t, c_uint32, c_void_p
 from typing import Any, Dict, List, Optional, Sequence
 
 from .. import _lib
+from .. import _research_lib as _rl
 from ..errors import call, out_ptr
 from ..program import Program
 
@@ -41,22 +42,14 @@ def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
 # -- leir eval ---------------------------------------------------------------
 
 
-class EvalOptions(Structure):
-    _fields_ = [
-        ("size", c_uint32),
-        ("backend", c_char_p),
-        ("seed", c_uint64),
-        ("input_sets", c_uint32),
-        ("interp_max_evaluations", c_uint64),
-        ("k", POINTER(c_uint32)),
-        ("n_k", c_size_t),
-    ]
-
-
-_eval_options_init = _fn("leir_eval_options_init", c_int, POINTER(EvalOptions), c_size_t)
-_eval_run = _fn("leir_eval_run", c_int, POINTER(c_void_p), c_char_p, c_size_t, c_char_p, POINTER(EvalOptions))
-_eval_report_json = _fn("leir_eval_report_json", c_int, c_void_p, POINTER(c_void_p), POINTER(c_size_t))
-_eval_free = _fn("leir_eval_free", None, c_void_p)
+# The declarations are _research_lib's (one ctypes prototype per C function:
+# ctypes keeps one function object per name, so a second declaration with
+# its own Structure classes would replace the first one's argument types).
+EvalOptions = _rl.EvalOptions
+_eval_options_init = _rl.leir_eval_options_init
+_eval_run = _rl.leir_eval_run
+_eval_report_json = _rl.leir_eval_report_json
+_eval_free = _rl.leir_eval_free
 
 
 def eval_answers(
@@ -182,7 +175,7 @@ def step_tp_prompt(program: Program, name: Optional[str]) -> str:
 
 # -- the cost model ------------------------------------------------------------
 
-_cost_predict = _fn("leir_program_cost_predict", c_int, c_void_p, c_uint32, POINTER(c_double))
+_cost_predict = _rl.leir_program_cost_predict
 
 
 def predicted_seconds(program: Program, threads: int = 0) -> float:
@@ -195,31 +188,15 @@ def predicted_seconds(program: Program, threads: int = 0) -> float:
 # -- workloads -----------------------------------------------------------------
 
 
-class CatalogOptions(Structure):
-    _fields_ = [("size", c_uint32), ("dir", c_char_p)]
-
-
-class EmitOptions(Structure):
-    _fields_ = [
-        ("size", c_uint32),
-        ("shape", c_int),
-        ("seed", c_uint64),
-        ("args", POINTER(c_double)),
-        ("nargs", c_size_t),
-        ("dtype", c_char_p),
-    ]
-
-
-_catalog_options_init = _fn("leir_catalog_options_init", None, POINTER(CatalogOptions))
-_catalog_open = _fn("leir_catalog_open", c_int, POINTER(c_void_p), POINTER(CatalogOptions))
-_catalog_free = _fn("leir_catalog_free", None, c_void_p)
-_catalog_find = _fn("leir_catalog_find", c_void_p, c_void_p, c_char_p)
-_emit_options_init = _fn("leir_emit_options_init", None, POINTER(EmitOptions))
-_workload_emit = _fn(
-    "leir_workload_emit", c_int, c_void_p, POINTER(EmitOptions), POINTER(c_void_p), POINTER(c_void_p),
-    POINTER(c_double), c_size_t,
-)
-_workload_name = _fn("leir_workload_name", c_char_p, c_void_p)
+CatalogOptions = _rl.CatalogOptions
+EmitOptions = _rl.EmitOptions
+_catalog_options_init = _rl.leir_catalog_options_init
+_catalog_open = _rl.leir_catalog_open
+_catalog_free = _rl.leir_catalog_free
+_catalog_find = _rl.leir_catalog_find
+_emit_options_init = _rl.leir_emit_options_init
+_workload_emit = _rl.leir_workload_emit
+_workload_name = _rl.leir_workload_name
 _catalog_cache: Dict[Optional[str], Any] = {}
 _catalog_lock = threading.Lock()
 
