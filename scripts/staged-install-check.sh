@@ -7,6 +7,13 @@
 # (lib/self_path.c), and no installed binary may name the build directory.
 #
 #   scripts/staged-install-check.sh [MESON_SETUP_OPTION...]
+#   scripts/staged-install-check.sh --take-build DIR
+#
+# --take-build: instead of a fresh build, DIR (a configured build of this
+# tree, e.g. CI's release build once nothing else needs it) is reconfigured
+# for the prefix, its installed targets recompiled (what the prefix changes),
+# installed, and removed like a fresh one: the same checks, without
+# compiling the library a further time.
 #
 # The prefix is $PREFIX (default /opt/leir-staged-check), a path that must
 # not exist on this machine: the configured absolute paths, the library's
@@ -23,6 +30,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/leir-staged.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 build=$tmp/build stage=$tmp/stage work=$tmp/work
 mkdir "$work"
+take=
+if [ "${1:-}" = --take-build ]; then
+  [ -n "${2:-}" ] && [ -f "$2/build.ninja" ] || { echo "staged-install-check: --take-build needs a meson build directory" >&2; exit 2; }
+  take=$(cd "$2" && pwd)
+  shift 2
+fi
 
 step() { echo "staged-install-check: $*"; }
 fail() {
@@ -31,9 +44,16 @@ fail() {
   exit 1
 }
 
-step "configure a release build in $build (prefix $prefix)"
-meson setup "$build" "$root" --prefix "$prefix" -Dbuildtype=release -Dbench=false \
-  -Dfuzz=disabled "$@" > "$tmp/setup.log" 2>&1 || fail "meson setup" "$tmp/setup.log"
+if [ -n "$take" ]; then
+  build=$take
+  step "reconfigure the build $build for prefix $prefix"
+  meson configure "$build" --prefix "$prefix" > "$tmp/setup.log" 2>&1 ||
+    fail "meson configure" "$tmp/setup.log"
+else
+  step "configure a release build in $build (prefix $prefix)"
+  meson setup "$build" "$root" --prefix "$prefix" -Dbuildtype=release -Dbench=false \
+    -Dfuzz=disabled "$@" > "$tmp/setup.log" 2>&1 || fail "meson setup" "$tmp/setup.log"
+fi
 # the installed targets only: the test suites are not needed here
 targets=$(meson introspect "$build" --targets | python3 -c '
 import json, os, sys
