@@ -7,14 +7,14 @@
   verified, predicted and measured speedup, weighted, per sample.
 - :class:`StepEnv`: a multi-turn step environment (``reset`` / ``step``),
   with a Gymnasium class (:func:`gym_env`), an OpenEnv environment
-  (:func:`openenv_environment`) and a verifiers environment
-  (:func:`verifiers_environment`); each imports its library only when asked.
+  (:func:`openenv_environment`); each imports its library only when asked.
 - :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
   process-reward data from a dataset's rejections and walks.
 """
 
 from __future__ import annotations
 
+from .env import DEFAULT_WORKLOADS, StepEnv, gym_env, openenv_environment, openenv_types, register_gym
 from .rewards import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
@@ -32,13 +32,19 @@ from .rewards import (
 __all__ = [
     "COMPONENTS",
     "DEFAULT_WEIGHTS",
+    "DEFAULT_WORKLOADS",
     "DatasetIndex",
     "Rewarder",
     "Score",
+    "StepEnv",
     "SwiftReward",
     "components_table",
+    "gym_env",
+    "openenv_environment",
+    "openenv_types",
     "program_record",
     "prompt_record",
+    "register_gym",
     "reward_function",
     "swift_plugin",
 ]
