@@ -9,12 +9,14 @@
   with a Gymnasium class (:func:`gym_env`), an OpenEnv environment
   (:func:`openenv_environment`); each imports its library only when asked.
 - :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
-  process-reward data from a dataset's rejections and walks.
+  process-reward data from a dataset's rejections and walks and from search
+  trajectories, with the dataset's splits (:mod:`leir.rl.prefdata`).
 """
 
 from __future__ import annotations
 
 from .env import DEFAULT_WORKLOADS, StepEnv, gym_env, openenv_environment, openenv_types, register_gym
+from .prefdata import DatasetSteps, preference_pairs, process_rows, write_splits
 from .rewards import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
@@ -34,6 +36,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DEFAULT_WORKLOADS",
     "DatasetIndex",
+    "DatasetSteps",
     "Rewarder",
     "Score",
     "StepEnv",
@@ -42,9 +45,12 @@ __all__ = [
     "gym_env",
     "openenv_environment",
     "openenv_types",
+    "preference_pairs",
+    "process_rows",
     "program_record",
     "prompt_record",
     "register_gym",
     "reward_function",
     "swift_plugin",
+    "write_splits",
 ]
