@@ -101,11 +101,12 @@ library_path: str = _lib.LIBRARY_PATH
 
 def __getattr__(name: str) -> object:
     # leir.fx (torch.fx import) is imported only when asked for: torch may
-    # be absent.
-    if name == "fx":
+    # be absent; leir.rl (reward functions, step environment) likewise, to
+    # keep `import leir` light.
+    if name in ("fx", "rl"):
         import importlib
 
-        return importlib.import_module(".fx", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'leir' has no attribute {name!r}")
 
 

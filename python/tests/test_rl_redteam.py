@@ -3,7 +3,6 @@ reason it got nothing (issue 31.4)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -188,3 +188,18 @@ def test_program_record_prompt_is_the_datasets(evals):
     p = leir.parse(rec["original_IR"])
     p.set_signature({"A": ("f64", (4, 8))}, {"C": ("f64", (4, 8))})
     assert rl.program_record(p, "relu")["messages"][0]["content"] == rec["messages"][0]["content"]
+
+
+def test_timing_measures_verified_steps_only(evals):
+    """timing=True times a verified step against the prompt's program (cpu
+    backend); an unverified answer is not run."""
+    rec = single(evals)
+    lab = next(l for l in rec["labels"] if l["verdict"] == "EQUAL")
+    r = rl.Rewarder(timing=True, cache_size=0, timing_options={"warmup": 1, "min_runs": 3, "max_runs": 5,
+                                                               "min_seconds": 0.0, "max_seconds": 0.5})
+    assert r.weights["measured_speedup"] == 0.5
+    good, same = r.score([answer(lab["transformed_IR"], lab["strategy"]), answer(rec["original_IR"], lab["strategy"])],
+                         **columns([rec, rec]))
+    assert good.measured_speedup is not None and good.measured_speedup > 0, good.message
+    assert -1.0 <= good.components["measured_speedup"] <= 1.0
+    assert same.measured_speedup is None and same.components["measured_speedup"] == 0.0

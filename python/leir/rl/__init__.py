@@ -7,14 +7,16 @@
   verified, predicted and measured speedup, weighted, per sample.
 - :class:`StepEnv`: a multi-turn step environment (``reset`` / ``step``),
   with a Gymnasium class (:func:`gym_env`), an OpenEnv environment
-  (:func:`openenv_environment`) and a verifiers environment
-  (:func:`verifiers_environment`); each imports its library only when asked.
+  (:func:`openenv_environment`); each imports its library only when asked.
 - :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
-  process-reward data from a dataset's rejections and walks.
+  process-reward data from a dataset's rejections and walks and from search
+  trajectories, with the dataset's splits (:mod:`leir.rl.prefdata`).
 """
 
 from __future__ import annotations
 
+from .env import DEFAULT_WORKLOADS, StepEnv, gym_env, openenv_environment, openenv_types, register_gym
+from .prefdata import DatasetSteps, preference_pairs, process_rows, write_splits
 from .rewards import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
@@ -32,13 +34,23 @@ from .rewards import (
 __all__ = [
     "COMPONENTS",
     "DEFAULT_WEIGHTS",
+    "DEFAULT_WORKLOADS",
     "DatasetIndex",
+    "DatasetSteps",
     "Rewarder",
     "Score",
+    "StepEnv",
     "SwiftReward",
     "components_table",
+    "gym_env",
+    "openenv_environment",
+    "openenv_types",
+    "preference_pairs",
+    "process_rows",
     "program_record",
     "prompt_record",
+    "register_gym",
     "reward_function",
     "swift_plugin",
+    "write_splits",
 ]

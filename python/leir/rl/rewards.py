@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from .. import run as _run
+from ..run import bench as _bench  # leir.run the module: the package name is the function
 from ..errors import LeirError
 from ..program import Program
 from . import _native
@@ -507,7 +507,7 @@ class Rewarder:
             pass
         if self.timing:
             try:
-                t = _run.bench([src, j.program], backend=self.timing_backend, **self.timing_options)
+                t = _bench([src, j.program], backend=self.timing_backend, **self.timing_options)
                 s.measured_speedup = float(t[1].speedup)
                 s.components["measured_speedup"] = self._log2(s.measured_speedup)
             except LeirError as e:
