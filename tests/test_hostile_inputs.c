@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "ds.h"
 #include "input.h"
 #include "leir/experimental/dataset.h"
+#include "leir/experimental/search.h"
 #include "leir/experimental/workload.h"
 #include "testutil.h"
 
@@ -507,6 +509,98 @@ START_TEST(test_runner_ends_when_its_host_dies) {
 }
 END_TEST
 
+
+/* ---- the measurement database -------------------------------------------- */
+
+static void sql(const char *path, const char *stmt) {
+  sqlite3 *h = NULL;
+  ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+  char *err = NULL;
+  ck_assert_msg(sqlite3_exec(h, stmt, NULL, NULL, &err) == SQLITE_OK, "%s: %s", stmt, err ? err : "");
+  sqlite3_close(h);
+}
+
+/* Rows edited to a verdict that is none, a ratio of 'abc', NULL, negative
+ * or 1e308 were reused without remeasuring and `db check` said ok: each is
+ * now not found (the search measures again and its put replaces the row),
+ * and leir_db_check names it. */
+START_TEST(test_db_rows_are_validated_on_read) {
+  char *dir = tmpdir(), *path = path_in(dir, "m.db");
+  static const char *const edits[] = {
+      "UPDATE measurements SET verdict='GARBAGE'", "UPDATE measurements SET ord='SIDEWAYS'",
+      "UPDATE measurements SET ratio='abc'",       "UPDATE measurements SET ratio=NULL",
+      "UPDATE measurements SET ratio=-2",          "UPDATE measurements SET ratio=1e308",
+      "UPDATE measurements SET median_s=-1",       "UPDATE measurements SET rounds='many'",
+      "UPDATE measurements SET verdict=x'00ff'",
+  };
+  static const char *const why[] = {"verdict 'GARBAGE'", "order 'SIDEWAYS'", "ratio is text",
+                                    "ratio is NULL", "ratio is -2", "ratio is 1e+308",
+                                    "median_s is -1", "rounds is not an integer",
+                                    "not a verdict"};
+  leir_db_row row = {.size = sizeof row, .program_hash = 0x1234u, .baseline_hash = 2,
+                     .root_hash = 3, .backend = "cpu", .machine = "m", .protocol = "p",
+                     .verdict = LEIR_VERDICT_EQUAL, .order = LEIR_ORDER_FASTER, .ratio = 1.5,
+                     .ratio_lo = 1.4, .ratio_hi = 1.6, .median_s = 0.25, .q1_s = 0.2, .q3_s = 0.3,
+                     .baseline_median_s = 0.375, .rounds = 5, .step = "s", .program = "p",
+                     .message = "ok"};
+  for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+    leir_db *db = NULL;
+    ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+    ck_assert_int_eq(leir_db_put(db, &row), LEIR_OK);
+    leir_db_row got = {.size = sizeof got};
+    ck_assert_int_eq(leir_db_get(db, &row, &got), LEIR_OK);
+    ck_assert_int_eq(leir_db_check(db), LEIR_OK);
+    leir_db_free(db);
+    sql(path, edits[i]);
+    ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+    expect_error(leir_db_get(db, &row, &got), LEIR_ERR_NOT_FOUND, why[i]);
+    ck_assert_str_eq(leir_error_last()->rule, "db.invalid-row");
+    expect_error(leir_db_check(db), LEIR_ERR_IO, why[i]);
+    ck_assert_str_eq(leir_error_last()->rule, "db.invalid-row");
+    /* measured again: the put replaces the row, which is trusted again */
+    ck_assert_int_eq(leir_db_put(db, &row), LEIR_OK);
+    ck_assert_int_eq(leir_db_get(db, &row, &got), LEIR_OK);
+    ck_assert_double_eq(got.ratio, 1.5);
+    ck_assert_int_eq(leir_db_check(db), LEIR_OK);
+    leir_db_free(db);
+  }
+  free(path);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
+/* check, count and optimize added their tables to another application's
+ * database before failing: a file with tables that are not ours is refused
+ * and left as it was. */
+START_TEST(test_db_refuses_another_applications_file) {
+  char *dir = tmpdir(), *path = path_in(dir, "other.db");
+  sql(path, "CREATE TABLE customers(id INTEGER PRIMARY KEY, name TEXT);");
+  leir_db *db = (leir_db *)1;
+  expect_error(leir_db_open(&db, path), LEIR_ERR_IO, "another application's tables (first: 'customers')");
+  ck_assert_str_eq(leir_error_last()->rule, "db.foreign");
+  ck_assert_ptr_null(db);
+  sqlite3 *h = NULL;
+  ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+  sqlite3_stmt *s = NULL;
+  ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master", -1, &s, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+  ck_assert_int_eq(sqlite3_column_int(s, 0), 1); /* only the customers table */
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  /* an empty file and one of ours open */
+  char *fresh = path_in(dir, "fresh.db");
+  ck_assert_int_eq(leir_db_open(&db, fresh), LEIR_OK);
+  leir_db_free(db);
+  ck_assert_int_eq(leir_db_open(&db, fresh), LEIR_OK);
+  leir_db_free(db);
+  free(fresh);
+  free(path);
+  rm_tree(dir);
+  free(dir);
+}
+END_TEST
+
 static Suite *hostile_inputs_suite(void) {
   Suite *s = suite_create("hostile_inputs");
   TCase *tc = tcase_create("files");
@@ -522,6 +616,10 @@ static Suite *hostile_inputs_suite(void) {
   tcase_add_test(tc, test_incomplete_unit_files_are_not_trusted);
   tcase_add_test(tc, test_temporaries_of_a_killed_writer_are_swept);
   tcase_add_test(tc, test_runner_ends_when_its_host_dies);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("database");
+  tcase_add_test(tc, test_db_rows_are_validated_on_read);
+  tcase_add_test(tc, test_db_refuses_another_applications_file);
   suite_add_tcase(s, tc);
   return s;
 }
