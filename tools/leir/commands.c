@@ -266,7 +266,7 @@ const tool_command tool_commands[] = {
      "\n"
      "  export   every measurement as one JSON object per line, oldest first\n"
      "  count    the number of measurements\n"
-     "  check    SQLite's integrity check (prints ok)\n",
+     "  check    SQLite's integrity check, then every row validated (prints ok)\n",
      cmd_db},
     {"dataset", "dataset build CONFIG.yaml [--out DIR] [--shard K/N] [--json]",
      "Builds a Step-TP dataset from the YAML config (docs/dataset.md): sources\n"
