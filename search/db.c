@@ -54,11 +54,37 @@ static const char get_sql[] =
  * synchronous keeps every committed row across a killed process), then the
  * schema in an immediate transaction left open for the caller's check.
  * The SQLite result code; *err its message (sqlite3_free). */
-static int db_setup(leir_db *db, char **err) {
+/* Returned by db_setup for a file that holds another application's tables. */
+#define DB_FOREIGN (-1)
+
+/* The first table of a database that is neither empty nor ours (no
+ * leir_meta table), copied into `name`; 0 when it is empty or ours. Our
+ * tables are created only in such a file: `leir db check`, `db count` and
+ * `optimize` used to add theirs to any SQLite file before failing. */
+static int foreign_table(leir_db *db, char *name, size_t cap) {
+  sqlite3_stmt *s = NULL;
+  int ours = 0, found = 0;
+  if (sqlite3_prepare_v2(db->h, "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name",
+                         -1, &s, NULL) != SQLITE_OK)
+    return 0; /* the schema step reports the error */
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(s, 0);
+    if (t && !strcmp(t, "leir_meta")) ours = 1;
+    else if (t && !found) found = 1, snprintf(name, cap, "%s", t);
+  }
+  sqlite3_finalize(s);
+  return found && !ours;
+}
+
+static int db_setup(leir_db *db, char **err, char *foreign, size_t cap) {
   int rc = sqlite3_exec(db->h, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                         err);
   if (rc == SQLITE_OK) rc = sqlite3_exec(db->h, "BEGIN IMMEDIATE;", NULL, NULL, err);
   if (rc != SQLITE_OK) return rc;
+  if (foreign_table(db, foreign, cap)) {
+    sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
+    return DB_FOREIGN;
+  }
   rc = sqlite3_exec(db->h, schema_sql, NULL, NULL, err);
   if (rc != SQLITE_OK) sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
   return rc;
@@ -84,9 +110,16 @@ leir_status leir_db_open(leir_db **out, const char *path) {
   struct timespec t0, now;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
-    char *err = NULL;
-    int rc = db_setup(db, &err);
+    char *err = NULL, foreign[128];
+    int rc = db_setup(db, &err, foreign, sizeof foreign);
     if (rc == SQLITE_OK) break;
+    if (rc == DB_FOREIGN) {
+      leir_db_free(db);
+      return leir__error(LEIR_ERR_IO, "db.foreign", path, 0, 0,
+                         "%s is not a measurement database: it holds another application's "
+                         "tables (first: '%s'); give a new file or one leir made",
+                         path, foreign);
+    }
     clock_gettime(CLOCK_MONOTONIC, &now);
     double waited_ms =
         (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
@@ -197,6 +230,46 @@ static const char *keep(leir_db *db, int slot, const unsigned char *s) {
   return db->strs[slot] ? db->strs[slot] : "";
 }
 
+/* Bounds of a stored number: ratios and times are finite, not negative and
+ * below these (1e308, 'abc', NULL or -1 in an edited row are refused). */
+#define DB_MAX_RATIO 1e9
+#define DB_MAX_SECONDS 1e7
+#define DB_MAX_ROUNDS 1000000000LL
+
+/* Whether the row at the statement's columns (verdict, ord, the seven
+ * reals from `real0`, rounds after them) is one leir_db_put could have
+ * written; else a reason in `why`. A row is read back into decisions (a
+ * cached verdict is never remeasured), so a row edited or written by
+ * another program must not be trusted. */
+static int row_valid(sqlite3_stmt *s, int verdict_col, int real0, char *why, size_t cap) {
+  static const char *const reals[] = {"ratio", "ratio_lo", "ratio_hi", "median_s", "q1_s", "q3_s",
+                                      "baseline_median_s"};
+  leir_verdict v;
+  const char *vt = (const char *)sqlite3_column_text(s, verdict_col);
+  if (sqlite3_column_type(s, verdict_col) != SQLITE_TEXT || leir_verdict_from_name(vt, &v) != LEIR_OK)
+    return snprintf(why, cap, "verdict '%s' is not a verdict", vt ? vt : "NULL"), 0;
+  const char *ot = (const char *)sqlite3_column_text(s, verdict_col + 1);
+  int known = 0;
+  for (int o = LEIR_ORDER_UNDECIDED; o <= LEIR_ORDER_SAME; o++)
+    known |= ot && !strcmp(ot, leir_order_name((leir_order)o));
+  if (!known) return snprintf(why, cap, "order '%s' is not an order", ot ? ot : "NULL"), 0;
+  for (int i = 0; i < 7; i++) {
+    int t = sqlite3_column_type(s, real0 + i);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
+      return snprintf(why, cap, "%s is %s, not a number", reals[i],
+                      t == SQLITE_NULL ? "NULL" : "text or a blob"), 0;
+    double x = sqlite3_column_double(s, real0 + i);
+    double max = i < 3 ? DB_MAX_RATIO : DB_MAX_SECONDS;
+    if (!isfinite(x) || x < 0 || x > max)
+      return snprintf(why, cap, "%s is %g (0 to %g)", reals[i], x, max), 0;
+  }
+  int t = sqlite3_column_type(s, real0 + 7);
+  long long rounds = sqlite3_column_int64(s, real0 + 7);
+  if (t != SQLITE_INTEGER || rounds < 0 || rounds > DB_MAX_ROUNDS)
+    return snprintf(why, cap, "rounds is not an integer from 0 to %lld", DB_MAX_ROUNDS), 0;
+  return 1;
+}
+
 leir_status leir_db_get(leir_db *db, const leir_db_row *key, leir_db_row *out) {
   leir_status st = check_key(db, key);
   if (st != LEIR_OK) return st;
@@ -216,6 +289,13 @@ leir_status leir_db_get(leir_db *db, const leir_db_row *key, leir_db_row *out) {
     st = db_error(db, "read");
     sqlite3_reset(s);
     return st;
+  }
+  char why[160];
+  if (!row_valid(s, 0, 2, why, sizeof why)) {
+    sqlite3_reset(s);
+    /* not found: the caller measures again and its put replaces the row */
+    return leir__error(LEIR_ERR_NOT_FOUND, "db.invalid-row", NULL, 0, 0,
+                       "the measurement of %s against %s is not trusted: %s", h[0], h[1], why);
   }
   leir_db_row r = {0};
   memcpy(&r, key, key->size);
@@ -324,5 +404,30 @@ leir_status leir_db_check(leir_db *db) {
                        "measurement database integrity check: %s", t ? t : "?");
   }
   sqlite3_finalize(s);
-  return st;
+  if (st != LEIR_OK) return st;
+  /* every row as leir_db_get would read it */
+  s = NULL;
+  if (sqlite3_prepare_v2(db->h,
+                         "SELECT program_hash, baseline_hash, verdict, ord, ratio, ratio_lo, "
+                         "ratio_hi, median_s, q1_s, q3_s, baseline_median_s, rounds "
+                         "FROM measurements ORDER BY rowid",
+                         -1, &s, NULL) != SQLITE_OK)
+    return db_error(db, "check");
+  uint64_t bad = 0;
+  char first[256] = "", why[160];
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    if (row_valid(s, 2, 4, why, sizeof why)) continue;
+    if (!bad++) {
+      const char *p = (const char *)sqlite3_column_text(s, 0);
+      snprintf(first, sizeof first, "%s: %s", p ? p : "?", why);
+    }
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return db_error(db, "check");
+  if (bad)
+    return leir__error(LEIR_ERR_IO, "db.invalid-row", NULL, 0, 0,
+                       "%llu measurement%s not trusted (first: program %s); they are measured "
+                       "again when needed", (unsigned long long)bad, bad == 1 ? " is" : "s are", first);
+  return LEIR_OK;
 }

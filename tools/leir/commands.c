@@ -266,7 +266,7 @@ const tool_command tool_commands[] = {
      "\n"
      "  export   every measurement as one JSON object per line, oldest first\n"
      "  count    the number of measurements\n"
-     "  check    SQLite's integrity check (prints ok)\n"
+     "  check    SQLite's integrity check, then every row validated (prints ok)\n"
      "  merge A.db B.db ... --into OUT.db\n"
      "           adds the rows of each database to OUT.db (created when absent) by\n"
      "           key; a file that is not a measurement database is refused, an\n"

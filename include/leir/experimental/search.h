@@ -93,8 +93,11 @@ typedef struct leir_db_row {
  * busy timeout of 10 s, one transaction per row, so several processes may
  * read and write it at once and a process killed mid-write leaves it
  * readable with every row committed before. Caller frees *out with
- * leir_db_free. Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO (cannot open, not a
- * database, or a schema this version does not know), LEIR_ERR_NOMEM. */
+ * leir_db_free. Its tables are created only in an empty file or one of
+ * ours: a database holding another application's tables is refused
+ * unchanged (rule "db.foreign"). Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO
+ * (cannot open, not a database, another application's, or a schema this
+ * version does not know), LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_db_open(leir_db **out, const char *path);
 /** Closes the database. NULL is a no-op. */
 LEIR_API void leir_db_free(leir_db *db);
@@ -106,8 +109,12 @@ LEIR_API leir_status leir_db_put(leir_db *db, const leir_db_row *row);
 
 /** Looks up the row with the key of `key` (its hashes and strings; the other
  * fields are ignored) and fills *out (out->size set by the caller; strings
- * borrowed until the next call on `db`). Errors: LEIR_ERR_NOT_FOUND (no such
- * row), LEIR_ERR_ARGUMENT, LEIR_ERR_IO. */
+ * borrowed until the next call on `db`). A stored row is validated first
+ * (a known verdict and order; ratios, times and rounds numbers, finite, not
+ * negative and bounded): one that leir_db_put could not have written is
+ * not trusted and reads as absent (rule "db.invalid-row"), so that it is
+ * measured again and replaced. Errors: LEIR_ERR_NOT_FOUND (no such row, or
+ * an untrusted one), LEIR_ERR_ARGUMENT, LEIR_ERR_IO. */
 LEIR_API leir_status leir_db_get(leir_db *db, const leir_db_row *key, leir_db_row *out);
 
 /** Number of rows in *out. Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO. */
@@ -122,8 +129,10 @@ typedef int (*leir_db_line_fn)(void *payload, const char *line, size_t len);
  * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO, LEIR_ERR_CANCELLED, LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_db_export(leir_db *db, leir_db_line_fn fn, void *payload);
 
-/** Runs SQLite's integrity check. LEIR_OK when the file is sound, else
- * LEIR_ERR_IO with the first problem in the message. */
+/** Runs SQLite's integrity check, then validates every row as leir_db_get
+ * does. LEIR_OK when the file is sound and every row trusted, else
+ * LEIR_ERR_IO with the first problem in the message (rule "db.corrupt" or
+ * "db.invalid-row", with the count of untrusted rows). */
 LEIR_API leir_status leir_db_check(leir_db *db);
 
 /** An invalid row of the other database fails the merge (nothing written)
