@@ -299,6 +299,7 @@ leir_status leir_dataset_open(leir_dataset **out, const char *config, size_t len
     close(ds->lock_fd);
     ds->lock_fd = -1;
   }
+  free(old);
   free(cpath);
   free(canon);
   if (st != LEIR_OK) goto fail;
