@@ -6,7 +6,9 @@
  * bounds of a dataset config checked before anything is allocated, one
  * build per output directory (the lock), unit files trusted only when
  * complete, temporaries of a killed writer swept, and the kernel runner
- * ending with its host. Every test here fails when its fix is reverted:
+ * ending with its host, linear TIR for nested chained comparisons, and the
+ * measurement database validating its rows. Every test here fails when its
+ * fix is reverted:
  * a blocking read or a hang is turned into a failure by alarm(), never a
  * timed assertion.
  */
@@ -32,6 +34,7 @@
 #include "leir/experimental/dataset.h"
 #include "leir/experimental/search.h"
 #include "leir/experimental/workload.h"
+#include "leir/tir.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -601,6 +604,59 @@ START_TEST(test_db_refuses_another_applications_file) {
 }
 END_TEST
 
+/* ---- TIR lowering of conditions ------------------------------------------ */
+
+static char *nested_chains(int levels) {
+  char *e = strdup("A^{f64,g}_{a}");
+  for (int i = 0; i < levels; i++) {
+    char *n = malloc(strlen(e) + 32);
+    sprintf(n, "if_then_else(0<%s<1,1,0)", e);
+    free(e);
+    e = n;
+  }
+  char *text = malloc(strlen(e) + 64);
+  sprintf(text, "L^{4}_{a=0}[C^{f64,g}_{a}=%s;];", e);
+  free(e);
+  return text;
+}
+
+static size_t tir_size(const char *text) {
+  leir_program *p = test_parse(text);
+  char *out = NULL;
+  size_t len = 0;
+  ck_assert_msg(leir_lower_tir(p, NULL, &out, &len) == LEIR_OK, "%s: %s", text, leir_error_last()->message);
+  leir_free(out);
+  leir_program_free(p);
+  return len;
+}
+
+/* Nested chained comparisons gave TVMScript exponential in the nesting (24
+ * levels: 1.3 GB in 12.7 s; 40 ran out of time) because the middle operand
+ * was written twice per level: bound once with T.Let, the text grows with
+ * the program. And conditions that check accepts (a comparison used as a
+ * value inside a condition) lower to TIR instead of failing with exit 3. */
+START_TEST(test_tir_conditions_lower_in_linear_size) {
+  alarm(NO_HANG_S);
+  char *t20 = nested_chains(20), *t40 = nested_chains(40);
+  size_t s20 = tir_size(t20), s40 = tir_size(t40);
+  ck_assert_msg(s40 < 3 * s20, "40 levels: %zu bytes, 20 levels: %zu bytes", s40, s20);
+  ck_assert_uint_lt(s40, 64 * 1024);
+  free(t20);
+  free(t40);
+  static const char *const values[] = {
+      "L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else((a<2)<1,1,0);];",
+      "L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else(0<(0<A^{f64,g}_{a}<1)<1,1,0);];",
+  };
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+    leir_program *p = test_parse(values[i]);
+    ck_assert_int_eq(leir_program_check(p, NULL, NULL), LEIR_OK);
+    leir_program_free(p);
+    ck_assert_uint_gt(tir_size(values[i]), 0);
+  }
+  alarm(0);
+}
+END_TEST
+
 static Suite *hostile_inputs_suite(void) {
   Suite *s = suite_create("hostile_inputs");
   TCase *tc = tcase_create("files");
@@ -609,6 +665,7 @@ static Suite *hostile_inputs_suite(void) {
   tcase_add_test(tc, test_yaml_guard_in_every_reader);
   tcase_add_test(tc, test_config_refuses_duplicate_keys_and_empty_configs);
   tcase_add_test(tc, test_config_counts_are_bounded_before_allocation);
+  tcase_add_test(tc, test_tir_conditions_lower_in_linear_size);
   suite_add_tcase(s, tc);
   tc = tcase_create("outputs");
   tcase_set_timeout(tc, 300);
