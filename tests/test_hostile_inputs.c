@@ -657,6 +657,73 @@ START_TEST(test_tir_conditions_lower_in_linear_size) {
 }
 END_TEST
 
+/* Another process holding the database's write lock for the whole run made
+ * `leir optimize` exit 1 after the 10 s busy timeout, with no summary and no
+ * best program. The search now keeps going without the database after the
+ * first failed write, and says how many rows it could not keep. */
+static leir_status always_faster(void *payload, const leir_program *source, const leir_program *parent,
+                                 const leir_program *cand, uint32_t klass, leir_search_measurement *m) {
+  (void)payload, (void)source, (void)parent, (void)cand, (void)klass;
+  m->verdict = LEIR_VERDICT_EQUAL;
+  m->order = LEIR_ORDER_FASTER;
+  m->ratio = 1.5;
+  m->ratio_lo = 1.4;
+  m->ratio_hi = 1.6;
+  m->median_s = 0.001;
+  m->q1_s = 0.001;
+  m->q3_s = 0.001;
+  m->parent_median_s = 0.0015;
+  m->rounds = 10;
+  return LEIR_OK;
+}
+
+START_TEST(test_search_keeps_going_when_the_database_is_locked) {
+  alarm(120);
+  char *dir = tmpdir(), *path = path_in(dir, "m.db");
+  leir_db *db = NULL;
+  ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+  sqlite3 *other = NULL;
+  ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE;", NULL, NULL, NULL), SQLITE_OK);
+  leir_program *p = test_parse("L^{16}_{a=0}L^{16}_{c=0}[C^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];");
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_EXHAUSTIVE;
+  o.max_samples = 6;
+  o.max_depth = 2;
+  o.measure = always_faster;
+  o.db = db;
+  o.machine = "test-machine";
+  leir_search_result *r = NULL;
+  leir_status st = leir_search_run(&r, NULL, p, &o);
+  ck_assert_msg(st == LEIR_OK, "%s: %s", leir_status_name(st), leir_error_last()->message);
+  leir_search_summary sum = {.size = sizeof sum};
+  ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
+  ck_assert_uint_gt(sum.accepted, 0);
+  ck_assert_uint_gt(sum.best_depth, 0);
+  ck_assert_uint_eq(sum.db_unsaved, sum.measured);
+  ck_assert_ptr_nonnull(leir_search_result_best(r));
+  leir_search_result_free(r);
+  /* the lock released, the next run writes its rows */
+  ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK;", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
+  ck_assert_uint_eq(sum.db_unsaved, 0);
+  uint64_t rows = 0;
+  ck_assert_int_eq(leir_db_count(db, &rows), LEIR_OK);
+  ck_assert_uint_eq(rows, sum.measured);
+  leir_search_result_free(r);
+  leir_program_free(p);
+  leir_db_free(db);
+  free(path);
+  rm_tree(dir);
+  free(dir);
+  alarm(0);
+}
+END_TEST
+
 static Suite *hostile_inputs_suite(void) {
   Suite *s = suite_create("hostile_inputs");
   TCase *tc = tcase_create("files");
@@ -675,8 +742,10 @@ static Suite *hostile_inputs_suite(void) {
   tcase_add_test(tc, test_runner_ends_when_its_host_dies);
   suite_add_tcase(s, tc);
   tc = tcase_create("database");
+  tcase_set_timeout(tc, 300); /* one write waits out the 10 s busy timeout */
   tcase_add_test(tc, test_db_rows_are_validated_on_read);
   tcase_add_test(tc, test_db_refuses_another_applications_file);
+  tcase_add_test(tc, test_search_keeps_going_when_the_database_is_locked);
   suite_add_tcase(s, tc);
   return s;
 }
