@@ -14,6 +14,7 @@
  */
 #define LEIR_EXPERIMENTAL
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -444,6 +445,31 @@ END_TEST
 
 /* ---- the runner ends with its host --------------------------------------- */
 
+/* Whether some process has `parent` as its parent (from /proc). */
+static int has_child(pid_t parent) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  struct dirent *e;
+  int found = 0;
+  while (!found && (e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* the command name may hold spaces */
+    long ppid = 0;
+    char state;
+    if (close_paren && sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)parent)
+      found = 1;
+  }
+  closedir(d);
+  return found;
+}
+
 /* A host spawns `leir-runner --limits ... -- sleep 60` in a process group
  * of its own (as backends/c/compile.c does) and is killed with SIGKILL. The
  * runner and the program it runs must end long before the program would:
@@ -477,21 +503,15 @@ START_TEST(test_runner_ends_when_its_host_dies) {
   pid_t r = 0;
   ck_assert_int_eq(read(pfd[0], &r, sizeof r), (ssize_t)sizeof r);
   close(pfd[0]);
-  /* the runner has started its program (the group has two members) */
+  /* the runner has read its host's pid: it does so before it starts the
+   * program, so a child of the runner's proves it */
   struct timespec tick = {0, 10 * 1000000L};
-  char cmd[64];
-  snprintf(cmd, sizeof cmd, "/proc/%d/cmdline", (int)r);
-  for (int i = 0; i < 500; i++) {
-    char buf[256] = {0};
-    FILE *f = fopen(cmd, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    if (n && strstr(buf, "runner")) break;
-    nanosleep(&tick, NULL);
+  int started = 0;
+  for (int i = 0; i < 3000 && !started; i++) {
+    started = has_child(r);
+    if (!started) nanosleep(&tick, NULL);
   }
-  /* and has read its host's pid (its first step) */
-  struct timespec settle = {0, 200 * 1000000L};
-  nanosleep(&settle, NULL);
+  ck_assert_msg(started, "the runner did not start its program");
   alarm(30);
   ck_assert_int_eq(kill(host, SIGKILL), 0);
   int status;
