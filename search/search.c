@@ -44,6 +44,13 @@ typedef struct search_ctx {
   double start;
   int stopped_by;
   leir_status fatal; /* a callback's or the backend's failure: stops the search */
+  /* The database is a cache: a failed read or write (another process holding
+   * its lock past the busy timeout, a full disk) never stops the search or
+   * loses an accepted step. The first write failure makes the rest of the
+   * run skip the database (each write would wait out the busy timeout
+   * again); the rows it could not keep are counted (db_unsaved). */
+  int db_down;
+  uint32_t db_unsaved;
   uint64_t rng;
 } search_ctx;
 
@@ -806,7 +813,9 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p, const char *raw
     memset(&row, 0, sizeof row);
     row.size = sizeof row;
     leir_status st = LEIR_ERR_NOT_FOUND;
-    if (ctx->o.db) st = leir_db_get(ctx->o.db, &key, &row);
+    if (ctx->o.db && !ctx->db_down) st = leir_db_get(ctx->o.db, &key, &row);
+    if (st != LEIR_OK && st != LEIR_ERR_NOT_FOUND && st != LEIR_ERR_NOMEM && st != LEIR_ERR_ARGUMENT)
+      st = LEIR_ERR_NOT_FOUND; /* unreadable now: measured afresh */
     if (st == LEIR_OK) {
       r.cached = 1;
       m.verdict = row.verdict;
@@ -834,7 +843,9 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p, const char *raw
         ctx->fatal = st;
       } else {
         ctx->measured++;
-        if (ctx->o.db) {
+        if (ctx->o.db && ctx->db_down) {
+          ctx->db_unsaved++;
+        } else if (ctx->o.db) {
           key.verdict = m.verdict;
           key.order = m.order;
           key.ratio = m.ratio;
@@ -849,7 +860,12 @@ static int evaluate(search_ctx *ctx, int nid, const proposal *p, const char *raw
           key.program = r.program;
           key.message = m.message;
           st = leir_db_put(ctx->o.db, &key);
-          if (st != LEIR_OK) ctx->fatal = st;
+          if (st == LEIR_ERR_IO) {
+            ctx->db_down = 1;
+            ctx->db_unsaved++;
+          } else if (st != LEIR_OK) {
+            ctx->fatal = st;
+          }
         }
       }
     }
@@ -1320,6 +1336,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   s->stopped_by = ctx.stopped_by;
   s->lookaheads = ctx.lookaheads;
   s->lookahead_evals = ctx.lookahead_evals;
+  s->db_unsaved = ctx.db_unsaved;
   if (ctx.best != 0 && !ctx.o.measure && !(ctx.o.flags & LEIR_SEARCH_NO_FINAL_COMPARE) &&
       ctx.stopped_by != 3) {
     search_node *b = &ctx.nodes[ctx.best], *r0 = &ctx.nodes[0];

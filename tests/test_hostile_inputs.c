@@ -6,12 +6,15 @@
  * bounds of a dataset config checked before anything is allocated, one
  * build per output directory (the lock), unit files trusted only when
  * complete, temporaries of a killed writer swept, and the kernel runner
- * ending with its host. Every test here fails when its fix is reverted:
+ * ending with its host, linear TIR for nested chained comparisons, and the
+ * measurement database validating its rows. Every test here fails when its
+ * fix is reverted:
  * a blocking read or a hang is turned into a failure by alarm(), never a
  * timed assertion.
  */
 #define LEIR_EXPERIMENTAL
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -32,6 +35,7 @@
 #include "leir/experimental/dataset.h"
 #include "leir/experimental/search.h"
 #include "leir/experimental/workload.h"
+#include "leir/tir.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -441,6 +445,31 @@ END_TEST
 
 /* ---- the runner ends with its host --------------------------------------- */
 
+/* Whether some process has `parent` as its parent (from /proc). */
+static int has_child(pid_t parent) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  struct dirent *e;
+  int found = 0;
+  while (!found && (e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* the command name may hold spaces */
+    long ppid = 0;
+    char state;
+    if (close_paren && sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)parent)
+      found = 1;
+  }
+  closedir(d);
+  return found;
+}
+
 /* A host spawns `leir-runner --limits ... -- sleep 60` in a process group
  * of its own (as backends/c/compile.c does) and is killed with SIGKILL. The
  * runner and the program it runs must end long before the program would:
@@ -474,21 +503,15 @@ START_TEST(test_runner_ends_when_its_host_dies) {
   pid_t r = 0;
   ck_assert_int_eq(read(pfd[0], &r, sizeof r), (ssize_t)sizeof r);
   close(pfd[0]);
-  /* the runner has started its program (the group has two members) */
+  /* the runner has read its host's pid: it does so before it starts the
+   * program, so a child of the runner's proves it */
   struct timespec tick = {0, 10 * 1000000L};
-  char cmd[64];
-  snprintf(cmd, sizeof cmd, "/proc/%d/cmdline", (int)r);
-  for (int i = 0; i < 500; i++) {
-    char buf[256] = {0};
-    FILE *f = fopen(cmd, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    if (n && strstr(buf, "runner")) break;
-    nanosleep(&tick, NULL);
+  int started = 0;
+  for (int i = 0; i < 3000 && !started; i++) {
+    started = has_child(r);
+    if (!started) nanosleep(&tick, NULL);
   }
-  /* and has read its host's pid (its first step) */
-  struct timespec settle = {0, 200 * 1000000L};
-  nanosleep(&settle, NULL);
+  ck_assert_msg(started, "the runner did not start its program");
   alarm(30);
   ck_assert_int_eq(kill(host, SIGKILL), 0);
   int status;
@@ -601,6 +624,126 @@ START_TEST(test_db_refuses_another_applications_file) {
 }
 END_TEST
 
+/* ---- TIR lowering of conditions ------------------------------------------ */
+
+static char *nested_chains(int levels) {
+  char *e = strdup("A^{f64,g}_{a}");
+  for (int i = 0; i < levels; i++) {
+    char *n = malloc(strlen(e) + 32);
+    sprintf(n, "if_then_else(0<%s<1,1,0)", e);
+    free(e);
+    e = n;
+  }
+  char *text = malloc(strlen(e) + 64);
+  sprintf(text, "L^{4}_{a=0}[C^{f64,g}_{a}=%s;];", e);
+  free(e);
+  return text;
+}
+
+static size_t tir_size(const char *text) {
+  leir_program *p = test_parse(text);
+  char *out = NULL;
+  size_t len = 0;
+  ck_assert_msg(leir_lower_tir(p, NULL, &out, &len) == LEIR_OK, "%s: %s", text, leir_error_last()->message);
+  leir_free(out);
+  leir_program_free(p);
+  return len;
+}
+
+/* Nested chained comparisons gave TVMScript exponential in the nesting (24
+ * levels: 1.3 GB in 12.7 s; 40 ran out of time) because the middle operand
+ * was written twice per level: bound once with T.Let, the text grows with
+ * the program. And conditions that check accepts (a comparison used as a
+ * value inside a condition) lower to TIR instead of failing with exit 3. */
+START_TEST(test_tir_conditions_lower_in_linear_size) {
+  alarm(NO_HANG_S);
+  char *t20 = nested_chains(20), *t40 = nested_chains(40);
+  size_t s20 = tir_size(t20), s40 = tir_size(t40);
+  ck_assert_msg(s40 < 3 * s20, "40 levels: %zu bytes, 20 levels: %zu bytes", s40, s20);
+  ck_assert_uint_lt(s40, 64 * 1024);
+  free(t20);
+  free(t40);
+  static const char *const values[] = {
+      "L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else((a<2)<1,1,0);];",
+      "L^{4}_{a=0}[C^{f64,g}_{a}=if_then_else(0<(0<A^{f64,g}_{a}<1)<1,1,0);];",
+  };
+  for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+    leir_program *p = test_parse(values[i]);
+    ck_assert_int_eq(leir_program_check(p, NULL, NULL), LEIR_OK);
+    leir_program_free(p);
+    ck_assert_uint_gt(tir_size(values[i]), 0);
+  }
+  alarm(0);
+}
+END_TEST
+
+/* Another process holding the database's write lock for the whole run made
+ * `leir optimize` exit 1 after the 10 s busy timeout, with no summary and no
+ * best program. The search now keeps going without the database after the
+ * first failed write, and says how many rows it could not keep. */
+static leir_status always_faster(void *payload, const leir_program *source, const leir_program *parent,
+                                 const leir_program *cand, uint32_t klass, leir_search_measurement *m) {
+  (void)payload, (void)source, (void)parent, (void)cand, (void)klass;
+  m->verdict = LEIR_VERDICT_EQUAL;
+  m->order = LEIR_ORDER_FASTER;
+  m->ratio = 1.5;
+  m->ratio_lo = 1.4;
+  m->ratio_hi = 1.6;
+  m->median_s = 0.001;
+  m->q1_s = 0.001;
+  m->q3_s = 0.001;
+  m->parent_median_s = 0.0015;
+  m->rounds = 10;
+  return LEIR_OK;
+}
+
+START_TEST(test_search_keeps_going_when_the_database_is_locked) {
+  alarm(120);
+  char *dir = tmpdir(), *path = path_in(dir, "m.db");
+  leir_db *db = NULL;
+  ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
+  sqlite3 *other = NULL;
+  ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE;", NULL, NULL, NULL), SQLITE_OK);
+  leir_program *p = test_parse("L^{16}_{a=0}L^{16}_{c=0}[C^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];");
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_GREEDY;
+  o.policy = LEIR_POLICY_EXHAUSTIVE;
+  o.max_samples = 6;
+  o.max_depth = 2;
+  o.measure = always_faster;
+  o.db = db;
+  o.machine = "test-machine";
+  leir_search_result *r = NULL;
+  leir_status st = leir_search_run(&r, NULL, p, &o);
+  ck_assert_msg(st == LEIR_OK, "%s: %s", leir_status_name(st), leir_error_last()->message);
+  leir_search_summary sum = {.size = sizeof sum};
+  ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
+  ck_assert_uint_gt(sum.accepted, 0);
+  ck_assert_uint_gt(sum.best_depth, 0);
+  ck_assert_uint_eq(sum.db_unsaved, sum.measured);
+  ck_assert_ptr_nonnull(leir_search_result_best(r));
+  leir_search_result_free(r);
+  /* the lock released, the next run writes its rows */
+  ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK;", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
+  ck_assert_uint_eq(sum.db_unsaved, 0);
+  uint64_t rows = 0;
+  ck_assert_int_eq(leir_db_count(db, &rows), LEIR_OK);
+  ck_assert_uint_eq(rows, sum.measured);
+  leir_search_result_free(r);
+  leir_program_free(p);
+  leir_db_free(db);
+  free(path);
+  rm_tree(dir);
+  free(dir);
+  alarm(0);
+}
+END_TEST
+
 static Suite *hostile_inputs_suite(void) {
   Suite *s = suite_create("hostile_inputs");
   TCase *tc = tcase_create("files");
@@ -609,6 +752,7 @@ static Suite *hostile_inputs_suite(void) {
   tcase_add_test(tc, test_yaml_guard_in_every_reader);
   tcase_add_test(tc, test_config_refuses_duplicate_keys_and_empty_configs);
   tcase_add_test(tc, test_config_counts_are_bounded_before_allocation);
+  tcase_add_test(tc, test_tir_conditions_lower_in_linear_size);
   suite_add_tcase(s, tc);
   tc = tcase_create("outputs");
   tcase_set_timeout(tc, 300);
@@ -618,8 +762,10 @@ static Suite *hostile_inputs_suite(void) {
   tcase_add_test(tc, test_runner_ends_when_its_host_dies);
   suite_add_tcase(s, tc);
   tc = tcase_create("database");
+  tcase_set_timeout(tc, 300); /* one write waits out the 10 s busy timeout */
   tcase_add_test(tc, test_db_rows_are_validated_on_read);
   tcase_add_test(tc, test_db_refuses_another_applications_file);
+  tcase_add_test(tc, test_search_keeps_going_when_the_database_is_locked);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -347,6 +347,12 @@ int cmd_optimize(int argc, char **argv) {
     leir_program_print(best, LEIR_PRINT_PRETTY, &text, &tl);
     static const char *const why[] = {"the policy had nothing more", "sample budget",
                                       "time budget", "cancelled"};
+    if (sum.db_unsaved)
+      fprintf(stderr,
+              "leir optimize: warning: the measurement database could not keep %u "
+              "measurement%s (a write failed: another process held its lock past the busy "
+              "timeout, or the disk); the results below are complete\n",
+              sum.db_unsaved, sum.db_unsaved == 1 ? "" : "s");
     if (o.json) {
       printf("{\"summary\":{\"algorithm\":\"%s\",\"policy\":\"%s\",\"backend\":\"%s\","
              "\"samples\":%u,\"measured\":%u,\"reused\":%u,\"accepted\":%u,\"rejected\":%u,"

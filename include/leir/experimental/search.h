@@ -524,6 +524,12 @@ typedef struct leir_search_summary {
   int stopped_by;           /**< 0 exhausted, 1 samples, 2 time, 3 cancelled */
   uint32_t lookaheads;      /**< lookaheads run in the cost model (nodes searched) */
   uint64_t lookahead_evals; /**< cost-model evaluations they made */
+  /** Measurements the database could not keep: a write failed (another
+   * process held its lock past the 10 s busy timeout, a full disk), and the
+   * rest of the run left the database alone. The search and its results are
+   * complete; only the cache misses them. Added with this field: a smaller
+   * `size` does not get it. */
+  uint32_t db_unsaved;
 } leir_search_summary;
 
 /** Fills the first out->size bytes of *out. Errors: LEIR_ERR_ARGUMENT. */
