@@ -45,7 +45,7 @@ COMMITTED = [e for e in wt.W
 
 
 def test_most_drafts_are_committed():
-    assert len(COMMITTED) >= 37
+    assert len(COMMITTED) >= 36  # 37 drafts, less RMSNorm (hand-edited since issue 30.6)
 
 
 def second_shape(entry):
