@@ -242,11 +242,14 @@ def gemm_residual_input(P):
 w(2, 62, "Gemm_Sigmoid_Scaling_ResidualAdd", "linear → sigmoid → ×const → +residual (the input)",
   [("input_size", 1024, 5), ("scaling_factor", 2.0, 2.0), ("batch_size", 128, 3)],
   lambda P: gemm_residual_input(P))
-w(2, 65, "Gemm_GroupNorm_Min_BiasAdd", "linear → group-norm → min(dim) → +bias",
+# the reference unsqueezes the linear's output twice and concatenates it with itself before the
+# group norm (the committed file is hand-written after Gemm_GroupNorm_Hardtanh's spelling)
+w(2, 65, "Gemm_GroupNorm_Min_BiasAdd", "linear → unsqueeze ×2, cat with itself → group-norm → min(dim) → +bias",
   [("in_features", 512, 5), ("out_features", 256, 6), ("num_groups", 8, 2), ("batch_size", 128, 3)],
-  lambda P: gemm(P, lambda s, y: torch.amin(gn(y, s.g, s.w, s.b, [s.bs, s.of]), dim=1, keepdim=True) + s.bias,
+  lambda P: gemm(P, lambda s, y: torch.amin(gn(torch.cat((y[:, :, None, None], y[:, :, None, None]), dim=-1),
+                                               s.g, s.w, s.b, [s.bs, s.of, 1, 2]), dim=1, keepdim=True) + s.bias,
                  g=P["num_groups"], w=torch.randn(P["out_features"]), b=torch.randn(P["out_features"]),
-                 bias=torch.randn(1, P["out_features"])),
+                 bias=torch.randn(1, 1, 1, 2)),
   constraints=["out_features % num_groups == 0"])
 w(2, 66, "Gemm_Add_ReLU", "linear → +param → relu", GEMM + [("batch_size", 128, 3)],
   lambda P: gemm(P, lambda s, y: torch.relu(y + s.bias), bias=torch.randn(P["out_features"])))

@@ -151,6 +151,10 @@ CASES = [
     # the reference's residual is the model's input (taken before the square linear)
     ("level2/Gemm_Sigmoid_Scaling_ResidualAdd", ["5,2.0,3", "6,0.5,2"],
      lambda v, a: torch.sigmoid(F.linear(v["A"], v["H"], v["I"])) * a[1] + v["A"]),
+    # the reference's model concatenates the unsqueezed linear output with itself; K is unread
+    ("level2/Gemm_GroupNorm_Min_BiasAdd", ["5,6,2,3", "4,8,4,2"],
+     lambda v, a: torch.amin(F.group_norm(torch.cat([F.linear(v["A"], v["N"], v["O"])[:, :, None, None]] * 2, dim=-1),
+                                          a[2], v["Q"], v["R"], eps=1e-5), dim=1, keepdim=True) + v["M"]),
     # eps is the rank-0 constant H (the reference holds it as torch.tensor(eps))
     ("level1/RMSNorm", ["2,3,4,5,1e-05", "3,4,2,6,0.001"],
      lambda v, a: v["A"] / torch.sqrt(torch.mean(v["A"] ** 2, dim=1, keepdim=True) + v["H"])),
