@@ -153,6 +153,8 @@ w(1, 28, "GroupNorm", "GroupNorm (channel index g*C/G+c)",
                 b=torch.randn(P["features"]), shp=[P["batch_size"], P["features"], P["dim1"], P["dim2"]]),
              [[P["batch_size"], P["features"], P["dim1"], P["dim2"]]]),
   constraints=["features % num_groups == 0"])
+# RMSNorm: the committed file was edited after drafting: the reference holds eps as a tensor
+# attribute, an fx constant (the rank-0 input H), which leir.fx would write as a literal
 w(1, 29, "RMSNorm", "x/sqrt(mean(x²,dim=1)+eps)",
   [("batch_size", 16, 2), ("features", 64, 3), ("dim1", 256, 4), ("dim2", 128, 5),
    ("eps", 1e-05, 1e-05)],
@@ -229,15 +231,25 @@ w(2, 55, "Gemm_LogSumExp_LeakyReLU_LeakyReLU_GELU_GELU",
   GEMM + [("batch_size", 128, 3)],
   lambda P: gemm(P, lambda s, y: gelu(gelu(torch.nn.functional.leaky_relu(
       torch.nn.functional.leaky_relu(lse(y, 1), 0.01), 0.01)))))
-w(2, 62, "Gemm_Sigmoid_Scaling_ResidualAdd", "linear → sigmoid → ×const → +residual",
-  [("input_size", 1024, 5), ("hidden_size", 512, 4), ("scaling_factor", 2.0, 2.0), ("batch_size", 128, 3)],
-  lambda P: gemm(P, lambda s, y: torch.sigmoid(y) * s.sf + y, i="input_size", o="hidden_size",
-                 sf=P["scaling_factor"]))
-w(2, 65, "Gemm_GroupNorm_Min_BiasAdd", "linear → group-norm → min(dim) → +bias",
+def gemm_residual_input(P):
+    """the reference's Gemm_Sigmoid_Scaling_ResidualAdd: a square linear, its residual the input"""
+    m = Fn(lambda s, x: torch.sigmoid(s.fc(x)) * s.sf + x, sf=P["scaling_factor"])
+    m.fc = nn.Linear(P["input_size"], P["input_size"])
+    return m, [[P["batch_size"], P["input_size"]]]
+
+
+# the reference's linear is square and its residual is the input (taken before the linear)
+w(2, 62, "Gemm_Sigmoid_Scaling_ResidualAdd", "linear → sigmoid → ×const → +residual (the input)",
+  [("input_size", 1024, 5), ("scaling_factor", 2.0, 2.0), ("batch_size", 128, 3)],
+  lambda P: gemm_residual_input(P))
+# the reference unsqueezes the linear's output twice and concatenates it with itself before the
+# group norm (the committed file is hand-written after Gemm_GroupNorm_Hardtanh's spelling)
+w(2, 65, "Gemm_GroupNorm_Min_BiasAdd", "linear → unsqueeze ×2, cat with itself → group-norm → min(dim) → +bias",
   [("in_features", 512, 5), ("out_features", 256, 6), ("num_groups", 8, 2), ("batch_size", 128, 3)],
-  lambda P: gemm(P, lambda s, y: torch.amin(gn(y, s.g, s.w, s.b, [s.bs, s.of]), dim=1, keepdim=True) + s.bias,
+  lambda P: gemm(P, lambda s, y: torch.amin(gn(torch.cat((y[:, :, None, None], y[:, :, None, None]), dim=-1),
+                                               s.g, s.w, s.b, [s.bs, s.of, 1, 2]), dim=1, keepdim=True) + s.bias,
                  g=P["num_groups"], w=torch.randn(P["out_features"]), b=torch.randn(P["out_features"]),
-                 bias=torch.randn(1, P["out_features"])),
+                 bias=torch.randn(1, 1, 1, 2)),
   constraints=["out_features % num_groups == 0"])
 w(2, 66, "Gemm_Add_ReLU", "linear → +param → relu", GEMM + [("batch_size", 128, 3)],
   lambda P: gemm(P, lambda s, y: torch.relu(y + s.bias), bias=torch.randn(P["out_features"])))
@@ -283,7 +295,8 @@ w(1, 49, "conv_standard_3D__square_input__square_kernel", "Conv3d, cubic kernel"
            "(width+2*padding-dilation*(kernel_size-1)-1)//stride+1",
            "(height+2*padding-dilation*(kernel_size-1)-1)//stride+1"])
 w(1, 55, "conv_standard_2D__square_input__asymmetric_kernel", "Conv2d, non-square kernel",
-  CONV + [("kernel_size_w", 3, 2), ("kernel_size_h", 5, 3), ("stride", 1, 1), ("padding", 0, 0),
+  # the reference builds its kernel as (3rd, 4th argument) = (height, width), whatever their labels
+  CONV + [("kernel_size_h", 3, 2), ("kernel_size_w", 5, 3), ("stride", 1, 1), ("padding", 0, 0),
           ("dilation", 1, 1), ("batch_size", 16, 2), ("height", 256, 6), ("width", 256, 5)],
   lambda P: (nn.Conv2d(P["in_channels"], P["out_channels"], (P["kernel_size_h"], P["kernel_size_w"]),
                        P["stride"], P["padding"], P["dilation"], bias=False),

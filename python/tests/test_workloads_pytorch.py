@@ -148,8 +148,16 @@ CASES = [
      lambda v, a: F.leaky_relu(F.linear(v["A"], v["G"], v["H"]) * a[2], a[3])),
     ("level2/Gemm_Scaling_Hardtanh_GELU", ["5,4,0.5,-2.0,2.0,3", "6,7,1.5,-0.5,0.25,2"],
      lambda v, a: F.gelu(F.hardtanh(F.linear(v["A"], v["H"], v["I"]) * a[2], a[3], a[4]))),
-    ("level2/Gemm_Sigmoid_Scaling_ResidualAdd", ["5,4,2.0,3", "6,9,0.5,2"],
-     lambda v, a: (lambda y: torch.sigmoid(y) * a[2] + y)(F.linear(v["A"], v["H"], v["I"]))),
+    # the reference's residual is the model's input (taken before the square linear)
+    ("level2/Gemm_Sigmoid_Scaling_ResidualAdd", ["5,2.0,3", "6,0.5,2"],
+     lambda v, a: torch.sigmoid(F.linear(v["A"], v["H"], v["I"])) * a[1] + v["A"]),
+    # the reference's model concatenates the unsqueezed linear output with itself; K is unread
+    ("level2/Gemm_GroupNorm_Min_BiasAdd", ["5,6,2,3", "4,8,4,2"],
+     lambda v, a: torch.amin(F.group_norm(torch.cat([F.linear(v["A"], v["N"], v["O"])[:, :, None, None]] * 2, dim=-1),
+                                          a[2], v["Q"], v["R"], eps=1e-5), dim=1, keepdim=True) + v["M"]),
+    # eps is the rank-0 constant H (the reference holds it as torch.tensor(eps))
+    ("level1/RMSNorm", ["2,3,4,5,1e-05", "3,4,2,6,0.001"],
+     lambda v, a: v["A"] / torch.sqrt(torch.mean(v["A"] ** 2, dim=1, keepdim=True) + v["H"])),
     ("level2/Matmul_Divide_GELU", ["5,4,10.0,3", "6,9,0.5,2"],
      lambda v, a: F.gelu(F.linear(v["A"], v["G"], v["H"]) / a[2])),
     ("level2/Matmul_Subtract_Multiply_ReLU", ["5,4,2.0,1.5,3", "6,9,-0.5,0.25,2"],

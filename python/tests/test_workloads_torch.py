@@ -37,14 +37,17 @@ HAND_WRITTEN = {"Conv3d_GroupNorm_Mean", "Conv3d_GroupNorm_Min_Clamp", "Gemm_Mul
                 "Gemm_Scaling_Hardtanh_GELU", "Gemm_Sigmoid_Scaling_ResidualAdd", "Matmul_Divide_GELU",
                 "Matmul_Subtract_Multiply_ReLU", "Conv2d_Divide_LeakyReLU", "Conv3d_Mish_Tanh",
                 "Conv3d_ReLU_LeakyReLU_GELU_Sigmoid_BiasAdd", "Gemm_Add_ReLU", "Gemm_BatchNorm_Scaling_Softmax",
-                "Gemm_Scale_BatchNorm", "Conv2d_InstanceNorm_Divide"}
+                "Gemm_Scale_BatchNorm", "Conv2d_InstanceNorm_Divide",
+                # issue 30.6: RMSNorm's eps is a rank-0 constant (leir.fx writes rank-0 tensors as
+                # literals); Gemm_GroupNorm_Min_BiasAdd follows the reference's spelling of its cat
+                "RMSNorm", "Gemm_GroupNorm_Min_BiasAdd"}
 COMMITTED = [e for e in wt.W
              if os.path.exists(os.path.join(CAT, f"level{e['level']}_{e['name']}.yaml"))
              and e["name"] not in HAND_WRITTEN]
 
 
 def test_most_drafts_are_committed():
-    assert len(COMMITTED) >= 37
+    assert len(COMMITTED) >= 35  # 37 drafts, less RMSNorm and Gemm_GroupNorm_Min_BiasAdd (issue 30.6)
 
 
 def second_shape(entry):

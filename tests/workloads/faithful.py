@@ -104,6 +104,14 @@ for i, e in enumerate(json.loads(l) for l in open(notes)):
     if only is not None and not only.search(wid):
         continue
     args = ",".join(fmt_arg(v) for v in e["shape_args"])
+    if "inputs" in e or "outputs" in e:
+        # the known names in the reference's order (inputs, fx constants, parameters; output)
+        sig = run(["workloads", "emit", wid, "--args", args, "--dtype", "f64"])
+        doc = yaml.safe_load(sig.stdout) if not sig.returncode else {}
+        got = (list((doc.get("inputs") or {}).keys()), list((doc.get("outputs") or {}).keys()))
+        if sig.returncode or got != (e.get("inputs", got[0]), e.get("outputs", got[1])):
+            failures.append(f"{wid} [{e['source']}]: known names {got} are not the reference's "
+                            f"{(e.get('inputs'), e.get('outputs'))}: {sig.stderr.strip()[:300]}")
     r = run(["workloads", "emit", wid, "--args", args, "--dtype", "f64", "--leir"])
     if e.get("compare") == "verify" and not r.returncode:
         # the catalogue prints unit stride/dilation factors (c*1+g*1) the reference leaves out
