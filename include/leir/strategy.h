@@ -15,12 +15,14 @@
  * reassociating (floating-point rounding may differ). Candidates always pass
  * leir_program_check.
  *
- * Thread rules: the catalogue is immutable static data. Every other handle
- * (step, candidate list, explanation) follows the usual rule: not shared
- * between threads without locking (leir_candidates_apply too: it uses the
- * list's scratch state); distinct handles are independent. A program is
- * read-only here, so threads may list, apply, explain and ground on one
- * shared program at once.
+ * Thread rules: the catalogue is immutable static data. A candidate list is
+ * read-only once listed: the functions taking a const list (count, step,
+ * exactness, apply, assumed, to_json) may run on one list from several
+ * threads at once; leir_candidates_free needs it to itself. Steps and
+ * explanations follow the usual rule: not shared between threads without
+ * locking; distinct handles are independent. A program is read-only here,
+ * so threads may list, apply, explain and ground on one shared program at
+ * once.
  * See include/leir/common.h for the general conventions.
  */
 #ifndef LEIR_STRATEGY_H
