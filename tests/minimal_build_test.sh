@@ -4,7 +4,7 @@
 # builds only its libraries, checks that it needs none of the optional
 # libraries, then links tests/minimal/embed_minimal.c against libleir.a with
 # the flags of that build's leir.pc (pkg-config --static) and runs it: parse,
-# check, print, candidates, apply and verify on the interpreter.
+# check, print, candidates, apply, replay and verify on the interpreter.
 #   minimal_build_test.sh MESON SOURCE_DIR CC
 set -eu
 meson=$1 src=$2 cc=$3
@@ -65,5 +65,5 @@ done
 "$dir/embed_minimal" >"$dir/out.txt"
 cat "$dir/out.txt"
 grep -q "parsed and checked: prints back the same" "$dir/out.txt"
-grep -qE "candidates: ([0-9]+), applied: \1, verified on the interpreter: \1$" "$dir/out.txt"
+grep -qE "candidates: ([0-9]+), replayed from JSON: \1, verified on the interpreter: \1$" "$dir/out.txt"
 echo "minimal libleir: static link without SQLite, libcurl or CUDA runs"

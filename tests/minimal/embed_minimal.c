@@ -1,7 +1,7 @@
 /* What a toolchain embedding the minimal libleir does (tests/minimal_build_test.sh
  * links this against libleir.a built with every optional feature disabled):
  * parse a program, check and print it, list its candidates, apply each one,
- * and verify it on the interpreter. Prints one
+ * replay it from its JSON form, and verify it on the interpreter. Prints one
  * line per stage; exits nonzero on the first failure. */
 #include <stdio.h>
 #include <string.h>
@@ -40,11 +40,20 @@ int main(void) {
   size_t n = leir_candidates_count(cands);
   leir_backend *interp = NULL;
   TRY(leir_backend_open(&interp, "interp", NULL));
-  size_t passed = 0, applied = 0;
+  size_t passed = 0, replayed = 0;
   for (size_t i = 0; i < n; i++) {
-    leir_program *q = NULL;
+    leir_program *q = NULL, *r = NULL;
     TRY(leir_candidates_apply(&q, cands, i));
-    applied++;
+    /* the step replays from its JSON form to the same program */
+    char *json = NULL;
+    leir_step *step = NULL;
+    TRY(leir_step_to_json(leir_candidates_step(cands, i), &json, NULL));
+    TRY(leir_step_parse(&step, json, strlen(json)));
+    TRY(leir_step_apply(&r, p, step, NULL));
+    replayed += leir_program_hash_alpha(r) == leir_program_hash_alpha(q);
+    leir_step_free(step);
+    leir_free(json);
+    leir_program_free(r);
     leir_verify_report *rep = NULL;
     TRY(leir_verify(interp, p, q, NULL, &rep));
     passed += (size_t)leir_verdict_passes(rep->verdict);
@@ -54,10 +63,10 @@ int main(void) {
     leir_verify_report_free(rep);
     leir_program_free(q);
   }
-  printf("candidates: %zu, applied: %zu, verified on the interpreter: %zu\n", n,
-         applied, passed);
+  printf("candidates: %zu, replayed from JSON: %zu, verified on the interpreter: %zu\n", n,
+         replayed, passed);
   leir_backend_free(interp);
   leir_candidates_free(cands);
   leir_program_free(p);
-  return n > 0 && passed == n && applied == n ? 0 : 1;
+  return n > 0 && passed == n && replayed == n ? 0 : 1;
 }
