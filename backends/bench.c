@@ -98,6 +98,17 @@ leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const
   if (!total) st = leir__error_nomem();
   for (uint32_t round = 0; st == LEIR_OK && round < out->max_runs; round++) {
     for (size_t k = 0; k < n && st == LEIR_OK; k++) {
+      /* The time limit holds within a round too: after the first round no
+       * kernel's run starts past max_seconds, and the round cut short is
+       * dropped, so every kernel keeps the same number of runs (paired
+       * comparisons) and the overshoot is at most one run. */
+      if (round > 0 && k > 0 && leir__now() - start > o->max_seconds) {
+        for (size_t j = 0; j < k; j++) {
+          out->runs[j] = round;
+          total[j] -= out->samples[j * out->max_runs + round];
+        }
+        goto out_of_time;
+      }
       if (!(o->flags & LEIR_BENCH_NO_FLUSH)) leir__flush_cpu_cache(&scratch, &scratch_bytes);
       double t0 = leir__now();
       st = fn(ctx, ks[k], bufs[k]);
@@ -121,6 +132,7 @@ leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const
     double budget = 20.0 * o->min_seconds > 1.0 ? 20.0 * o->min_seconds : 1.0;
     if (enough || wall > o->max_seconds || (runs_done && wall > budget)) break;
   }
+out_of_time:
   free(total);
   free(scratch);
   return st;
@@ -301,6 +313,29 @@ static leir_status read_compare_options(leir_compare_options *o, const leir_comp
   return LEIR_OK;
 }
 
+/* One look at the n ratios so far: their median and its interval, and the
+ * decision when the interval allows one. */
+static leir_status look(const double *ratio, uint32_t n, const leir_compare_options *o,
+                        leir_comparison *out, bool *decided) {
+  double *sorted = malloc(n * sizeof *sorted);
+  if (!sorted) return leir__error_nomem();
+  memcpy(sorted, ratio, n * sizeof *sorted);
+  qsort(sorted, n, sizeof *sorted, cmp_double);
+  out->ratio = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double lo, hi, cov;
+  if (median_interval(sorted, n, o->confidence, &lo, &hi, &cov)) {
+    out->ratio_lo = lo;
+    out->ratio_hi = hi;
+    out->confidence = cov;
+    double up = 1.0 + o->min_effect, down = 1.0 / up;
+    if (lo > up) out->order = LEIR_ORDER_FASTER, *decided = true;
+    else if (hi < down) out->order = LEIR_ORDER_SLOWER, *decided = true;
+    else if (lo >= down && hi <= up) out->order = LEIR_ORDER_SAME, *decided = true;
+  }
+  free(sorted);
+  return LEIR_OK;
+}
+
 /* The comparison itself; leir_kernels_compare writes its result as far as
  * the caller's struct goes (an older, smaller leir_comparison). */
 static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
@@ -313,8 +348,9 @@ leir_status leir_kernels_compare(leir_kernel *ka, leir_kernel *kb, const leir_co
   if (st != LEIR_OK) return st;
   leir_comparison full;
   st = compare_kernels(ka, kb, opts, &full);
-  if (st != LEIR_OK) return st;
-  return leir__struct_write(out, &full, sizeof full, "leir_comparison");
+  if (st != LEIR_OK && st != LEIR_ERR_CANCELLED) return st;
+  leir_status wst = leir__struct_write(out, &full, sizeof full, "leir_comparison");
+  return st != LEIR_OK ? st : wst;
 }
 
 static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
@@ -332,7 +368,11 @@ static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_
   uint32_t cap = o.max_rounds;
   double *ta = malloc(cap * sizeof *ta), *tb = malloc(cap * sizeof *tb);
   double *ratio = malloc(cap * sizeof *ratio);
-  uint32_t batch = o.min_rounds;
+  /* With a cancellation flag, one round per backend call: the flag is read
+   * between calls (the cpu backend times in its runner process, which
+   * cannot see the caller's memory), so at most one round runs after it is
+   * set. */
+  uint32_t batch = o.cancel ? 1 : o.min_rounds;
   leir__samples smp = {NULL, batch, NULL};
   smp.samples = calloc(2 * (size_t)batch, sizeof *smp.samples);
   smp.runs = calloc(2, sizeof *smp.runs);
@@ -340,10 +380,18 @@ static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_
   out->size = sizeof *out;
   out->threads = backend_threads(b);
   if (!ta || !tb || !ratio || !smp.samples || !smp.runs) st = leir__error_nomem();
-  uint32_t n = 0;
+  uint32_t n = 0, next_look = o.min_rounds, looked = 0;
   double start = leir__now();
   bool decided = false;
   while (st == LEIR_OK && n < cap && !decided) {
+    if (o.cancel && *o.cancel) {
+      st = leir__error(LEIR_ERR_CANCELLED, "compare.cancelled", NULL, 0, 0,
+                       "comparison cancelled after %u rounds", n);
+      break;
+    }
+    /* no round starts past the time limit */
+    double left = o.max_seconds - (leir__now() - start);
+    if (n > 0 && left <= 0) break;
     uint32_t want = cap - n < batch ? cap - n : batch;
     leir_bench_options bo = LEIR_BENCH_OPTIONS_INIT;
     bo.flags = o.flags & LEIR_BENCH_NO_FLUSH;
@@ -354,7 +402,6 @@ static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_
      * the backend stops a batch after the round in which it runs out (a
      * batch of 10 rounds of 0.2 s kernels took the comparison 3.1-4.1 s
      * past a 3 s budget when the budget was checked between batches) */
-    double left = o.max_seconds - (leir__now() - start);
     bo.max_seconds = left > 1e-3 ? left : 1e-3;
     smp.max_runs = want;
     leir__exec_result res = {-1};
@@ -368,28 +415,22 @@ static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_
       n++;
     }
     if (got == 0) break;
-    double *sorted = malloc(n * sizeof *sorted);
-    if (!sorted) {
-      st = leir__error_nomem();
-      break;
-    }
-    memcpy(sorted, ratio, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
-    out->ratio = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    double lo, hi, cov;
-    if (median_interval(sorted, n, o.confidence, &lo, &hi, &cov)) {
-      out->ratio_lo = lo;
-      out->ratio_hi = hi;
-      out->confidence = cov;
-      double up = 1.0 + o.min_effect, down = 1.0 / up;
-      if (lo > up) out->order = LEIR_ORDER_FASTER, decided = true;
-      else if (hi < down) out->order = LEIR_ORDER_SLOWER, decided = true;
-      else if (lo >= down && hi <= up) out->order = LEIR_ORDER_SAME, decided = true;
-    }
-    free(sorted);
+    /* the decision is looked at every min_rounds rounds (and when the
+     * rounds or the time run out), however the rounds were batched, so a
+     * cancellation flag does not change the looks and their error rates */
+    bool last = got < want || n >= cap;
+    if (n < next_look && !last) continue;
+    while (next_look <= n) next_look += o.min_rounds;
+    looked = n;
+    st = look(ratio, n, &o, out, &decided);
     if (leir__now() - start > o.max_seconds) break;
   }
-  if (st == LEIR_OK) {
+  /* the rounds since the last look, when the time or the flag ended it */
+  if ((st == LEIR_OK || st == LEIR_ERR_CANCELLED) && n > looked && !decided) {
+    leir_status lst = look(ratio, n, &o, out, &decided);
+    if (lst != LEIR_OK) st = lst;
+  }
+  if (st == LEIR_OK || st == LEIR_ERR_CANCELLED) {
     out->rounds = n;
     leir__timing_from_samples(&out->a, ta, n);
     leir__timing_from_samples(&out->b, tb, n);

@@ -1,13 +1,18 @@
 /*
- * Public API: applying one step (leir_step_apply) after validating it
- * against the program's candidates, and its chain of thought.
+ * Public API: applying one step (leir_step_apply, leir_step_apply_listed of
+ * leir/experimental/candidates.h) after validating it against the
+ * program's candidates in the domain it was listed in, and its chain of
+ * thought.
  */
+#define LEIR_EXPERIMENTAL
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "error.h"
+#include "leir/experimental/candidates.h"
+#include "options.h"
 
 leir_status leir__apply_parsed(leir__sctx *c, const leir__pstep *ps, leir_program **out) {
   *out = NULL;
@@ -92,16 +97,23 @@ static leir_status validate(leir__sctx *c, const leir__pstep *ps, const char *te
   return LEIR_OK;
 }
 
-leir_status leir_step_apply(leir_program **out, const leir_program *program, const leir_step *step,
-                            leir_exactness *exactness) {
+/* Validates and applies `step` among the candidates of a listing with
+ * `flags` (LEIR__DOMAIN_FLAGS) and `width`: the domain the step is
+ * replayed in. */
+static leir_status apply_in_domain(leir_program **out, const leir_program *program,
+                                   const leir_step *step, uint32_t flags, uint32_t width,
+                                   leir_exactness *exactness) {
   if (!out || !program || !step)
     return leir__error_arg(NULL, "NULL argument");
   *out = NULL;
   leir__pstep ps;
   leir_status st = leir__step_parse_text(&ps, step->text, step->len);
   if (st != LEIR_OK) return st;
+  leir_candidates_options o = LEIR_CANDIDATES_OPTIONS_INIT;
+  o.flags = flags & LEIR__DOMAIN_FLAGS;
+  o.vector_width = width;
   leir__sctx *c;
-  st = leir__sctx_new(&c, program, NULL);
+  st = leir__sctx_new(&c, program, &o);
   if (st != LEIR_OK) return st;
   leir_exactness cls = LEIR_EXACT;
   st = validate(c, &ps, step->text, step->len, &cls);
@@ -109,6 +121,26 @@ leir_status leir_step_apply(leir_program **out, const leir_program *program, con
   if (st == LEIR_OK && exactness) *exactness = cls;
   leir__sctx_free(c);
   return st;
+}
+
+leir_status leir_step_apply(leir_program **out, const leir_program *program, const leir_step *step,
+                            leir_exactness *exactness) {
+  return apply_in_domain(out, program, step, step ? step->domain_flags : 0,
+                         step ? step->vector_width : LEIR__REFERENCE_VECTOR_WIDTH, exactness);
+}
+
+/* ---- leir_step_apply_listed (leir/experimental/candidates.h) ------------------- */
+
+leir_status leir_step_apply_listed(leir_program **out, const leir_program *program,
+                                   const leir_step *step, const leir_candidates_options *listing,
+                                   leir_exactness *exactness) {
+  if (!listing) return leir_step_apply(out, program, step, exactness);
+  leir_candidates_options o;
+  leir_status st = LEIR__OPTIONS_READ(leir_candidates_options, &o, listing,
+                                      LEIR_CANDIDATES_OPTIONS_INIT);
+  if (st != LEIR_OK) return st;
+  return apply_in_domain(out, program, step, o.flags,
+                         o.vector_width ? o.vector_width : LEIR__REFERENCE_VECTOR_WIDTH, exactness);
 }
 
 leir_status leir_step_cot(char **out, size_t *out_len, const leir_program *program,

@@ -5,6 +5,7 @@
  */
 #define LEIR_EXPERIMENTAL
 #include <stdlib.h>
+#include <string.h>
 
 #include "api.h"
 #include "error.h"
@@ -88,7 +89,33 @@ leir_status leir_candidates_apply(leir_program **out, const leir_candidates *l, 
   const leir_step *s = &l->l.steps.data[i];
   leir_status st = leir__step_parse_text(&ps, s->text, s->len);
   if (st != LEIR_OK) return st;
-  return leir__apply_parsed(l->ctx, &ps, out);
+  /* Threads may apply candidates of one shared list at once, so the list's
+   * context is only read: the apply runs in a view of it whose mutable parts
+   * (mode, dependence cache, emit buffers, sticky status) are its own. */
+  const leir__sctx *shared = l->ctx;
+  leir__sctx view = *shared;
+  leir__steplist scratch;
+  memset(&scratch, 0, sizeof scratch);
+  leir__arena_init(&scratch.text, 256);
+  view.mode = LEIR__MODE_LIST;
+  view.list = &scratch;
+  view.ex = NULL;
+  view.found = false;
+  view.status = LEIR_OK;
+  view.sb = (leir__strbuf)LEIR__STRBUF_INIT;
+  view.deps = calloc(view.nnests ? view.nnests : 1, sizeof *view.deps);
+  if (!view.deps) st = leir__error_nomem();
+  if (st == LEIR_OK) st = leir__apply_parsed(&view, &ps, out);
+  if (view.deps)
+    for (uint32_t k = 0; k < view.nnests; k++) {
+      if (view.deps[k]) free(view.deps[k]->w);
+      free(view.deps[k]);
+    }
+  free(view.deps);
+  leir__sb_release(&view.sb);
+  free(scratch.steps.data);
+  leir__arena_release(&scratch.text);
+  return st;
 }
 
 /* ---- leir_candidates_assumed (leir/experimental/candidates.h) ----------------- */

@@ -59,6 +59,8 @@ void leir__steplist_push(leir__sctx *c, leir_exactness cls) {
   s->owned = 0;
   s->len = (uint32_t)c->sb.len;
   s->text = t;
+  s->domain_flags = c->o.flags & LEIR__DOMAIN_FLAGS;
+  s->vector_width = c->o.vector_width;
 }
 
 void leir__emit(leir__sctx *c, leir_exactness cls, const char *fmt, ...) {

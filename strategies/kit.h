@@ -170,14 +170,31 @@ typedef struct leir__findings {
 } leir__findings;
 
 /* The public step handle. Steps listed in a leir_candidates point into the
- * list's storage (owned = 0); parsed steps own their text. */
+ * list's storage (owned = 0); parsed steps own their text. A step also
+ * carries the domain of the listing it came from (the LEIR_CANDIDATES_*
+ * flags and vector width that widen what is a candidate), so that
+ * leir_step_apply replays it: the reference domain (0, 8) for a step parsed
+ * from text, the listing's for a listed step, its clones and its JSON form
+ * (the "listing" member). */
 struct leir_step {
   uint16_t strategy;
   uint8_t exactness;
   uint8_t owned;
   uint32_t len;
   const char *text;
+  uint32_t domain_flags;   /* LEIR__DOMAIN_FLAGS of the listing */
+  uint32_t vector_width;   /* of the listing; 8 by default */
 };
+
+/* The vector width of the reference domain (LEIR_CANDIDATES_OPTIONS_INIT). */
+#define LEIR__REFERENCE_VECTOR_WIDTH 8u
+/* Was the step listed outside the reference domain? */
+#define leir__step_domain_widened(s)                                                         \
+  ((s)->domain_flags != 0 || (s)->vector_width != LEIR__REFERENCE_VECTOR_WIDTH)
+/* The listing flags that widen the set of candidates (what a replay needs). */
+#define LEIR__DOMAIN_FLAGS                                                                   \
+  (LEIR_CANDIDATES_ALL_DIVISORS | LEIR_CANDIDATES_GENERIC_VALUES |                            \
+   LEIR_CANDIDATES_PARTIAL_FUSION | LEIR_CANDIDATES_REDUCTION_LANES)
 
 struct leir__sctx {
   const leir_program *p;

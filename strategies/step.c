@@ -258,8 +258,37 @@ static leir_status jvalue(jp *j, leir__strbuf *b) {
   return jscalar(j, b);
 }
 
-/* Converts a JSON object into the text form (strategy first). */
-static leir_status json_to_text(const char *s, size_t n, leir__strbuf *out) {
+/* The members of a step's JSON form that record its listing's domain
+ * (leir_step_to_json writes them for a step listed outside the reference
+ * domain); not parameters of the step. */
+#define LISTING_FLAGS_KEY "listing_flags"
+#define LISTING_WIDTH_KEY "listing_vector_width"
+#define MAX_LISTING_WIDTH 65536u
+
+static bool key_is(const leir__strbuf *key, const char *name) {
+  return key->len == strlen(name) && memcmp(key->data, name, key->len) == 0;
+}
+
+/* A listing member's value: a non-negative integer within `max`. */
+static leir_status listing_value(jp *j, uint32_t max, uint32_t *v) {
+  leir__strbuf num = LEIR__STRBUF_INIT;
+  leir_status st = jscalar(j, &num);
+  if (st == LEIR_OK && (num.len == 0 || num.len > 10 || !is_digit(num.data[0])))
+    st = jerr(j, "a listing member must be an integer");
+  if (st == LEIR_OK) {
+    uint64_t x = 0;
+    for (size_t k = 0; k < num.len; k++) x = x * 10 + (uint64_t)(num.data[k] - '0');
+    if (x > max) st = jerr(j, "listing member out of range");
+    else *v = (uint32_t)x;
+  }
+  leir__sb_release(&num);
+  return st;
+}
+
+/* Converts a JSON object into the text form (strategy first); the listing
+ * members go to *flags and *width. */
+static leir_status json_to_text(const char *s, size_t n, leir__strbuf *out, uint32_t *flags,
+                                uint32_t *width) {
   jp j = {s, n, 0};
   leir__strbuf params = LEIR__STRBUF_INIT, name = LEIR__STRBUF_INIT;
   leir_status st = LEIR_OK;
@@ -289,6 +318,13 @@ static leir_status json_to_text(const char *s, size_t n, leir__strbuf *out) {
           if (have_name) st = jerr(&j, "'strategy' given twice");
           have_name = true;
           if (st == LEIR_OK) st = jscalar(&j, &name);
+        } else if (key_is(&key, LISTING_FLAGS_KEY)) {
+          st = listing_value(&j, UINT32_MAX, flags);
+          if (st == LEIR_OK && (*flags & ~(uint32_t)LEIR__DOMAIN_FLAGS))
+            st = jerr(&j, "unknown " LISTING_FLAGS_KEY " bits");
+        } else if (key_is(&key, LISTING_WIDTH_KEY)) {
+          st = listing_value(&j, MAX_LISTING_WIDTH, width);
+          if (st == LEIR_OK && *width == 0) st = jerr(&j, LISTING_WIDTH_KEY " must be positive");
         } else {
           leir__sb_putc(&params, ' ');
           leir__sb_put(&params, key.data, key.len);
@@ -340,8 +376,9 @@ leir_status leir_step_parse(leir_step **out, const char *text, size_t len) {
   leir_status st = LEIR_OK;
   const char *t = text;
   size_t tl = len;
+  uint32_t flags = 0, width = LEIR__REFERENCE_VECTOR_WIDTH;
   if (k < len && text[k] == '{') {
-    st = json_to_text(text, len, &src);
+    st = json_to_text(text, len, &src, &flags, &width);
     t = src.data;
     tl = src.len;
   }
@@ -362,6 +399,8 @@ leir_status leir_step_parse(leir_step **out, const char *text, size_t len) {
       s->owned = 1;
       s->len = (uint32_t)n;
       s->text = txt;
+      s->domain_flags = flags;
+      s->vector_width = width;
       *out = s;
     }
   }
@@ -450,6 +489,10 @@ leir_status leir_step_to_json(const leir_step *step, char **out, size_t *out_len
     }
     if (keys[k].list) leir__sb_putc(&b, ']');
   }
+  /* what a replay needs of a step listed outside the reference domain */
+  if (leir__step_domain_widened(step))
+    leir__sb_printf(&b, ",\"" LISTING_FLAGS_KEY "\":%u,\"" LISTING_WIDTH_KEY "\":%u",
+                    (unsigned)step->domain_flags, (unsigned)step->vector_width);
   leir__sb_putc(&b, '}');
   *out = leir__sb_finish(&b, out_len);
   return *out ? LEIR_OK : leir__error_nomem();

@@ -311,14 +311,97 @@ START_TEST(test_distinct_programs_in_threads) {
 END_TEST
 
 /* One program read by every thread: the functions taking a const program
- * are safe to call on a shared one (docs/api.md, "Threads"). A candidate
- * list is not shared: leir_candidates_apply uses the list's scratch state
- * (ThreadSanitizer reports it), so each thread lists its own. */
+ * are safe to call on a shared one (docs/api.md, "Threads"). Each thread
+ * lists candidates of its own here; a shared list is the next test. */
 START_TEST(test_shared_program_in_threads) {
   leir_program *p = test_parse(MATMUL);
   ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
   worker proto = {.shared = p, .compare = 1};
   run_threads(&proto);
+  leir_program_free(p);
+}
+END_TEST
+
+/* One candidate list shared by every thread: leir_candidates_apply and
+ * leir_candidates_assumed only read the list (the apply runs in a private
+ * view of the list's context), so threads may apply its candidates at once,
+ * each starting at a different candidate. The list has steps of the
+ * strategies whose apply switches the context's mode (reduction
+ * factorization, cache read/write, layout transformation). */
+typedef struct list_worker {
+  const leir_candidates *list;
+  size_t first;                  /* where this thread starts (it wraps around) */
+  uint64_t applied[MAX_CANDS];   /* by candidate index */
+  int assumed[MAX_CANDS];
+  char failure[512];
+} list_worker;
+
+static void *apply_shared_list(void *arg) {
+  list_worker *w = arg;
+  size_t n = leir_candidates_count(w->list);
+  if (n > MAX_CANDS) n = MAX_CANDS;
+  for (size_t k = 0; k < n && !w->failure[0]; k++) {
+    size_t i = (w->first + k) % n;
+    leir_program *q = NULL;
+    leir_status st = leir_candidates_apply(&q, w->list, i);
+    if (st == LEIR_OK) st = leir_candidates_assumed(w->list, i, &w->assumed[i]);
+    if (st != LEIR_OK)
+      snprintf(w->failure, sizeof w->failure, "candidate %zu (%s): %s", i,
+               leir_step_text(leir_candidates_step(w->list, i)), leir_error_last()->message);
+    w->applied[i] = q ? leir_program_hash_alpha(q) : 0;
+    leir_program_free(q);
+  }
+  return NULL;
+}
+
+START_TEST(test_shared_candidate_list_in_threads) {
+  leir_program *p = test_parse(MATMUL);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_candidates_options co = LEIR_CANDIDATES_OPTIONS_INIT;
+  co.flags = LEIR_CANDIDATES_ALL_DIVISORS;
+  leir_candidates *list = NULL;
+  ck_assert_int_eq(leir_candidates_list(&list, p, &co), LEIR_OK);
+  size_t n = leir_candidates_count(list);
+  ck_assert_uint_gt(n, NTHREADS);
+  ck_assert_uint_le(n, MAX_CANDS);
+  static const char *const mode_switching[] = {"reduction_factorization", "cache_read_write",
+                                               "layout_transformation"};
+  for (size_t m = 0; m < sizeof mode_switching / sizeof *mode_switching; m++) {
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++)
+      found += strncmp(leir_step_text(leir_candidates_step(list, i)), mode_switching[m],
+                       strlen(mode_switching[m])) == 0;
+    ck_assert_msg(found > 0, "no %s candidate in the shared list", mode_switching[m]);
+  }
+  static list_worker alone, ws[NTHREADS];
+  memset(&alone, 0, sizeof alone);
+  alone.list = list;
+  apply_shared_list(&alone);
+  ck_assert_msg(alone.failure[0] == '\0', "one thread: %s", alone.failure);
+  pthread_t tids[NTHREADS];
+  for (int t = 0; t < NTHREADS; t++) {
+    memset(&ws[t], 0, sizeof ws[t]);
+    ws[t].list = list;
+    ws[t].first = (size_t)t * n / NTHREADS;
+    ck_assert_int_eq(pthread_create(&tids[t], NULL, apply_shared_list, &ws[t]), 0);
+  }
+  for (int t = 0; t < NTHREADS; t++) ck_assert_int_eq(pthread_join(tids[t], NULL), 0);
+  for (int t = 0; t < NTHREADS; t++) {
+    ck_assert_msg(ws[t].failure[0] == '\0', "thread %d: %s", t, ws[t].failure);
+    for (size_t i = 0; i < n; i++) {
+      ck_assert_msg(ws[t].applied[i] == alone.applied[i], "thread %d, candidate %zu", t, i);
+      ck_assert_int_eq(ws[t].assumed[i], alone.assumed[i]);
+    }
+  }
+  /* the list is unchanged by the applies: same steps, and still applies */
+  leir_candidates *again = NULL;
+  ck_assert_int_eq(leir_candidates_list(&again, p, &co), LEIR_OK);
+  ck_assert_uint_eq(leir_candidates_count(again), n);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_str_eq(leir_step_text(leir_candidates_step(list, i)),
+                     leir_step_text(leir_candidates_step(again, i)));
+  leir_candidates_free(again);
+  leir_candidates_free(list);
   leir_program_free(p);
 }
 END_TEST
@@ -329,6 +412,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_distinct_programs_in_threads);
   tcase_add_test(tc, test_shared_program_in_threads);
+  tcase_add_test(tc, test_shared_candidate_list_in_threads);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }

@@ -605,14 +605,18 @@ typedef struct leir_compare_options {
   double min_effect;    /**< relative difference below which A and B count as
                          * equally fast (default 0.02: a 2% difference) */
   uint64_t seed;        /**< input seed (set 0 is used); default LEIR_SEED_DEFAULT */
+  const volatile int *cancel; /**< when non-NULL and *cancel becomes nonzero (another
+                               * thread or a signal handler sets it), the comparison
+                               * stops before its next round with LEIR_ERR_CANCELLED
+                               * and the rounds so far in `out`; default NULL */
 } leir_compare_options;
 
 /** Defaults of leir_compare_options: no flags, 3 warm-up runs, 10 to 400
  * rounds, 20 s, confidence 0.99, minimum effect 0.02, seed
- * LEIR_SEED_DEFAULT. */
+ * LEIR_SEED_DEFAULT, no cancellation flag. */
 #define LEIR_COMPARE_OPTIONS_INIT                                                     \
   { (uint32_t)sizeof(leir_compare_options), 0u, 3u, 10u, 400u, 20.0, 0.99, 0.02,      \
-    LEIR_SEED_DEFAULT }
+    LEIR_SEED_DEFAULT, NULL }
 
 /** Sets *opts to the defaults (same as LEIR_COMPARE_OPTIONS_INIT). */
 LEIR_API leir_status leir_compare_options_init(leir_compare_options *opts, size_t size);
@@ -665,8 +669,15 @@ LEIR_API leir_status leir_timing_json(const leir_timing *timing, char **out, siz
  * rounds are run (in batches of min_rounds) until max_rounds or
  * max_seconds, then UNDECIDED. Sequential looks cost a little of the stated
  * confidence; docs/verification.md gives the measured error rates.
- * Errors: as leir_kernels_time; LEIR_ERR_ARGUMENT when out->size is below
- * the size field or above this library's struct. */
+ * Budgets: no round starts after max_seconds, and no run within a round
+ * (the B run after the A run) starts after it either; the round cut short
+ * is dropped, so the overshoot is at most one kernel run. With a `cancel`
+ * flag the rounds are timed one per backend call and the flag is read
+ * before each round (and before the warm-up): a flag already set returns
+ * LEIR_ERR_CANCELLED at once with 0 rounds. On LEIR_ERR_CANCELLED `out` holds
+ * the rounds measured so far (order UNDECIDED unless already decided).
+ * Errors: as leir_kernels_time; LEIR_ERR_CANCELLED; LEIR_ERR_ARGUMENT when
+ * out->size is below the size field or above this library's struct. */
 LEIR_API leir_status leir_kernels_compare(leir_kernel *a, leir_kernel *b,
                                           const leir_compare_options *opts,
                                           leir_comparison *out);

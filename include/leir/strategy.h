@@ -15,12 +15,14 @@
  * reassociating (floating-point rounding may differ). Candidates always pass
  * leir_program_check.
  *
- * Thread rules: the catalogue is immutable static data. Every other handle
- * (step, candidate list, explanation) follows the usual rule: not shared
- * between threads without locking (leir_candidates_apply too: it uses the
- * list's scratch state); distinct handles are independent. A program is
- * read-only here, so threads may list, apply, explain and ground on one
- * shared program at once.
+ * Thread rules: the catalogue is immutable static data. A candidate list is
+ * read-only once listed: the functions taking a const list (count, step,
+ * exactness, apply, assumed, to_json) may run on one list from several
+ * threads at once; leir_candidates_free needs it to itself. Steps and
+ * explanations follow the usual rule: not shared between threads without
+ * locking; distinct handles are independent. A program is read-only here,
+ * so threads may list, apply, explain and ground on one shared program at
+ * once.
  * See include/leir/common.h for the general conventions.
  */
 #ifndef LEIR_STRATEGY_H
@@ -151,8 +153,9 @@ typedef struct leir_candidates_options {
  * as the outer extent, not only those up to sqrt(n) (the reference's domain,
  * the default, which datasets keep): a search can then reach an inner loop
  * of any size (a 512 loop split 64 x 8 for an 8-wide vector). Steps outside
- * the reference domain apply through the list (leir_candidates_apply);
- * leir_step_apply keeps the reference domain. */
+ * the reference domain apply through the list (leir_candidates_apply), as
+ * listed steps or their JSON form (leir_step_apply); the text of such a step
+ * parsed alone is refused by leir_step_apply (the reference domain). */
 #define LEIR_CANDIDATES_ALL_DIVISORS 0x1u
 
 /** The split strategies (exponential_split, multiplicative_split,
@@ -184,7 +187,7 @@ typedef struct leir_candidates_options {
  * quotient) under one row loop, which the reference's fusion (identical
  * loops, no dependence over any of them) cannot. Outside the reference's
  * domain, like LEIR_CANDIDATES_ALL_DIVISORS: such steps apply through the
- * list (leir_candidates_apply), not through leir_step_apply. */
+ * list, not as text parsed alone (see LEIR_CANDIDATES_ALL_DIVISORS). */
 #define LEIR_CANDIDATES_PARTIAL_FUSION 0x4u
 
 /** reduction_factorization also offers its lanes form (`loop=K lanes=L`,
@@ -261,7 +264,16 @@ LEIR_API leir_status leir_candidates_to_json(const leir_candidates *candidates, 
  * ====================================================================== */
 
 /** Applies `step` to `program`: the step must be one of the program's
- * candidates (it is checked). On success *out is the new program (caller
+ * candidates (it is checked) in the domain the step carries: the reference
+ * domain (the default options) for a step parsed from text, the domain of
+ * its listing for a step of a candidate list (LEIR_CANDIDATES_* flags,
+ * vector_width), for a clone of one, and for one parsed from its JSON form
+ * (leir_step_to_json writes the listing's "listing_flags" and
+ * "listing_vector_width" when they are not the defaults). So a step listed
+ * with any flags replays through leir_step_to_json, leir_step_parse and
+ * leir_step_apply to the alpha hash that leir_candidates_apply gives; a
+ * trace kept as step texts replays with the options it was listed with
+ * (leir_step_apply_listed, leir/experimental/candidates.h). On success *out is the new program (caller
  * frees; it keeps the input's signature and name) and *exactness (may be
  * NULL) its class. Errors: LEIR_ERR_NOT_APPLICABLE with the failed
  * precondition in the last error (rule and subject name it),

@@ -164,6 +164,9 @@ class Step:
         on every access (changing it does not change the step)."""
         obj: Dict[str, ParamValue] = json.loads(self.to_json())  # keeps the key order
         obj.pop("strategy", None)
+        # the listing's domain (a step listed outside the reference domain), not parameters
+        obj.pop("listing_flags", None)
+        obj.pop("listing_vector_width", None)
         return obj
 
     @property

@@ -25,12 +25,27 @@ extern "C" {
 /** *assumed = 1 when candidate i of `candidates` (a list of
  * leir_candidates_list or leir_ground) is a candidate only under
  * LEIR_CANDIDATES_GENERIC_VALUES: its numerical condition is assumed, not
- * proven, and leir_step_apply (which validates without the flag) refuses
- * it; 0 when it is also a candidate without the flag, or the list was made
- * without it. Costs one enumeration of the candidate's strategy.
+ * proven, and leir_step_apply of the step's text (parsed, so validated
+ * without the flag) refuses it; 0 when it is also a candidate without the
+ * flag, or the list was made without it. Costs one enumeration of the candidate's strategy.
  * Errors: LEIR_ERR_ARGUMENT (NULL, i out of range), LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_candidates_assumed(const leir_candidates *candidates, size_t i,
                                              int *assumed);
+
+/** Replays a step in the domain of a listing: as leir_step_apply, but the
+ * step is validated among the candidates that leir_candidates_list with
+ * `listing` gives (its LEIR_CANDIDATES_* flags and vector_width; strategy
+ * and max_candidates are ignored), so a trace kept as step texts plus the
+ * options it was listed with replays every step, also those outside the
+ * reference domain (LEIR_CANDIDATES_ALL_DIVISORS and the other flags). The
+ * result has the alpha hash (leir_program_hash_alpha) that
+ * leir_candidates_apply of the same candidate gives. `listing` NULL: the
+ * domain the step carries (see leir_step_apply). `exactness` may be NULL.
+ * Caller frees *out. Errors: as leir_step_apply. */
+LEIR_API leir_status leir_step_apply_listed(leir_program **out, const leir_program *program,
+                                            const leir_step *step,
+                                            const leir_candidates_options *listing,
+                                            leir_exactness *exactness);
 
 #ifdef __cplusplus
 }
