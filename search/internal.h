@@ -99,6 +99,12 @@ bool leir__search_cancelled(const struct search_ctx *ctx);
  * lookaheads and lookahead_evals). */
 void leir__search_lookahead_note(struct search_ctx *ctx, uint64_t evals);
 
+/* The built-in policies (policies.def; search/policy.c). */
+#define LEIR__SEARCH_POLICY(id, name, propose) \
+  leir_status propose(void *payload, const leir_search_query *q, leir_search_proposals *out);
+#include "policies.def"
+#undef LEIR__SEARCH_POLICY
+
 /* The order entry of a lookahead macro-step (its steps are in macro[k]). */
 #define LEIR__ORDER_CHAIN UINT64_MAX
 

@@ -802,11 +802,11 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
   return LEIR_OK;
 }
 
-leir_status leir__search_builtin(leir_search_policy policy, const leir_search_query *q,
-                                 leir_search_proposals *out) {
+/* The built-in policies share one body: the first call at a node orders
+ * its candidates (order_node), each call hands out the next `want`. */
+static leir_status propose_builtin(leir_search_policy policy, const leir_search_query *q,
+                                   leir_search_proposals *out) {
   if (!q || !out) return leir__error_arg("query", "the query or the proposals are NULL");
-  if ((unsigned)policy > LEIR_POLICY_RANDOM)
-    return leir__error_arg("policy", "unknown policy %d", (int)policy);
   search_node *n = out->ctx ? leir__search_node(out->ctx, out->node) : NULL;
   if (!n) return leir__error_arg("out", "the proposals do not belong to a running search");
   if (!n->ordered) {
@@ -831,7 +831,19 @@ leir_status leir__search_builtin(leir_search_policy policy, const leir_search_qu
   return LEIR_OK;
 }
 
-leir_status leir_search_propose_builtin(leir_search_policy policy, const leir_search_query *query,
-                                        leir_search_proposals *out) {
-  return leir__search_builtin(policy, query, out);
+/* The rows of policies.def: leir_search_propose_fn, like an external policy. */
+leir_status leir__policy_cost(void *payload, const leir_search_query *q,
+                              leir_search_proposals *out) {
+  (void)payload;
+  return propose_builtin(LEIR_POLICY_COST, q, out);
+}
+leir_status leir__policy_exhaustive(void *payload, const leir_search_query *q,
+                                    leir_search_proposals *out) {
+  (void)payload;
+  return propose_builtin(LEIR_POLICY_EXHAUSTIVE, q, out);
+}
+leir_status leir__policy_random(void *payload, const leir_search_query *q,
+                                leir_search_proposals *out) {
+  (void)payload;
+  return propose_builtin(LEIR_POLICY_RANDOM, q, out);
 }

@@ -65,37 +65,82 @@ static char *dup_str(const char *s) { return strdup(s ? s : ""); }
 
 /* ---- names ---------------------------------------------------------------- */
 
-static const char *const algorithm_names[] = {"greedy", "beam", "bfs", "dfs", "mcts", "chain"};
-static const char *const policy_names[] = {"cost", "exhaustive", "random"};
+/* The algorithms (algorithms.def): their names and the functions that run them. */
+#define LEIR__SEARCH_ALGORITHM(id, name, run) static void run(search_ctx *ctx);
+#include "algorithms.def"
+#undef LEIR__SEARCH_ALGORITHM
+typedef struct search_algorithm {
+  const char *name;
+  void (*run)(search_ctx *ctx);
+} search_algorithm;
+static const search_algorithm algorithms[] = {
+#define LEIR__SEARCH_ALGORITHM(id, name, run) [id] = {name, run},
+#include "algorithms.def"
+#undef LEIR__SEARCH_ALGORITHM
+};
+/* The built-in policies (policies.def): their names and propose functions. */
+typedef struct search_policy {
+  const char *name;
+  leir_search_propose_fn propose;
+} search_policy;
+static const search_policy policies[] = {
+#define LEIR__SEARCH_POLICY(id, name, propose) [id] = {name, propose},
+#include "policies.def"
+#undef LEIR__SEARCH_POLICY
+};
 static const char *const reject_names[] = {"accepted", "malformed", "not-one-step",
                                            "not-applicable", "same", "seen", "verdict",
                                            "not-faster", "depth"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* "a, b, c": the names of a table, for a message. */
+static const char *names_list(char *buf, size_t cap, const char *(*name)(size_t), size_t n) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && len < cap; i++) {
+    int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", name(i));
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  return buf;
+}
+static const char *algorithm_at(size_t i) { return algorithms[i].name; }
+static const char *policy_at(size_t i) { return policies[i].name; }
+
 const char *leir_search_algorithm_name(leir_search_algorithm a) {
-  return (unsigned)a < COUNT(algorithm_names) ? algorithm_names[a] : NULL;
+  return (unsigned)a < COUNT(algorithms) ? algorithms[a].name : NULL;
 }
 leir_status leir_search_algorithm_from_name(const char *name, leir_search_algorithm *out) {
-  for (size_t i = 0; name && out && i < COUNT(algorithm_names); i++)
-    if (strcmp(name, algorithm_names[i]) == 0) {
+  for (size_t i = 0; name && out && i < COUNT(algorithms); i++)
+    if (strcmp(name, algorithms[i].name) == 0) {
       *out = (leir_search_algorithm)i;
       return LEIR_OK;
     }
-  return leir__error_arg(name, "unknown search algorithm '%s' (greedy, beam, bfs, dfs, mcts, chain)",
-                         name ? name : "(null)");
+  char list[256];
+  return leir__error_arg(name, "unknown search algorithm '%s' (%s)", name ? name : "(null)",
+                         names_list(list, sizeof list, algorithm_at, COUNT(algorithms)));
 }
 const char *leir_search_policy_name(leir_search_policy p) {
-  return (unsigned)p < COUNT(policy_names) ? policy_names[p] : NULL;
+  return (unsigned)p < COUNT(policies) ? policies[p].name : NULL;
 }
 leir_status leir_search_policy_from_name(const char *name, leir_search_policy *out) {
-  for (size_t i = 0; name && out && i < COUNT(policy_names); i++)
-    if (strcmp(name, policy_names[i]) == 0) {
+  for (size_t i = 0; name && out && i < COUNT(policies); i++)
+    if (strcmp(name, policies[i].name) == 0) {
       *out = (leir_search_policy)i;
       return LEIR_OK;
     }
-  return leir__error_arg(name, "unknown policy '%s' (cost, exhaustive, random)",
-                         name ? name : "(null)");
+  char list[256];
+  return leir__error_arg(name, "unknown policy '%s' (%s)", name ? name : "(null)",
+                         names_list(list, sizeof list, policy_at, COUNT(policies)));
 }
+leir_status leir_search_propose_builtin(leir_search_policy policy, const leir_search_query *query,
+                                        leir_search_proposals *out) {
+  if (!query || !out) return leir__error_arg("query", "the query or the proposals are NULL");
+  if ((unsigned)policy >= COUNT(policies))
+    return leir__error_arg("policy", "unknown policy %d", (int)policy);
+  return policies[policy].propose(NULL, query, out);
+}
+
 const char *leir_search_reject_name(leir_search_reject r) {
   return (unsigned)r < COUNT(reject_names) ? reject_names[r] : NULL;
 }
@@ -924,9 +969,6 @@ static char *history_json(search_ctx *ctx, int nid) {
   return leir__sb_finish(&b, NULL);
 }
 
-leir_status leir__search_builtin(leir_search_policy policy, const leir_search_query *q,
-                                 leir_search_proposals *out);
-
 /* Asks the policy for proposals at node `nid` until `min_accept` are
  * accepted, the policy has nothing more, or (an external policy) `retries`
  * calls in a row gave nothing usable (every proposal rejected before it was
@@ -970,10 +1012,11 @@ static size_t expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept,
     q.parent = n->parent >= 0 ? ctx->nodes[n->parent].program : NULL;
     q.parent_speedup = n->parent >= 0 ? ctx->nodes[n->parent].speedup : 1.0;
     proposals_clear(&ps);
+    /* an external policy and a built-in one are called alike */
     if (ctx->o.propose)
       st = ctx->o.propose(ctx->o.propose_payload, &q, &ps);
     else
-      st = leir__search_builtin(ctx->o.policy, &q, &ps);
+      st = policies[ctx->o.policy].propose(NULL, &q, &ps);
     free(hist);
     n = &ctx->nodes[nid];
     n->attempts++;
@@ -1193,6 +1236,12 @@ static void run_mcts(search_ctx *ctx) {
   }
 }
 
+/* The entries of algorithms.def that share a run function. */
+static void run_greedy(search_ctx *ctx) { run_greedy_chain(ctx, false); }
+static void run_chain(search_ctx *ctx) { run_greedy_chain(ctx, true); }
+static void run_bfs(search_ctx *ctx) { run_bfs_dfs(ctx, false); }
+static void run_dfs(search_ctx *ctx) { run_bfs_dfs(ctx, true); }
+
 /* ---- running ------------------------------------------------------------------ */
 
 static void ctx_free(search_ctx *ctx) {
@@ -1228,9 +1277,9 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   memset(&ctx, 0, sizeof ctx);
   leir_status st = LEIR__OPTIONS_READ(leir_search_options, &ctx.o, opts, LEIR_SEARCH_OPTIONS_INIT);
   if (st != LEIR_OK) return st;
-  if ((unsigned)ctx.o.algorithm >= COUNT(algorithm_names))
+  if ((unsigned)ctx.o.algorithm >= COUNT(algorithms))
     return leir__error_arg("algorithm", "unknown search algorithm %d", (int)ctx.o.algorithm);
-  if (!ctx.o.propose && (unsigned)ctx.o.policy >= COUNT(policy_names))
+  if (!ctx.o.propose && (unsigned)ctx.o.policy >= COUNT(policies))
     return leir__error_arg("policy", "unknown policy %d", (int)ctx.o.policy);
   if (!backend && !ctx.o.measure)
     return leir__error_arg("backend", "a search needs a backend or a measure callback");
@@ -1285,14 +1334,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
     }
   }
 
-  switch (ctx.o.algorithm) {
-  case LEIR_SEARCH_GREEDY: run_greedy_chain(&ctx, false); break;
-  case LEIR_SEARCH_CHAIN: run_greedy_chain(&ctx, true); break;
-  case LEIR_SEARCH_BEAM: run_beam(&ctx); break;
-  case LEIR_SEARCH_BFS: run_bfs_dfs(&ctx, false); break;
-  case LEIR_SEARCH_DFS: run_bfs_dfs(&ctx, true); break;
-  case LEIR_SEARCH_MCTS: run_mcts(&ctx); break;
-  }
+  algorithms[ctx.o.algorithm].run(&ctx);
   if (ctx.fatal != LEIR_OK) {
     st = ctx.fatal;
     leir__error_state es;
