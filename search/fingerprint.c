@@ -1,6 +1,7 @@
 /* The measurement database's key parts that name where and how a time was
  * taken: the machine fingerprint (the CPU model from /proc/cpuinfo, the CPU
- * and thread counts, the architecture) and the measurement protocol. */
+ * and thread counts, the architecture, hashed with the project's XXH3 like
+ * program identities) and the measurement protocol. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,15 +11,10 @@
 #include "error.h"
 #include "options.h"
 
-/* ---- keys: machine fingerprint and protocol --------------------------------- */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+/* ---- keys: machine fingerprint and protocol --------------------------------- */
 
 leir_status leir_search_machine_fingerprint(uint32_t threads, char *buf, size_t cap) {
   if (!buf || cap < 17) return leir__error_arg("buf", "the buffer is NULL or under 17 bytes");
@@ -50,8 +46,7 @@ leir_status leir_search_machine_fingerprint(uint32_t threads, char *buf, size_t 
            "other"
 #endif
   );
-  snprintf(buf, cap, "%016llx",
-           (unsigned long long)fnv1a(1469598103934665603ull, desc, strlen(desc)));
+  snprintf(buf, cap, "%016llx", (unsigned long long)XXH3_64bits(desc, strlen(desc)));
   return LEIR_OK;
 }
 
