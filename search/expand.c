@@ -39,12 +39,13 @@ static char *history_json(search_ctx *ctx, int nid) {
 }
 
 /* Asks the policy for proposals at node `nid` until `min_accept` are
- * accepted, the policy has nothing more, or (an external policy) `retries`
- * calls in a row gave nothing usable (every proposal rejected before it was
- * timed, or by its verdict). The
- * ids of the accepted children are appended to acc. */
+ * accepted, the policy has nothing more, or (an external policy) more than
+ * `retries` calls in a row failed to propose: every proposal rejected before
+ * it was timed, or by its verdict. A call with an accepted step, or with a
+ * verified step that was only not faster, ends the row (the sample budget
+ * bounds those). The ids of the accepted children are appended to acc. */
 size_t leir__search_expand(search_ctx *ctx, int nid, uint32_t want, size_t min_accept, int **acc,
-                     size_t *nacc) {
+                           size_t *nacc) {
   size_t got = 0;
   uint32_t fails = 0;
   leir_search_proposals ps;
@@ -113,7 +114,10 @@ size_t leir__search_expand(search_ctx *ctx, int nid, uint32_t want, size_t min_a
       }
     }
     if (got >= min_accept) break;
-    if (got > before) continue; /* some accepted; the algorithm wants more */
+    if (got > before) { /* some accepted (the row of failures ends); the algorithm wants more */
+      fails = 0;
+      continue;
+    }
     /* a call that gave a verified step that was merely not faster was a
      * usable answer: it breaks the row of failures (the sample budget, not
      * `retries`, bounds those) */
