@@ -301,8 +301,8 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
   r.reason = dup_str(reason);
   if (rj != LEIR_REJECT_NONE) {
     ctx->rejected++;
-    leir__search_add_feedback(n, p->kind == 2 ? p->text : (step ? step : (p->text ? p->text : "")), rj,
-                 r.measured ? r.m.verdict : LEIR_VERDICT_INVALID, reason);
+    leir__search_add_feedback(n, p->kind == 2 ? p->text : (step ? step : (p->text ? p->text : "")),
+                              rj, r.measured ? r.m.verdict : LEIR_VERDICT_INVALID, reason);
   }
   leir_program_free(cand);
   free(step);

@@ -6,8 +6,8 @@
 
 /* ---- nodes -------------------------------------------------------------------- */
 
-int leir__search_node_add(search_ctx *ctx, leir_program *p, uint64_t h, int parent, const char *step,
-                    double speedup, double median_s, uint32_t klass) {
+int leir__search_node_add(search_ctx *ctx, leir_program *p, uint64_t h, int parent,
+                          const char *step, double speedup, double median_s, uint32_t klass) {
   if (ctx->nnodes == ctx->capnodes) {
     size_t ncap = ctx->capnodes ? ctx->capnodes * 2 : 16;
     search_node *nn = realloc(ctx->nodes, ncap * sizeof *nn);
@@ -58,7 +58,7 @@ leir_status leir__search_node_candidates(search_ctx *ctx, search_node *n) {
 }
 
 void leir__search_add_feedback(search_node *n, const char *proposal, leir_search_reject rj,
-                         leir_verdict v, const char *reason) {
+                               leir_verdict v, const char *reason) {
   leir_search_feedback *nf = realloc(n->fb, (n->nfb + 1) * sizeof *nf);
   if (!nf) return;
   n->fb = nf;

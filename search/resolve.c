@@ -13,13 +13,14 @@
 
 /* Resolves a proposal to a program and its step. On failure *rj and reason
  * say why. */
-leir_program *leir__search_resolve(search_ctx *ctx, search_node *n, const proposal *p, char **step_text,
-                             leir_exactness *ex, leir_search_reject *rj, char *reason,
-                             size_t cap) {
+leir_program *leir__search_resolve(search_ctx *ctx, search_node *n, const proposal *p,
+                                   char **step_text, leir_exactness *ex, leir_search_reject *rj,
+                                   char *reason, size_t cap) {
   leir_program *out = NULL;
   leir_status st;
   if (p->kind == 0) {
-    if (leir__search_node_candidates(ctx, n) != LEIR_OK || p->index >= leir_candidates_count(n->cands)) {
+    if (leir__search_node_candidates(ctx, n) != LEIR_OK ||
+        p->index >= leir_candidates_count(n->cands)) {
       *rj = LEIR_REJECT_MALFORMED;
       snprintf(reason, cap, "candidate %zu does not exist (the program has %zu)", p->index,
                leir_candidates_count(n->cands));
@@ -37,7 +38,8 @@ leir_program *leir__search_resolve(search_ctx *ctx, search_node *n, const propos
   if (p->kind == 4) {
     /* a macro-step: two enumerated candidates in a row */
     leir_program *mid = NULL;
-    if (leir__search_node_candidates(ctx, n) != LEIR_OK || p->index >= leir_candidates_count(n->cands) ||
+    if (leir__search_node_candidates(ctx, n) != LEIR_OK ||
+        p->index >= leir_candidates_count(n->cands) ||
         leir_candidates_apply(&mid, n->cands, p->index) != LEIR_OK) {
       *rj = LEIR_REJECT_NOT_APPLICABLE;
       snprintf(reason, cap, "macro-step: the first step does not apply");

@@ -145,7 +145,8 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
     leir_comparison c;
     memset(&c, 0, sizeof c);
     c.size = sizeof c;
-    if (leir__search_node_kernel(&ctx, b) == LEIR_OK && leir__search_node_kernel(&ctx, r0) == LEIR_OK &&
+    if (leir__search_node_kernel(&ctx, b) == LEIR_OK &&
+        leir__search_node_kernel(&ctx, r0) == LEIR_OK &&
         leir_kernels_compare(b->kernel, r0->kernel, &ctx.cmp, &c) == LEIR_OK) {
       s->final_speedup = c.ratio;
       s->final_lo = c.ratio_lo;
