@@ -1,4 +1,7 @@
-/* Internal state of a search (search/search.c, policy.c, output.c). */
+/* What the search's files and its built-in policies share: the nodes, the
+ * proposals, and what a built-in policy may ask of the running search
+ * (search/engine.h holds the search's own state; policy.c, policy_lookahead.c
+ * and output.c see only this header). */
 #ifndef LEIR_SEARCH_INTERNAL_H
 #define LEIR_SEARCH_INTERNAL_H
 

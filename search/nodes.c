@@ -6,6 +6,10 @@
 
 /* ---- nodes -------------------------------------------------------------------- */
 
+search_node *leir__search_node(search_ctx *ctx, int id) {
+  return id >= 0 && (size_t)id < ctx->nnodes ? &ctx->nodes[id] : NULL;
+}
+
 int leir__search_node_add(search_ctx *ctx, leir_program *p, uint64_t h, int parent,
                           const char *step, double speedup, double median_s, uint32_t klass) {
   if (ctx->nnodes == ctx->capnodes) {

@@ -40,7 +40,3 @@ bool leir__search_table_add(search_ctx *ctx, uint64_t h) {
   ctx->table[i] = k;
   return true;
 }
-
-search_node *leir__search_node(search_ctx *ctx, int id) {
-  return id >= 0 && (size_t)id < ctx->nnodes ? &ctx->nodes[id] : NULL;
-}
