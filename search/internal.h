@@ -1,4 +1,7 @@
-/* Internal state of a search (search/search.c, policy.c, output.c). */
+/* What the search's files and its built-in policies share: the nodes, the
+ * proposals, and what a built-in policy may ask of the running search
+ * (search/engine.h holds the search's own state; policy.c, policy_lookahead.c
+ * and output.c see only this header). */
 #ifndef LEIR_SEARCH_INTERNAL_H
 #define LEIR_SEARCH_INTERNAL_H
 
@@ -98,6 +101,12 @@ bool leir__search_cancelled(const struct search_ctx *ctx);
 /* Counts one lookahead and its cost-model evaluations (the summary's
  * lookaheads and lookahead_evals). */
 void leir__search_lookahead_note(struct search_ctx *ctx, uint64_t evals);
+
+/* The built-in policies (policies.def; search/policy.c). */
+#define LEIR__SEARCH_POLICY(id, name, propose) \
+  leir_status propose(void *payload, const leir_search_query *q, leir_search_proposals *out);
+#include "policies.def"
+#undef LEIR__SEARCH_POLICY
 
 /* The order entry of a lookahead macro-step (its steps are in macro[k]). */
 #define LEIR__ORDER_CHAIN UINT64_MAX

@@ -934,6 +934,61 @@ START_TEST(test_not_faster_answers_do_not_use_retries) {
 }
 END_TEST
 
+/* A model that alternates an unreadable step with a new valid one: each
+ * valid answer ends the row of failures, so with retries = 1 a beam of
+ * width 2 gets both children of the root (the accepted call in between
+ * used to leave the count at 1, and the second failure ended the node). */
+typedef struct alternating {
+  int calls;
+  uint64_t given[16];
+  size_t ngiven;
+} alternating;
+
+static leir_status alternating_propose(void *payload, const leir_search_query *q,
+                                       leir_search_proposals *out) {
+  alternating *a = payload;
+  if (a->calls++ % 2 == 0) return leir_search_propose_step(out, "no such step", 12, NULL);
+  uint64_t here = leir_program_hash_alpha(q->program);
+  for (size_t i = 0; i < leir_candidates_count(q->candidates); i++) {
+    leir_program *c = NULL;
+    if (leir_candidates_apply(&c, q->candidates, i) != LEIR_OK) continue;
+    uint64_t h = leir_program_hash_alpha(c);
+    leir_program_free(c);
+    bool known = h == here;
+    for (size_t k = 0; k < a->ngiven && !known; k++) known = a->given[k] == h;
+    if (known || a->ngiven == 16) continue;
+    a->given[a->ngiven++] = h;
+    return leir_search_propose_candidate(out, i, NULL);
+  }
+  return LEIR_OK;
+}
+
+START_TEST(test_accepted_answers_end_the_row_of_failures) {
+  alternating a = {0};
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_BEAM;
+  o.width = 2;
+  o.branching = 2;
+  o.max_depth = 1;
+  o.propose = alternating_propose;
+  o.propose_payload = &a;
+  o.measure = always_faster;
+  o.retries = 1;
+  o.max_samples = 20;
+  leir_program *p = matmul();
+  leir_search_result *r = NULL;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  leir_search_summary sum = {.size = sizeof sum};
+  leir_search_result_summary(r, &sum);
+  ck_assert_uint_eq(sum.accepted, 2);
+  ck_assert_int_eq(a.calls, 4); /* unreadable, valid, unreadable, valid */
+  ck_assert_int_eq(leir_search_result_record(r, 0)->reject, LEIR_REJECT_MALFORMED);
+  ck_assert_int_eq(leir_search_result_record(r, 3)->reject, LEIR_REJECT_NONE);
+  leir_search_result_free(r);
+  leir_program_free(p);
+}
+END_TEST
+
 /* A model that answers with the program it was given (up to fresh names) is
  * told `same`, not "not one step" (the program is checked before it is
  * grounded). */
@@ -1481,6 +1536,7 @@ static Suite *search_suite(void) {
   tcase_add_test(t, test_external_policy_grounding_and_feedback);
   tcase_add_test(t, test_external_policy_same_program_is_same);
   tcase_add_test(t, test_not_faster_answers_do_not_use_retries);
+  tcase_add_test(t, test_accepted_answers_end_the_row_of_failures);
   tcase_add_test(t, test_cancel_keeps_the_result_so_far);
   tcase_add_test(t, test_outputs_json_svg_steps);
   tcase_add_test(t, test_names_and_options);

@@ -40,6 +40,22 @@ static int real(const char *opt, const char *v, double *out) {
   return 0;
 }
 
+/* "greedy, beam, ...": the algorithms (or policies) the library knows, in
+ * order, for a usage message (search/algorithms.def, policies.def). */
+static const char *known_names(char *buf, size_t cap, bool policies) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; len < cap; i++) {
+    const char *n = policies ? leir_search_policy_name((leir_search_policy)i)
+                             : leir_search_algorithm_name((leir_search_algorithm)i);
+    if (!n) break;
+    int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", n);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  return buf;
+}
+
 static volatile int cancel_flag;
 static void on_sigint(int sig) {
   (void)sig;
@@ -187,11 +203,15 @@ int cmd_optimize(int argc, char **argv) {
     if (!(v = tool_args_value(&a, opt))) return EXIT_USAGE;
     int bad = 0;
     if (is(opt, "--search")) {
+      char names[256];
       if (leir_search_algorithm_from_name(v, &so.algorithm) != LEIR_OK)
-        return tool_usage_error("optimize", "unknown --search '%s' (greedy, beam, bfs, dfs, mcts, chain)", v);
+        return tool_usage_error("optimize", "unknown --search '%s' (%s)", v,
+                                known_names(names, sizeof names, false));
     } else if (is(opt, "--policy")) {
+      char names[256];
       if (leir_search_policy_from_name(v, &so.policy) != LEIR_OK)
-        return tool_usage_error("optimize", "unknown --policy '%s' (cost, exhaustive, random)", v);
+        return tool_usage_error("optimize", "unknown --policy '%s' (%s)", v,
+                                known_names(names, sizeof names, true));
     } else if (is(opt, "--reward")) {
       if (strcmp(v, "log") == 0) so.reward = LEIR_REWARD_LOG_SPEEDUP;
       else if (strcmp(v, "reference") == 0) so.reward = LEIR_REWARD_REFERENCE;
