@@ -168,8 +168,10 @@ def test_domains_beyond_the_reference(interp: leir.Backend) -> None:
     assert "V^{8}_{" in str(lane[0].result)
     for c in fused + lane:
         assert leir.verify(rows, c.result, backend=interp).passed
-        # applied through the list only: leir.apply keeps the reference's domain
+        # the step carries its listing's domain, so it replays; its bare text
+        # is read in the reference's domain, where it is not a candidate
+        assert leir.apply(rows, c.step) == c.result
         with pytest.raises(leir.NotApplicableError):
-            leir.apply(rows, c.step)
+            leir.apply(rows, str(c.step))
     more = leir.candidates(rows, "loop_split", all_divisors=True)
     assert len(more) > len(leir.candidates(rows, "loop_split"))

@@ -66,5 +66,6 @@ def test_assumed_candidates() -> None:
     assert all(not c.assumed for c in p.candidates("additive_split"))
     c = extra[0]
     assert c.exactness == "reassociating" and c.result.is_valid
+    assert p.apply(c.step) == c.result  # the step carries its listing's domain
     with pytest.raises(leir.NotApplicableError):
-        p.apply(c.step)
+        p.apply(str(c.step))  # the bare text: the reference's domain
