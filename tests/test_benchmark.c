@@ -24,10 +24,7 @@ extern char **environ;
 
 static char tmpdir[128];
 
-typedef struct run_result {
-  int status;
-  char *out, *err;
-} run_result;
+typedef test_tool_result run_result;
 
 static const char *path_in(const char *name) {
   static char p[8][256];
@@ -37,38 +34,9 @@ static const char *path_in(const char *name) {
   return s;
 }
 
-static run_result run(const char *const *args) {
-  const char *tool = getenv("LEIR_TOOL");
-  ck_assert_msg(tool != NULL, "LEIR_TOOL is not set");
-  char out[256], err[256];
-  snprintf(out, sizeof out, "%s/stdout", tmpdir);
-  snprintf(err, sizeof err, "%s/stderr", tmpdir);
-  const char *argv[48] = {tool};
-  size_t n = 1;
-  for (const char *const *a = args; *a; a++) argv[n++] = *a;
-  argv[n] = NULL;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  ck_assert_int_eq(posix_spawn(&pid, tool, &fa, NULL, (char *const *)argv, environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  int ws;
-  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-  ck_assert(WIFEXITED(ws));
-  size_t len;
-  run_result r = {WEXITSTATUS(ws), test_read_file(out, &len), test_read_file(err, &len)};
-  return r;
-}
+static run_result run(const char *const *args) { return test_run_tool(tmpdir, args); }
 
 #define RUN(...) run((const char *const[]){__VA_ARGS__, NULL})
-
-static void free_result(run_result *r) {
-  free(r->out);
-  free(r->err);
-}
 
 static void setup(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/leir-test-benchmark-XXXXXX");
@@ -170,7 +138,7 @@ START_TEST(test_benchmark_runs_every_algorithm_and_resumes) {
   run_result r = RUN("benchmark", cfg, "--out", out);
   ck_assert_msg(r.status == 0, "%s\n%s", r.out, r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "3 programs x 6 algorithms"));
-  free_result(&r);
+  test_tool_result_free(&r);
   char *runs = read_in("out/runs.jsonl");
   ck_assert_uint_eq(count_lines(runs, "{\"program\":"), 18);
   const char *algos[] = {"greedy", "beam", "bfs", "dfs", "mcts", "chain"};
@@ -211,7 +179,7 @@ START_TEST(test_benchmark_runs_every_algorithm_and_resumes) {
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "18 runs already recorded"));
   ck_assert_ptr_null(strstr(r.out, "[1/18]"));
-  free_result(&r);
+  test_tool_result_free(&r);
 
   /* the last record half written, as by kill -9 during the write */
   size_t len = strlen(runs);
@@ -221,7 +189,7 @@ START_TEST(test_benchmark_runs_every_algorithm_and_resumes) {
   r = RUN("benchmark", cfg, "--out", out, "--json");
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_uint_eq(count_lines(r.out, "{\"program\":"), 1);
-  free_result(&r);
+  test_tool_result_free(&r);
   char *again = read_in("out/runs.jsonl");
   ck_assert_uint_eq(count_lines(again, "{\"program\":"), 18);
   ck_assert_uint_eq(count_lines(again, "\"status\":\"ok\""), 18);
@@ -233,7 +201,7 @@ START_TEST(test_benchmark_runs_every_algorithm_and_resumes) {
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_uint_eq(count_lines(r.out, "{\"program\":"), 6);
   ck_assert_ptr_nonnull(strstr(r.out, "{\"program\":\"progs/mm.leir\",\"algorithm\":\"chain\"}"));
-  free_result(&r);
+  test_tool_result_free(&r);
 }
 END_TEST
 
@@ -248,7 +216,7 @@ START_TEST(test_benchmark_one_pair_with_a_command_model) {
   ck_assert_msg(r.status == 0, "%s\n%s", r.out, r.err);
   ck_assert_uint_eq(count_lines(r.out, "{\"program\":\"progs/mm.leir\",\"algorithm\":\"greedy\","
                                        "\"policy\":\"llm\",\"status\":\"ok\""), 1);
-  free_result(&r);
+  test_tool_result_free(&r);
   char *traj = read_trajectory("one", "progs_mm.leir-", "greedy");
   ck_assert_msg(strstr(traj, "\"reject\":\"malformed\"") != NULL, "%s", traj);
   free(traj);
@@ -265,35 +233,35 @@ START_TEST(test_benchmark_config_errors) {
   run_result r = RUN("benchmark", cfg);
   ck_assert_int_eq(r.status, 1);
   ck_assert_msg(strstr(r.err, "unknown key 'budget.seconds'") != NULL, "%s", r.err);
-  free_result(&r);
+  test_tool_result_free(&r);
   cfg = write_config("algorithms: [greedy, astar]\n");
   r = RUN("benchmark", cfg);
   ck_assert_int_eq(r.status, 1);
   ck_assert_ptr_nonnull(strstr(r.err, "unknown algorithm 'astar'"));
-  free_result(&r);
+  test_tool_result_free(&r);
   cfg = write_config(NULL);
   r = RUN("benchmark", cfg, "--only", "level1/softmax");
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "is not a program of the config"));
-  free_result(&r);
+  test_tool_result_free(&r);
   r = RUN("benchmark", cfg, "--algorithms", "beam,astar");
   ck_assert_int_eq(r.status, 2);
-  free_result(&r);
+  test_tool_result_free(&r);
   write_text(path_in("bad.yaml"), "programs: {files: [progs/missing.leir]}\n");
   r = RUN("benchmark", path_in("bad.yaml"));
   ck_assert_int_eq(r.status, 1);
   ck_assert_ptr_nonnull(strstr(r.err, "no such program file or directory: progs/missing.leir"));
-  free_result(&r);
+  test_tool_result_free(&r);
   write_text(path_in("broken.leir"), "L^{4}_{a=0}[C^{f64,g}_{a}=q;];\n");
   write_text(path_in("broken.yaml"), "programs: {files: [broken.leir]}\n");
   r = RUN("benchmark", path_in("broken.yaml"), "--backend", "interp");
   ck_assert_int_eq(r.status, 1);
   ck_assert_msg(strstr(r.err, "leir benchmark: error: broken.leir: ") != NULL, "%s", r.err);
   ck_assert_ptr_null(strstr(r.out, "[1/6]"));
-  free_result(&r);
+  test_tool_result_free(&r);
   r = RUN("benchmark", path_in("absent.yaml"));
   ck_assert_int_eq(r.status, 1);
-  free_result(&r);
+  test_tool_result_free(&r);
 }
 END_TEST
 
@@ -364,11 +332,11 @@ START_TEST(test_db_merge_duplicates_and_conflicts) {
   ck_assert_ptr_nonnull(strstr(r.out, "\"rows\":4,\"added\":1,\"duplicates\":2,\"conflicts\":1,"
                                       "\"replaced\":1,\"invalid\":0"));
   ck_assert_ptr_nonnull(strstr(r.out, "\"count\":4}"));
-  free_result(&r);
+  test_tool_result_free(&r);
   r = RUN("db", "merge", path_in("b.db"), path_in("a.db"), "--into", path_in("ba.db"));
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "ba.db: 4 measurements"));
-  free_result(&r);
+  test_tool_result_free(&r);
   ck_assert_double_eq(ratio_of(path_in("ab.db"), 4), 7.0);
   ck_assert_double_eq(ratio_of(path_in("ba.db"), 4), 7.0);
   ck_assert_double_eq(ratio_of(path_in("ab.db"), 3), 4.0);
@@ -377,13 +345,13 @@ START_TEST(test_db_merge_duplicates_and_conflicts) {
   r = RUN("db", "merge", path_in("a.db"), "--into", path_in("ab.db"), "--json");
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "\"added\":0,\"duplicates\":2,\"conflicts\":1,\"replaced\":0"));
-  free_result(&r);
+  test_tool_result_free(&r);
   leir_db_row c[] = {row(9, 1.5, 50), row(4, 6.0, 10)};
   put_rows(path_in("c.db"), c, 2);
   r = RUN("db", "merge", path_in("c.db"), "--into", path_in("ab.db"), "--fail-on-conflict");
   ck_assert_int_eq(r.status, 1);
   ck_assert_ptr_nonnull(strstr(r.err, "measured differently"));
-  free_result(&r);
+  test_tool_result_free(&r);
   ck_assert_double_eq(ratio_of(path_in("ab.db"), 9), -1);
   ck_assert_double_eq(ratio_of(path_in("ab.db"), 4), 7.0);
 }
@@ -403,11 +371,11 @@ START_TEST(test_db_merge_validates_rows_and_refuses_foreign_files) {
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "\"rows\":4,\"added\":1,\"duplicates\":0,\"conflicts\":0,"
                                       "\"replaced\":0,\"invalid\":3"));
-  free_result(&r);
+  test_tool_result_free(&r);
   r = RUN("db", "merge", path_in("h.db"), "--into", path_in("strict.db"), "--strict");
   ck_assert_int_eq(r.status, 1);
   ck_assert_ptr_nonnull(strstr(r.err, "a hash is not 16 lowercase hex digits"));
-  free_result(&r);
+  test_tool_result_free(&r);
   ck_assert_double_eq(ratio_of(path_in("strict.db"), 1), -1);
 
   write_text(path_in("text.db"), "not a database at all, but text long enough for SQLite to read");
@@ -423,12 +391,12 @@ START_TEST(test_db_merge_validates_rows_and_refuses_foreign_files) {
   ck_assert_ptr_nonnull(strstr(r.err, "not a leir measurement database"));
   ck_assert_ptr_nonnull(strstr(r.err, "schema 99"));
   ck_assert_ptr_nonnull(strstr(r.out, "f.db: 1 measurements"));
-  free_result(&r);
+  test_tool_result_free(&r);
   ck_assert_double_eq(ratio_of(path_in("f.db"), 7), 2.0);
   r = RUN("db", "merge", path_in("g.db"));
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "--into"));
-  free_result(&r);
+  test_tool_result_free(&r);
 }
 END_TEST
 

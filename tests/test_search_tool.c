@@ -18,10 +18,7 @@ extern char **environ;
 
 static char tmpdir[128];
 
-typedef struct run_result {
-  int status;
-  char *out, *err;
-} run_result;
+typedef test_tool_result run_result;
 
 static const char *path_in(const char *name) {
   static char p[4][256];
@@ -31,31 +28,7 @@ static const char *path_in(const char *name) {
   return s;
 }
 
-static run_result run(const char *const *args) {
-  const char *tool = getenv("LEIR_TOOL");
-  ck_assert_msg(tool != NULL, "LEIR_TOOL is not set");
-  char out[256], err[256];
-  snprintf(out, sizeof out, "%s/stdout", tmpdir);
-  snprintf(err, sizeof err, "%s/stderr", tmpdir);
-  const char *argv[48] = {tool};
-  size_t n = 1;
-  for (const char *const *a = args; *a; a++) argv[n++] = *a;
-  argv[n] = NULL;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  ck_assert_int_eq(posix_spawn(&pid, tool, &fa, NULL, (char *const *)argv, environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  int ws;
-  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-  ck_assert(WIFEXITED(ws));
-  size_t len;
-  run_result r = {WEXITSTATUS(ws), test_read_file(out, &len), test_read_file(err, &len)};
-  return r;
-}
+static run_result run(const char *const *args) { return test_run_tool(tmpdir, args); }
 
 #define RUN(...) run((const char *const[]){__VA_ARGS__, NULL})
 

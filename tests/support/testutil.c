@@ -1,8 +1,13 @@
 #include "testutil.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 const char *test_data_path(const char *name) {
   static char buf[4096];
@@ -202,4 +207,39 @@ int test_run_suite(Suite *s) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? 0 : 1;
+}
+
+test_tool_result test_run_tool(const char *dir, const char *const *args) {
+  const char *tool = getenv("LEIR_TOOL");
+  ck_assert_msg(tool != NULL, "LEIR_TOOL is not set");
+  char out[512], err[512];
+  snprintf(out, sizeof out, "%s/stdout", dir);
+  snprintf(err, sizeof err, "%s/stderr", dir);
+  const char *argv[48] = {tool};
+  size_t n = 1;
+  for (const char *const *a = args; *a; a++) {
+    ck_assert_msg(n + 1 < sizeof argv / sizeof *argv, "too many arguments for the tool");
+    argv[n++] = *a;
+  }
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  ck_assert_int_eq(posix_spawn(&pid, tool, &fa, NULL, (char *const *)argv, environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int ws;
+  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+  ck_assert(WIFEXITED(ws));
+  size_t len;
+  test_tool_result r = {WEXITSTATUS(ws), test_read_file(out, &len), test_read_file(err, &len)};
+  return r;
+}
+
+void test_tool_result_free(test_tool_result *r) {
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
 }

@@ -13,6 +13,17 @@
 const char *test_data_path(const char *name);
 /* Whole file, NUL-terminated (malloc'd); aborts the test if unreadable. */
 char *test_read_file(const char *path, size_t *len);
+/* What the leir tool did: its exit status and its whole stdout and stderr
+ * (malloc'd; free with test_tool_result_free). */
+typedef struct test_tool_result {
+  int status;
+  char *out, *err;
+} test_tool_result;
+/* Runs $LEIR_TOOL with the NULL-terminated args, stdin from /dev/null,
+ * stdout and stderr through the files DIR/stdout and DIR/stderr; fails the
+ * test when the tool cannot be started or does not exit normally. */
+test_tool_result test_run_tool(const char *dir, const char *const *args);
+void test_tool_result_free(test_tool_result *r);
 /* Opens tests/data/NAME (a .jsonl corpus file); fails the test if absent. */
 jsonl_file *test_corpus_open(const char *name);
 /* Parses strict LEIR text or fails the test with the parser's message. */
