@@ -172,9 +172,10 @@ class Prompt:
         return _program(self.original_ir, self.known)
 
 
-def _prompt(obj: Dict[str, Any]) -> Prompt:
-    known = _known(obj)
-    return Prompt(
+def _state_fields(obj: Dict[str, Any]) -> Dict[str, Any]:
+    """The fields a prompt record and an archive record share (the state and
+    its prompt), as keyword arguments of either."""
+    return dict(
         id=str(obj.get("id", "")),
         split=str(obj.get("split", "")),
         kind=str(obj.get("kind", "")),
@@ -186,7 +187,15 @@ def _prompt(obj: Dict[str, Any]) -> Prompt:
         unit=str(obj.get("unit", "")),
         state=str(obj.get("state", "")),
         original_ir=str(obj.get("original_IR", "")),
-        known=known,
+        known=_known(obj),
+    )
+
+
+def _prompt(obj: Dict[str, Any]) -> Prompt:
+    fields = _state_fields(obj)
+    known = fields["known"]
+    return Prompt(
+        **fields,
         labels=tuple(
             Label(str(l.get("strategy", "")), str(l.get("transformed_IR", "")), str(l.get("verdict", "")),
                   str(l.get("exactness", "")), known)
@@ -298,18 +307,7 @@ class ArchiveRecord:
 
 def _archive(obj: Dict[str, Any]) -> ArchiveRecord:
     return ArchiveRecord(
-        id=str(obj.get("id", "")),
-        split=str(obj.get("split", "")),
-        kind=str(obj.get("kind", "")),
-        n=int(obj.get("n") or 0),
-        messages=_messages(obj),
-        name=str(obj.get("name", "")),
-        level=int(obj.get("level") or 0),
-        depth=int(obj.get("depth") or 0),
-        unit=str(obj.get("unit", "")),
-        state=str(obj.get("state", "")),
-        original_ir=str(obj.get("original_IR", "")),
-        known=_known(obj),
+        **_state_fields(obj),
         samples=tuple(_sample(s) for s in obj.get("samples") or ()),
         raw=obj,
     )
