@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c/local_buffers.h"
 #include "error.h"
 #include "visit.h"
 
@@ -309,7 +310,7 @@ static double cm_gather_cycles(const cm_group *g) {
 
 /* Whether the C backend keeps x's tile in registers: an affine accumulator
  * under a plain reduction loop with only U loops and the omp simd loop
- * inside (lower_c.c's scalar replacement). Not inside an omp simd loop
+ * inside (c/scalar_replacement.c). Not inside an omp simd loop
  * (the backend does not scalar-replace there). A second V loop inside the
  * omp simd loop is a plain loop of its body: the compiler unrolls it
  * completely up to CM_PEELED_EXTENT iterations, and the tile is then

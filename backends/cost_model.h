@@ -12,16 +12,9 @@
 #include "cost.h"
 
 /* The largest array the C backend makes of an l/s-scope intermediate local
- * to the iterations of a top-level nest's loops (backends/c/lower_c.c); the
+ * to the iterations of a top-level nest's loops (backends/c/local_buffers.c); the
  * cost model counts such a buffer once. */
 #define LEIR__LOCAL_MAX_BYTES ((uint64_t)64 << 10)
-
-/* By buffer, the buffer whose storage the C backend lends the local array
- * of that l/s-scope intermediate (its last reader's output, written element
- * by element: backends/c/lower_c.c, lb_host), else LEIR__NONE; host has
- * a->nbuffers entries. Implemented by the C backend, whose plan it is; the
- * cost model moves that output's traffic to the pass that writes the array. */
-leir_status leir__c_storage_hosts(const leir__analysis *a, uint32_t *host);
 
 /* The machine of the analytic cost model (docs/cost.md). */
 typedef struct leir__machine {
