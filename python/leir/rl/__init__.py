@@ -7,7 +7,9 @@
   verified, predicted and measured speedup, weighted, per sample.
 - :class:`StepEnv`: a multi-turn step environment (``reset`` / ``step``),
   with a Gymnasium class (:func:`gym_env`), an OpenEnv environment
-  (:func:`openenv_environment`); each imports its library only when asked.
+  (:func:`openenv_environment`) and a verifiers MultiTurnEnv
+  (:func:`leir.rl.verifiers_env.load_environment`); each imports its
+  library only when asked.
 - :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
   process-reward data from a dataset's rejections and walks and from search
   trajectories, with the dataset's splits (:mod:`leir.rl.prefdata`).
