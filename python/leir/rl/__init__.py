@@ -12,13 +12,14 @@
   library only when asked.
 - :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
   process-reward data from a dataset's rejections and walks and from search
-  trajectories, with the dataset's splits (:mod:`leir.rl.prefdata`).
+  trajectories and measurement databases, with the dataset's splits
+  (:mod:`leir.rl.prefdata`).
 """
 
 from __future__ import annotations
 
 from .env import DEFAULT_WORKLOADS, StepEnv, gym_env, openenv_environment, openenv_types, register_gym
-from .prefdata import DatasetSteps, preference_pairs, process_rows, write_splits
+from .prefdata import DatasetSteps, db_trajectories, preference_pairs, process_rows, write_splits
 from .rewards import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
@@ -44,6 +45,7 @@ __all__ = [
     "StepEnv",
     "SwiftReward",
     "components_table",
+    "db_trajectories",
     "gym_env",
     "openenv_environment",
     "openenv_types",
