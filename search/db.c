@@ -15,12 +15,15 @@
 #include "error.h"
 #include "strbuf.h"
 
-#define DB_SCHEMA_VERSION "1"
+/* 2 appended parent_hash and parent_program (the state a step was taken
+ * from, for preference data); a database of schema 1 is migrated on open
+ * (its rows keep '' there: parent unknown). */
+#define DB_SCHEMA_VERSION "2"
 
 struct leir_db {
   sqlite3 *h;
   sqlite3_stmt *put, *get;
-  char *strs[6]; /* strings of the last leir_db_get (borrowed by the caller) */
+  char *strs[7]; /* strings of the last leir_db_get (borrowed by the caller) */
 };
 
 static leir_status db_error(leir_db *db, const char *what) {
@@ -37,14 +40,25 @@ static const char schema_sql[] =
     " verdict TEXT NOT NULL, ord TEXT NOT NULL, ratio REAL, ratio_lo REAL, ratio_hi REAL,"
     " median_s REAL, q1_s REAL, q3_s REAL, baseline_median_s REAL, rounds INTEGER,"
     " step TEXT, program TEXT, message TEXT, created REAL,"
+    " parent_hash TEXT NOT NULL DEFAULT '', parent_program TEXT NOT NULL DEFAULT '',"
     " PRIMARY KEY(program_hash, baseline_hash, root_hash, backend, machine, protocol));";
 
+/* Schema 1 -> 2, in db_setup's transaction. ADD COLUMN appends, so a
+ * migrated table has the columns of a new one in the same order. */
+static const char migrate_1_2_sql[] =
+    "ALTER TABLE measurements ADD COLUMN parent_hash TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE measurements ADD COLUMN parent_program TEXT NOT NULL DEFAULT '';"
+    "UPDATE leir_meta SET value='2' WHERE key='schema';";
+
 static const char put_sql[] =
-    "INSERT OR REPLACE INTO measurements VALUES"
-    "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)";
+    "INSERT OR REPLACE INTO measurements(program_hash, baseline_hash, root_hash, backend, machine,"
+    " protocol, verdict, ord, ratio, ratio_lo, ratio_hi, median_s, q1_s, q3_s, baseline_median_s,"
+    " rounds, step, program, message, created, parent_hash, parent_program) VALUES"
+    "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)";
 static const char get_sql[] =
     "SELECT verdict, ord, ratio, ratio_lo, ratio_hi, median_s, q1_s, q3_s, baseline_median_s,"
-    " rounds, step, program, message, created FROM measurements WHERE program_hash=?1 AND"
+    " rounds, step, program, message, created, parent_hash, parent_program FROM measurements"
+    " WHERE program_hash=?1 AND"
     " baseline_hash=?2 AND root_hash=?3 AND backend=?4 AND machine=?5 AND protocol=?6";
 
 /* How long an open or a write waits for another process's lock. */
@@ -86,6 +100,14 @@ static int db_setup(leir_db *db, char **err, char *foreign, size_t cap) {
     return DB_FOREIGN;
   }
   rc = sqlite3_exec(db->h, schema_sql, NULL, NULL, err);
+  if (rc == SQLITE_OK) {
+    sqlite3_stmt *v = NULL;
+    int old = sqlite3_prepare_v2(db->h, "SELECT 1 FROM leir_meta WHERE key='schema' AND value='1'",
+                                 -1, &v, NULL) == SQLITE_OK &&
+              sqlite3_step(v) == SQLITE_ROW;
+    sqlite3_finalize(v);
+    if (old) rc = sqlite3_exec(db->h, migrate_1_2_sql, NULL, NULL, err);
+  }
   if (rc != SQLITE_OK) sqlite3_exec(db->h, "ROLLBACK;", NULL, NULL, NULL);
   return rc;
 }
@@ -212,6 +234,10 @@ leir_status leir_db_put(leir_db *db, const leir_db_row *row) {
   sqlite3_bind_text(s, 18, r.program ? r.program : "", -1, SQLITE_STATIC);
   sqlite3_bind_text(s, 19, r.message ? r.message : "", -1, SQLITE_STATIC);
   sqlite3_bind_double(s, 20, r.created > 0 ? r.created : (double)time(NULL));
+  char ph[17] = "";
+  if (r.parent_hash) hex16(r.parent_hash, ph);
+  sqlite3_bind_text(s, 21, ph, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 22, r.parent_program ? r.parent_program : "", -1, SQLITE_STATIC);
   int rc = sqlite3_step(s);
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
@@ -222,6 +248,19 @@ static leir_order order_from_name(const char *s) {
   for (int o = LEIR_ORDER_UNDECIDED; o <= LEIR_ORDER_SAME; o++)
     if (s && strcmp(s, leir_order_name((leir_order)o)) == 0) return (leir_order)o;
   return LEIR_ORDER_UNDECIDED;
+}
+
+/* 16 lowercase hex digits as a hash; 0 for anything else ('' included). */
+static uint64_t hash_of_hex(const unsigned char *s) {
+  uint64_t h = 0;
+  for (int i = 0; i < 16; i++) {
+    int c = s ? s[i] : 0, d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else return 0;
+    h = h << 4 | (uint64_t)d;
+  }
+  return s[16] ? 0 : h;
 }
 
 static const char *keep(leir_db *db, int slot, const unsigned char *s) {
@@ -314,6 +353,8 @@ leir_status leir_db_get(leir_db *db, const leir_db_row *key, leir_db_row *out) {
   r.program = keep(db, 4, sqlite3_column_text(s, 11));
   r.message = keep(db, 5, sqlite3_column_text(s, 12));
   r.created = sqlite3_column_double(s, 13);
+  r.parent_hash = hash_of_hex(sqlite3_column_text(s, 14));
+  r.parent_program = keep(db, 6, sqlite3_column_text(s, 15));
   sqlite3_reset(s);
   memcpy((char *)out + sizeof(uint32_t), (char *)&r + sizeof(uint32_t),
          out->size - sizeof(uint32_t));
@@ -346,7 +387,7 @@ leir_status leir_db_export(leir_db *db, leir_db_line_fn fn, void *payload) {
       "program_hash", "baseline_hash", "root_hash", "backend", "machine", "protocol",
       "verdict",      "order",         "ratio",     "ratio_lo", "ratio_hi", "median_s",
       "q1_s",         "q3_s",          "baseline_median_s", "rounds", "step", "program",
-      "message",      "created"};
+      "message",      "created",       "parent_hash", "parent_program"};
   sqlite3_stmt *s = NULL;
   if (sqlite3_prepare_v2(db->h,
                          "SELECT * FROM measurements ORDER BY created, rowid", -1, &s,
@@ -357,7 +398,7 @@ leir_status leir_db_export(leir_db *db, leir_db_line_fn fn, void *payload) {
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     leir__strbuf b = {0};
     leir__sb_putc(&b, '{');
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < 22; i++) {
       if (i == 15) {
         leir__sb_printf(&b, ",\"%s\":%lld", names[i], (long long)sqlite3_column_int64(s, i));
       } else if (i >= 8 && i <= 14) {

@@ -20,8 +20,9 @@
 
 #include "error.h"
 
-/* The schema version db.c writes (DB_SCHEMA_VERSION there). */
-#define MERGE_SCHEMA_VERSION "1"
+/* The schema version db.c writes (DB_SCHEMA_VERSION there); a source of
+ * schema 1 (no parent columns) is read with an unknown parent. */
+#define MERGE_SCHEMA_VERSION "2"
 /* Longest key string (backend, machine, protocol) and longest text field
  * (step, program, message) accepted from another database. */
 #define MERGE_MAX_KEY 4096
@@ -30,7 +31,11 @@
 static const char select_sql[] =
     "SELECT program_hash, baseline_hash, root_hash, backend, machine, protocol, verdict, ord,"
     " ratio, ratio_lo, ratio_hi, median_s, q1_s, q3_s, baseline_median_s, rounds, step,"
-    " program, message, created FROM measurements ORDER BY rowid";
+    " program, message, created, parent_hash, parent_program FROM measurements ORDER BY rowid";
+static const char select_v1_sql[] =
+    "SELECT program_hash, baseline_hash, root_hash, backend, machine, protocol, verdict, ord,"
+    " ratio, ratio_lo, ratio_hi, median_s, q1_s, q3_s, baseline_median_s, rounds, step,"
+    " program, message, created, '', '' FROM measurements ORDER BY rowid";
 
 leir_status leir_db_merge_options_init(leir_db_merge_options *opts, size_t size) {
   if (!opts || size < sizeof(uint32_t) || size > sizeof(leir_db_merge_options))
@@ -131,6 +136,12 @@ static const char *read_row(sqlite3_stmt *s, leir_db_row *r) {
     if (!text_col(s, 16 + i, MERGE_MAX_TEXT, false, texts[i]))
       return "the step, program or message is too long or not text";
   if (!real_col(s, 19, &r->created)) return "created is not a time";
+  const char *ph = NULL;
+  if (!text_col(s, 20, 16, false, &ph) ||
+      (*ph && !parse_hash((const unsigned char *)ph, (int)strlen(ph), &r->parent_hash)))
+    return "the parent hash is not empty or 16 lowercase hex digits";
+  if (!text_col(s, 21, MERGE_MAX_TEXT, false, &r->parent_program))
+    return "the parent program is too long or not text";
   return NULL;
 }
 
@@ -164,15 +175,16 @@ static leir_status open_source(const char *path, sqlite3 **h, sqlite3_stmt **stm
   }
   rc = sqlite3_step(v);
   const char *ver = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(v, 0) : NULL;
-  bool ok = ver && strcmp(ver, MERGE_SCHEMA_VERSION) == 0;
+  bool v1 = ver && strcmp(ver, "1") == 0;
+  bool ok = ver && (v1 || strcmp(ver, MERGE_SCHEMA_VERSION) == 0);
   char seen[32];
   snprintf(seen, sizeof seen, "%s", ver ? ver : "none");
   sqlite3_finalize(v);
   if (!ok)
     return leir__error(LEIR_ERR_IO, "db.schema", path, 0, 0,
-                       "%s: a measurement database of schema %s, not %s", path, seen,
+                       "%s: a measurement database of schema %s, not 1 or %s", path, seen,
                        MERGE_SCHEMA_VERSION);
-  if (sqlite3_prepare_v2(*h, select_sql, -1, stmt, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(*h, v1 ? select_v1_sql : select_sql, -1, stmt, NULL) != SQLITE_OK)
     return src_error(*h, path, "db.foreign", "not a leir measurement database (its table differs)");
   return LEIR_OK;
 }

@@ -259,7 +259,11 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
           key.step = step;
           key.program = r.program;
           key.message = m.message;
+          key.parent_hash = n->hash; /* the state the step was taken from */
+          char *parent_text = program_text(n->program);
+          key.parent_program = parent_text;
           st = leir_db_put(ctx->o.db, &key);
+          free(parent_text);
           if (st == LEIR_ERR_IO) {
             ctx->db_down = 1;
             ctx->db_unsaved++;

@@ -17,7 +17,7 @@ if [ ! -x "$python" ]; then
   echo "FAIL: $python does not exist (python3 -m venv $venv && $venv/bin/pip install -r scripts/packages-rl.txt)"
   exit 1
 fi
-if ! "$python" -c 'import numpy, pytest, trl, transformers, torch, tokenizers, datasets, gymnasium' 2>/dev/null; then
+if ! "$python" -c 'import numpy, pytest, trl, transformers, torch, tokenizers, datasets, gymnasium, verifiers' 2>/dev/null; then
   echo "FAIL: $venv lacks a package of scripts/packages-rl.txt ($venv/bin/pip install -r scripts/packages-rl.txt)"
   exit 1
 fi

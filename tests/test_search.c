@@ -1197,6 +1197,24 @@ START_TEST(test_db_put_get_export) {
   ck_assert_int_eq(got.order, LEIR_ORDER_FASTER);
   ck_assert_double_eq(got.ratio, 1.5);
   ck_assert_str_eq(got.step, "loop_split");
+  ck_assert(got.parent_hash == 0); /* not given: unknown */
+  ck_assert_str_eq(got.parent_program, "");
+  /* the parent link (schema 2) round-trips */
+  row.parent_hash = 0x0123456789abcdefu;
+  row.parent_program = "L^{2}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];";
+  ck_assert_int_eq(leir_db_put(db, &row), LEIR_OK);
+  ck_assert_int_eq(leir_db_get(db, &row, &got), LEIR_OK);
+  ck_assert(got.parent_hash == 0x0123456789abcdefu);
+  ck_assert_str_eq(got.parent_program, row.parent_program);
+  /* a caller built against the row before the parent fields */
+  leir_db_row small = row;
+  small.size = (uint32_t)offsetof(leir_db_row, parent_hash);
+  ck_assert_int_eq(leir_db_put(db, &small), LEIR_OK);
+  leir_db_row old = {.size = (uint32_t)offsetof(leir_db_row, parent_hash)};
+  ck_assert_int_eq(leir_db_get(db, &row, &old), LEIR_OK);
+  ck_assert_str_eq(old.step, "loop_split");
+  ck_assert_int_eq(leir_db_get(db, &row, &got), LEIR_OK);
+  ck_assert(got.parent_hash == 0);
   row.protocol = "q";
   ck_assert_int_eq(leir_db_get(db, &row, &got), LEIR_ERR_NOT_FOUND);
   ck_assert_int_eq(leir_db_put(db, &row), LEIR_OK);

@@ -147,3 +147,81 @@ def test_write_splits(steps, tmp_path):
     paths = rl.write_splits(rl.preference_pairs(steps), tmp_path, "dpo")
     assert [Path(p).name for p in paths] == ["dpo.train.jsonl", "dpo.test.jsonl"]
     assert all(json.loads(line)["chosen"] for line in Path(paths[0]).read_text().splitlines())
+
+
+# the measurement table of schema 1 (before parent_hash / parent_program)
+SCHEMA_1 = """
+CREATE TABLE leir_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO leir_meta VALUES ('schema', '1');
+CREATE TABLE measurements(
+ program_hash TEXT NOT NULL, baseline_hash TEXT NOT NULL, root_hash TEXT NOT NULL,
+ backend TEXT NOT NULL, machine TEXT NOT NULL, protocol TEXT NOT NULL,
+ verdict TEXT NOT NULL, ord TEXT NOT NULL, ratio REAL, ratio_lo REAL, ratio_hi REAL,
+ median_s REAL, q1_s REAL, q3_s REAL, baseline_median_s REAL, rounds INTEGER,
+ step TEXT, program TEXT, message TEXT, created REAL,
+ PRIMARY KEY(program_hash, baseline_hash, root_hash, backend, machine, protocol));
+INSERT INTO measurements VALUES ('00000000000000aa', '00000000000000bb', '00000000000000bb', 'interp',
+ 'm', 'p', 'EQUAL', 'faster', 1.5, 1.2, 1.8, 1e-3, 1e-3, 1e-3, 1.5e-3, 5, 'loop_reorder nest=0 loops=a,c',
+ 'L^{4}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a};];', 'old', 1.0);
+"""
+
+
+def test_search_database_rows(built, steps, tmp_path):
+    """A schema-1 database migrates on open (its row keeps an unknown
+    parent, and `leir db merge` still reads such a file); a real search then
+    stores each measured proposal with its parent, and the database gives
+    the same trajectory, DPO pairs and stepwise rows as the search's own
+    records, in the source's split."""
+    import sqlite3
+
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as c:
+        c.executescript(SCHEMA_1)
+    merged = tmp_path / "merged.db"
+    subprocess.run([find_leir(), "db", "merge", str(old), "--into", str(merged), "--quiet"], check=True,
+                   capture_output=True, timeout=60)
+    path = tmp_path / "m.db"
+    path.write_bytes(old.read_bytes())
+    with leir.Database(path) as db:
+        (row,) = db.rows()
+        assert row["step"].startswith("loop_reorder") and row["parent_hash"] == "" and row["parent_program"] == ""
+        db.check()
+    with sqlite3.connect(path) as c:
+        assert c.execute("SELECT value FROM leir_meta WHERE key='schema'").fetchone() == ("2",)
+    with leir.Database(merged) as db:
+        assert [r["message"] for r in db.rows()] == ["old"] and db.rows()[0]["parent_hash"] == ""
+
+    src = next(s for s in steps.states.values() if s.depth == 0 and s.split == "train")
+    program = leir.parse(src.ir)
+    result = leir.optimize(program, backend="interp", algorithm="greedy", samples=5, db=path, rounds=3,
+                           compare_time=0.2, final_compare=False)
+    measured = [x for x in result.records if x.get("measured")]
+    assert len(measured) == result.summary["measured"] > 0
+    with leir.Database(path) as db:
+        rows = db.rows()[1:]
+    assert len(rows) == len(measured)
+    texts = {program.hash_hex(alpha=True): str(program)} | {r["program_hash"]: r["program"] for r in rows}
+    for r in rows:
+        assert leir.parse(r["parent_program"]).hash_hex(alpha=True) == r["parent_hash"] == r["baseline_hash"]
+        assert texts[r["parent_hash"]] == r["parent_program"]
+
+    (traj,) = rl.db_trajectories(path)  # the schema-1 row has no parent: left out
+    assert leir.parse(traj[0]).hash_hex(alpha=True) == program.hash_hex(alpha=True)
+    assert [(x["step"], x["accepted"], x["verdict"]) for x in traj[1]] == \
+        [(x["step"], bool(x["accepted"]), x["verdict"]) for x in measured]
+    assert all(x["strategy"] and x["cot"] for x in traj[1])
+
+    base = {k: len(v) for k, v in rl.process_rows(steps).items()}
+    got = rl.process_rows(steps, db=path, label="verified")
+    search_rows = [r for r in got["train"] if r["origin"] == "search"]
+    assert len(search_rows) == len(measured) and len(got["test"]) == base["test"]
+    for row, x in zip(search_rows, measured):
+        assert row["labels"][-1] == (x["verdict"] in ("EQUAL", "CLOSE")) and x["program"] in row["completions"][-1]
+    pairs = [p for p in rl.preference_pairs(steps, db=path)["train"] if p["origin"] == "search"]
+    by_parent = {}
+    for x in measured:
+        by_parent.setdefault(x["parent"], []).append(x)
+    want = sum(min(sum(not x["accepted"] for x in xs), 4) for xs in by_parent.values()
+               if any(x["accepted"] for x in xs) and any(not x["accepted"] for x in xs))
+    assert len(pairs) == want
+    assert pairs == [p for p in rl.preference_pairs(steps, [(src.ir, measured)])["train"] if p["origin"] == "search"]

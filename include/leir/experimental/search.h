@@ -87,6 +87,10 @@ typedef struct leir_db_row {
   const char *program;      /**< its canonical text */
   const char *message;      /**< the verifier's message */
   double created;           /**< seconds since the epoch, when it was written */
+  /* appended (schema 2): the state the step was taken from, so that the
+   * steps tried from one state can be compared (leir.rl.prefdata) */
+  uint64_t parent_hash;       /**< alpha hash of the program `step` was applied to (0: unknown) */
+  const char *parent_program; /**< its canonical text ("" when unknown) */
 } leir_db_row;
 
 /** Opens (creating when absent) the database at `path`: WAL journal, a
@@ -95,7 +99,9 @@ typedef struct leir_db_row {
  * readable with every row committed before. Caller frees *out with
  * leir_db_free. Its tables are created only in an empty file or one of
  * ours: a database holding another application's tables is refused
- * unchanged (rule "db.foreign"). Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO
+ * unchanged (rule "db.foreign"). A database of schema 1 (before
+ * parent_hash/parent_program) is migrated to schema 2 in place, its rows
+ * keeping an unknown parent. Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_IO
  * (cannot open, not a database, another application's, or a schema this
  * version does not know), LEIR_ERR_NOMEM. */
 LEIR_API leir_status leir_db_open(leir_db **out, const char *path);
@@ -171,7 +177,7 @@ typedef struct leir_db_merge_stats {
 /** Adds the rows of the measurement database file `path` to `into`, by key
  * (program, baseline and source hashes, backend, machine, protocol). The
  * file is opened read-only and is untrusted: one that is not a measurement
- * database of this schema is refused (LEIR_ERR_IO, rules "db.foreign",
+ * database of schema 1 or 2 is refused (LEIR_ERR_IO, rules "db.foreign",
  * "db.schema"); each row is validated (hashes of 16 hex digits, known
  * verdict and order, finite non-negative ratios and times, an ordered
  * interval, bounded strings) and an invalid one is skipped and counted

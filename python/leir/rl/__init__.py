@@ -7,16 +7,19 @@
   verified, predicted and measured speedup, weighted, per sample.
 - :class:`StepEnv`: a multi-turn step environment (``reset`` / ``step``),
   with a Gymnasium class (:func:`gym_env`), an OpenEnv environment
-  (:func:`openenv_environment`); each imports its library only when asked.
+  (:func:`openenv_environment`) and a verifiers MultiTurnEnv
+  (:func:`leir.rl.verifiers_env.load_environment`); each imports its
+  library only when asked.
 - :func:`preference_pairs`, :func:`process_rows`: DPO and stepwise
   process-reward data from a dataset's rejections and walks and from search
-  trajectories, with the dataset's splits (:mod:`leir.rl.prefdata`).
+  trajectories and measurement databases, with the dataset's splits
+  (:mod:`leir.rl.prefdata`).
 """
 
 from __future__ import annotations
 
 from .env import DEFAULT_WORKLOADS, StepEnv, gym_env, openenv_environment, openenv_types, register_gym
-from .prefdata import DatasetSteps, preference_pairs, process_rows, write_splits
+from .prefdata import DatasetSteps, db_trajectories, preference_pairs, process_rows, write_splits
 from .rewards import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
@@ -42,6 +45,7 @@ __all__ = [
     "StepEnv",
     "SwiftReward",
     "components_table",
+    "db_trajectories",
     "gym_env",
     "openenv_environment",
     "openenv_types",

@@ -11,7 +11,13 @@ Two sources of steps that were judged, good and bad, from the same state:
 - a search's trajectory (``leir optimize --trajectory``, or
   :func:`leir.optimize`'s records): proposals at one node that were accepted
   (verified and faster) and rejected (not verified, not one step, not
-  faster), and the path of accepted steps from the source to each.
+  faster), and the path of accepted steps from the source to each;
+- a search's measurement database (``leir optimize --db``, schema 2): each
+  measured proposal with the state it was taken from (``parent_hash``,
+  ``parent_program``) and its step; :func:`db_trajectories` turns its rows
+  into trajectories, one per source program (rows of a schema-1 database
+  have no parent and are left out). Only measured proposals are there: a
+  proposal rejected before measurement (not one step, seen before) is not.
 
 Outputs, in TRL's formats, split as the dataset's SFT set is (a state keeps
 its record's split; a search's rows take the split of the dataset state that
@@ -38,7 +44,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from ..errors import LeirError
 from ..program import Program
 from ..run import verify
-from ..strategy import apply, cot
+from ..strategy import Step, apply, cot
 from .answers import program_of
 from .rewards import program_record
 
@@ -174,6 +180,80 @@ class DatasetSteps:
         return st.split if st is not None else None
 
 
+def _db_rows(db: Any) -> List[Dict[str, Any]]:
+    from ..search import Database
+
+    if isinstance(db, Database):
+        return db.rows()
+    with Database(db) as d:
+        return d.rows()
+
+
+def _strategy_of(step: str) -> str:
+    try:
+        return Step(step).strategy
+    except (LeirError, ValueError):
+        return ""
+
+
+def db_trajectories(db: Any) -> List[Trajectory]:
+    """A measurement database's rows (``db``: a path or a
+    :class:`leir.Database`) as trajectories ``(source, records)``, one per
+    source program (``root_hash``), in the records' shape (``node``,
+    ``parent``, ``program``, ``strategy``, ``cot``, ``verdict``,
+    ``accepted``: verified and FASTER than its parent, as the search
+    accepts). A program measured several times from one parent (another
+    backend, machine or protocol) counts once, its first row. Rows without
+    a parent link, and sources that are no row's parent, are left out."""
+    by_root: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
+    for row in _db_rows(db):
+        if row.get("parent_hash") and row.get("parent_program") and row.get("program") and row.get("step"):
+            by_root[row["root_hash"]].append(row)
+    out: List[Trajectory] = []
+    for root in sorted(by_root):
+        rows = by_root[root]
+        source = next((r["parent_program"] for r in rows if r["parent_hash"] == root), None)
+        if source is None:
+            continue
+        nodes = {root: 0}  # alpha hash of an accepted program -> node id
+        seen = set()
+        recs: List[Dict[str, Any]] = []
+        for r in rows:
+            if (r["parent_hash"], r["program_hash"]) in seen:
+                continue
+            seen.add((r["parent_hash"], r["program_hash"]))
+            accepted = r["verdict"] in ("EQUAL", "CLOSE") and r["order"].lower() == "faster"
+            recs.append({"row": r, "accepted": accepted})
+            if accepted:
+                nodes.setdefault(r["program_hash"], len(nodes))
+        records: List[Dict[str, Any]] = []
+        for i, x in enumerate(recs):
+            r = x["row"]
+            parent = nodes.get(r["parent_hash"])
+            if parent is None:  # its parent was measured but not accepted here
+                continue
+            node = nodes[r["program_hash"]] if x["accepted"] and nodes[r["program_hash"]] > 0 else -1
+            try:
+                think = cot(Program.parse(r["parent_program"]), r["step"])
+            except (LeirError, ValueError):
+                think = ""
+            records.append({
+                "sample": i + 1, "node": node, "parent": parent, "step": r["step"],
+                "strategy": _strategy_of(r["step"]), "cot": think, "program": r["program"],
+                "verdict": r["verdict"], "accepted": x["accepted"], "hash": r["program_hash"],
+                "reject": "" if x["accepted"] else ("verdict" if r["verdict"] not in ("EQUAL", "CLOSE") else "not_faster"),
+            })
+        # a node is one record: the first accepted row that made it
+        made = set()
+        for rec in records:
+            if rec["node"] > 0:
+                if rec["node"] in made:
+                    rec["node"] = -1
+                made.add(rec["node"])
+        out.append((source, records))
+    return out
+
+
 def _empty() -> Dict[str, List[Dict[str, Any]]]:
     return {s: [] for s in SPLITS}
 
@@ -192,14 +272,17 @@ def preference_pairs(
     *,
     per_state: int = 4,
     seed: int = 0,
+    db: Any = None,
 ) -> Dict[str, List[Dict[str, Any]]]:
     """DPO pairs by split: for each state, each rejected step (at most
     ``per_state``) against a kept step of the same state (one of the same
     strategy when there is one: the pair then differs in what the step
     does, not in which strategy it names), drawn with ``seed``. From each
-    trajectory ``(source, records)``: each rejected proposal against an
-    accepted one at the same node."""
+    trajectory ``(source, records)``, and from each source of a measurement
+    database ``db`` (:func:`db_trajectories`): each rejected proposal
+    against an accepted one at the same node."""
     ds = _dataset(dataset)
+    trajectories = list(trajectories) + (db_trajectories(db) if db is not None else [])
     rng = random.Random(seed)
     out = _empty()
     for sid in sorted(ds.states):
@@ -318,6 +401,7 @@ def process_rows(
     trajectories: Iterable[Trajectory] = (),
     *,
     label: str = "accepted",
+    db: Any = None,
 ) -> Dict[str, List[Dict[str, Any]]]:
     """Stepwise rows by split. From the dataset: for each kept and each
     rejected step of a state, the prompt of the unit's source, the walk's
@@ -325,10 +409,12 @@ def process_rows(
     steps unverified) and the step (True when the dataset kept it). From each trajectory: for each proposal with a
     program, the accepted path to its node and the proposal, labelled by
     ``label``: "accepted" (the search's judgement: verified and faster) or
-    "verified" (EQUAL or CLOSE, faster or not)."""
+    "verified" (EQUAL or CLOSE, faster or not). ``db``: a measurement
+    database's sources too, as :func:`preference_pairs`."""
     if label not in ("accepted", "verified"):
         raise ValueError("label must be 'accepted' or 'verified'")
     ds = _dataset(dataset)
+    trajectories = list(trajectories) + (db_trajectories(db) if db is not None else [])
     out = _empty()
     for sid in sorted(ds.states):
         st = ds.states[sid]
