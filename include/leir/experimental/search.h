@@ -351,7 +351,7 @@ typedef struct leir_search_llm_options {
   uint32_t size;             /**< sizeof(leir_search_llm_options) */
   leir_llm *llm;             /**< the client (borrowed; required) */
   const char *hardware;      /**< a GPU name: the reference's hardware block ("**Target
-                              * hardware**: NVIDIA <GPU> GPU." and the CUDA binding and memory
+                              * hardware**: NVIDIA GPUNAME GPU." and the CUDA binding and memory
                               * rules) goes before the strategy list (default "H20-3e", the
                               * reference's --GPU default); NULL or "": left out */
   uint32_t irs_per_call;     /**< transformed IRs asked for in one call: 1 gives the single
