@@ -88,6 +88,23 @@ static char *answer_for(const char *ir, const char *strategy) {
   return buf;
 }
 
+/* A Step-TP list answer with `n` transformed IRs, all said to be loop_reorder
+ * (malloc'd). */
+static char *list_answer(const char *const *irs, size_t n) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  fputs("<think>0. Swap the loops.</think><answer>[", f);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(f, "%s{\"idx\": %zu, \"transformed_IR\": ", i ? ", " : "", i);
+    put_json_string(f, irs[i]);
+    fputs(", \"applied_strategy\": \"loop_reorder\"}", f);
+  }
+  fputs("]</answer>", f);
+  fclose(f);
+  return buf;
+}
+
 /* A script for llm_stub: answers wrapped for the command protocol or the
  * HTTP endpoint; '@' lines (the stub's misbehaviours) as they are. */
 static const char *write_script(const char *name, char *const *answers, size_t n, int http) {
@@ -177,8 +194,8 @@ static leir_status judge_measure(void *payload, const leir_program *root,
   return LEIR_OK;
 }
 
-static leir_search_result *search_with(leir_llm *llm, judge *j, uint32_t samples,
-                                       uint32_t retries) {
+static leir_search_result *search_with_policy(leir_search_propose_fn fn, void *payload, judge *j,
+                                              uint32_t samples, uint32_t retries) {
   leir_program *p = test_parse(src_text);
   test_set_signature(p, src_sig);
   leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
@@ -186,8 +203,8 @@ static leir_search_result *search_with(leir_llm *llm, judge *j, uint32_t samples
   o.max_samples = samples;
   o.max_depth = 1;
   o.retries = retries;
-  o.propose = leir_search_propose_llm;
-  o.propose_payload = llm;
+  o.propose = fn;
+  o.propose_payload = payload;
   o.measure = judge_measure;
   o.measure_payload = j;
   o.flags = LEIR_SEARCH_NO_FINAL_COMPARE;
@@ -195,6 +212,11 @@ static leir_search_result *search_with(leir_llm *llm, judge *j, uint32_t samples
   ck_assert_int_eq(leir_search_run(&res, NULL, p, &o), LEIR_OK);
   leir_program_free(p);
   return res;
+}
+
+static leir_search_result *search_with(leir_llm *llm, judge *j, uint32_t samples,
+                                       uint32_t retries) {
+  return search_with_policy(leir_search_propose_llm, llm, j, samples, retries);
 }
 
 static leir_llm *command_client(const char *script, const char *log) {
@@ -341,6 +363,113 @@ START_TEST(test_command_hostile) {
 }
 END_TEST
 
+/* the prompt options: N IRs asked in one call, each IR of the list answer
+ * a proposal (the unreadable one skipped), no hardware block, no system
+ * message; the default prompt has the reference's hardware block */
+START_TEST(test_command_list_answer) {
+  const char *const irs[] = {not_a_step, invalid_ir, reordered};
+  char *list = list_answer(irs, 3);
+  char *const answers[] = {list};
+  const char *script = write_script("script", answers, 1, 0);
+  const char *log = in_tmp("log");
+  leir_llm *llm = command_client(script, log);
+  leir_search_llm_options so;
+  ck_assert_int_eq(leir_search_llm_options_init(&so, sizeof so), LEIR_OK);
+  ck_assert_str_eq(so.hardware, "H20-3e");
+  ck_assert_uint_eq(so.irs_per_call, 0);
+  so.llm = llm;
+  so.irs_per_call = 3;
+  so.hardware = NULL;
+  so.system_prompt = "";
+  judge j = {NULL, 0};
+  leir_search_result *res = search_with_policy(leir_search_propose_llm_with, &so, &j, 10, 0);
+  ck_assert_uint_eq(logged_count(log), 1); /* one call ... */
+  ck_assert_uint_eq(leir_search_result_record_count(res), 3); /* ... three proposals */
+  ck_assert_int_eq(rec(res, 0)->reject, LEIR_REJECT_NOT_ONE_STEP);
+  ck_assert_int_eq(rec(res, 1)->reject, LEIR_REJECT_MALFORMED);
+  ck_assert_int_eq(rec(res, 2)->reject, LEIR_REJECT_NONE);
+  ck_assert_str_eq(rec(res, 2)->proposed, reordered);
+  for (size_t i = 0; i < 3; i++) ck_assert_str_eq(rec(res, i)->raw, list);
+  ck_assert_uint_eq(j.calls, 1);
+  char *r1 = logged_request(log, 1);
+  ck_assert_ptr_nonnull(r1);
+  ck_assert_msg(strstr(r1, "{\"messages\":[{\"role\":\"user\"") != NULL, "%s", r1);
+  ck_assert_ptr_null(strstr(r1, "\"role\":\"system\""));
+  ck_assert_ptr_nonnull(strstr(r1, "Please give me at least 3 different"));
+  ck_assert_ptr_nonnull(strstr(r1, "'idx', 'transformed_IR', 'applied_strategy'"));
+  ck_assert_ptr_null(strstr(r1, "Target hardware"));
+  free(r1);
+  leir_search_result_free(res);
+  leir_llm_free(llm);
+
+  /* the defaults: the reference's system message and hardware block, one
+   * IR for chain (its script's num_IRs); a bad GPU name stops the search */
+  char *right = answer_for(reordered, "loop_reorder");
+  char *const one[] = {right};
+  script = write_script("script2", one, 1, 0);
+  log = in_tmp("log2");
+  llm = command_client(script, log);
+  leir_search_llm_options_init(&so, sizeof so);
+  so.llm = llm;
+  res = search_with_policy(leir_search_propose_llm_with, &so, &j, 10, 0);
+  ck_assert_uint_eq(leir_search_result_record_count(res), 1);
+  r1 = logged_request(log, 1);
+  ck_assert_ptr_nonnull(r1);
+  ck_assert_ptr_nonnull(strstr(r1, "[{\"role\":\"system\",\"content\":\"You are a helpful IR "
+                                   "optimization assistant.\"}"));
+  const char *hw = strstr(r1, "**Target hardware**: NVIDIA H20-3e GPU.");
+  ck_assert_ptr_nonnull(hw);
+  ck_assert_ptr_nonnull(strstr(r1, "thread axes with prefixes tx, ty, tz"));
+  /* where the reference has it: before the strategy list */
+  const char *list_at = strstr(r1, "The following strategies");
+  ck_assert_ptr_nonnull(list_at);
+  ck_assert(hw < list_at);
+  ck_assert_ptr_nonnull(strstr(r1, "Please give me a **numerically equivalent"));
+  free(r1);
+  leir_search_result_free(res);
+  so.hardware = "H20\n";
+  leir_program *p = test_parse(src_text);
+  test_set_signature(p, src_sig);
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.algorithm = LEIR_SEARCH_CHAIN;
+  o.propose = leir_search_propose_llm_with;
+  o.propose_payload = &so;
+  o.measure = judge_measure;
+  o.measure_payload = &j;
+  o.flags = LEIR_SEARCH_NO_FINAL_COMPARE;
+  res = NULL;
+  ck_assert_int_eq(leir_search_run(&res, NULL, p, &o), LEIR_ERR_ARGUMENT);
+  leir_search_result_free(res);
+  leir_program_free(p);
+  leir_llm_free(llm);
+  free(right);
+  free(list);
+}
+END_TEST
+
+/* an untrusted list answer of 40 entries: at most 16 proposals of one call */
+START_TEST(test_command_list_bounded) {
+  const char *irs[40];
+  for (size_t i = 0; i < 40; i++) irs[i] = not_a_step;
+  char *list = list_answer(irs, 40);
+  char *const answers[] = {list};
+  const char *script = write_script("script", answers, 1, 0);
+  const char *log = in_tmp("log");
+  leir_llm *llm = command_client(script, log);
+  leir_search_llm_options so = LEIR_SEARCH_LLM_OPTIONS_INIT;
+  so.llm = llm;
+  so.irs_per_call = 2;
+  judge j = {NULL, 0};
+  leir_search_result *res = search_with_policy(leir_search_propose_llm_with, &so, &j, 100, 0);
+  ck_assert_uint_eq(logged_count(log), 1);
+  ck_assert_uint_eq(leir_search_result_record_count(res), 16);
+  ck_assert_uint_eq(j.calls, 0);
+  leir_search_result_free(res);
+  leir_llm_free(llm);
+  free(list);
+}
+END_TEST
+
 /* ---- the HTTP stub ------------------------------------------------------------------ */
 
 static pid_t server_pid;
@@ -466,6 +595,73 @@ START_TEST(test_tool_llm_command) {
 }
 END_TEST
 
+/* leir optimize's sampling settings reach every request (the reference's
+ * 0.3 and 40960 by default), the system prompt is the first message, the
+ * hardware block is there unless --no-hardware, and greedy asks for the
+ * reference's two IRs a call, both proposed */
+START_TEST(test_tool_sampling) {
+  const char *const irs[] = {not_a_step, reordered};
+  char *list = list_answer(irs, 2);
+  char *const answers[] = {list};
+  const char *script = write_script("script", answers, 1, 0);
+  char log[256], cmd[700];
+  snprintf(log, sizeof log, "%s", in_tmp("log"));
+  snprintf(cmd, sizeof cmd, "'%s' lines '%s' '%s'", stub_path(), script, log);
+  char prog[256]; /* (in_tmp's buffers are reused) */
+  snprintf(prog, sizeof prog, "%s", write_program());
+  run_result r = run((const char *const[]){"optimize", "--llm-command", cmd, "--search", "greedy",
+                                           "--temperature", "0.7", "--top-p", "0.9", "--max-tokens",
+                                           "123", "--llm-seed", "5", "--system-prompt", "Be brief.",
+                                           "--depth", "1", "--samples", "4", "--retries", "0",
+                                           "--no-db", "--no-final-compare", "--rounds", "3",
+                                           "--max-rounds", "3", "--sets", "1", "--backend", "interp",
+                                           "--json", prog, NULL});
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.out, "\"reject\":\"not-one-step\"") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\"verdict\":\"EQUAL\"") != NULL, "%s", r.out);
+  char *r1 = logged_request(log, 1);
+  ck_assert_ptr_nonnull(r1);
+  ck_assert_msg(strstr(r1, "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                           "{\"role\":\"user\"") != NULL, "%s", r1);
+  ck_assert_msg(strstr(r1, "\"temperature\":0.7,\"top_p\":0.9,\"max_tokens\":123,\"seed\":5") != NULL,
+                "%s", r1);
+  ck_assert_ptr_nonnull(strstr(r1, "Greedy-based optimization"));
+  ck_assert_ptr_nonnull(strstr(r1, "**Target hardware**: NVIDIA H20-3e GPU."));
+  ck_assert_ptr_nonnull(strstr(r1, "Please give me at least 2 different"));
+  free(r1);
+  free(r.out), free(r.err);
+
+  /* the defaults, another GPU, then none */
+  char *right = answer_for(reordered, "loop_reorder");
+  char *const one[] = {right};
+  for (int k = 0; k < 2; k++) {
+    script = write_script(k ? "s2" : "s1", one, 1, 0);
+    snprintf(log, sizeof log, "%s", in_tmp(k ? "log2" : "log1"));
+    snprintf(cmd, sizeof cmd, "'%s' lines '%s' '%s'", stub_path(), script, log);
+    r = run((const char *const[]){"optimize", "--llm-command", cmd, "--search", "chain",
+                                  k ? "--no-hardware" : "--hardware", k ? "--quiet" : "A100",
+                                  "--depth", "1", "--samples", "1", "--retries", "0", "--no-db",
+                                  "--no-final-compare", "--rounds", "3", "--max-rounds", "3",
+                                  "--sets", "1", "--backend", "interp", "--json", prog, NULL});
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    r1 = logged_request(log, 1);
+    ck_assert_ptr_nonnull(r1);
+    ck_assert_msg(strstr(r1, "\"content\":\"You are a helpful IR optimization assistant.\"}") != NULL,
+                  "%s", r1);
+    ck_assert_msg(strstr(r1, "\"temperature\":0.3,\"max_tokens\":40960}") != NULL, "%s", r1);
+    ck_assert_ptr_null(strstr(r1, "\"seed\""));
+    ck_assert_ptr_null(strstr(r1, "\"top_p\""));
+    if (k) ck_assert_ptr_null(strstr(r1, "Target hardware"));
+    else ck_assert_ptr_nonnull(strstr(r1, "**Target hardware**: NVIDIA A100 GPU."));
+    ck_assert_ptr_nonnull(strstr(r1, "Please give me a **numerically equivalent"));
+    free(r1);
+    free(r.out), free(r.err);
+  }
+  free(right);
+  free(list);
+}
+END_TEST
+
 START_TEST(test_tool_usage) {
   const char *prog = write_program();
   run_result r = run((const char *const[]){"optimize", "--endpoint", "http://127.0.0.1:9/x",
@@ -476,6 +672,26 @@ START_TEST(test_tool_usage) {
   r = run((const char *const[]){"optimize", "--model", "m", "--no-db", prog, NULL});
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "need --endpoint"));
+  free(r.out), free(r.err);
+  /* eval's names, ranges and messages */
+  r = run((const char *const[]){"optimize", "--llm-command", "true", "--temperature", "101",
+                                "--no-db", prog, NULL});
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "--temperature takes a number in [0, 100]") != NULL, "%s", r.err);
+  free(r.out), free(r.err);
+  r = run((const char *const[]){"optimize", "--top-p", "0.5", "--no-db", prog, NULL});
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "--top-p needs a model") != NULL, "%s", r.err);
+  free(r.out), free(r.err);
+  r = run((const char *const[]){"optimize", "--llm-command", "true", "--hardware", "A100",
+                                "--no-hardware", "--no-db", prog, NULL});
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "exclude each other") != NULL, "%s", r.err);
+  free(r.out), free(r.err);
+  r = run((const char *const[]){"optimize", "--llm-command", "true", "--irs-per-call", "17",
+                                "--no-db", prog, NULL});
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(strstr(r.err, "--irs-per-call takes an integer 1..16") != NULL, "%s", r.err);
   free(r.out), free(r.err);
   r = run((const char *const[]){"optimize", "--help", NULL});
   ck_assert_ptr_nonnull(strstr(r.out, "--llm-command"));
@@ -492,12 +708,15 @@ static Suite *search_llm_suite(void) {
   tcase_add_test(api, test_command_wrong_malformed_then_right);
   tcase_add_test(api, test_command_not_equivalent_reason);
   tcase_add_test(api, test_command_hostile);
+  tcase_add_test(api, test_command_list_answer);
+  tcase_add_test(api, test_command_list_bounded);
   tcase_add_test(api, test_endpoint_wrong_then_right);
   suite_add_tcase(s, api);
   TCase *tool = tcase_create("tool");
   tcase_add_checked_fixture(tool, setup, teardown);
   tcase_set_timeout(tool, 120);
   tcase_add_test(tool, test_tool_llm_command);
+  tcase_add_test(tool, test_tool_sampling);
   tcase_add_test(tool, test_tool_usage);
   suite_add_tcase(s, tool);
   return s;

@@ -9,15 +9,14 @@
 
 #include "leir/experimental/dataset.h"
 #include "leir/experimental/llm.h"
+#include "llm_opts.h"
 #include "tool.h"
 
 typedef struct eval_drive_args {
-  const char *endpoint, *llm_command;
-  leir_llm_options lo;
+  llm_opts m; /* the model and its sampling (shared with leir optimize) */
   leir_eval_drive_options o;
   uint32_t jobs;
-  bool temperature_set, max_tokens_set, no_score;
-  const char *first_model_option; /* a model option given (it needs a model) */
+  bool no_score;
 } eval_drive_args;
 
 void eval_drive_args_init(eval_drive_args *d);
@@ -28,7 +27,7 @@ int eval_drive_option(eval_drive_args *d, tool_args *a, const char *opt);
  * code of the failure (reported on stderr). */
 int eval_drive_run(eval_drive_args *d, const char *dataset_dir, const char *answers_path);
 /* A model was named. */
-static inline bool eval_drive_wanted(const eval_drive_args *d) { return d->endpoint || d->llm_command; }
+static inline bool eval_drive_wanted(const eval_drive_args *d) { return llm_opts_wanted(&d->m); }
 /* The usage error for model options without a model, else EXIT_OK. */
 int eval_drive_check_unused(const eval_drive_args *d);
 

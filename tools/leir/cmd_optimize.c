@@ -13,6 +13,7 @@
 #include "leir/experimental/search.h"
 
 #include "commands.h"
+#include "llm_opts.h"
 #include "run_opts.h"
 
 static bool is(const char *opt, const char *name) {
@@ -181,15 +182,19 @@ int cmd_optimize(int argc, char **argv) {
   leir_candidates_options cand = LEIR_CANDIDATES_OPTIONS_INIT;
   const char *db_path = NULL, *traj_path = NULL, *out_path = NULL, *plot_path = NULL;
   bool no_db = false, quiet = false, cot = false, no_final = false, progress = true;
-  /* the LLM policy: an endpoint or a command (leir_search_propose_llm) */
-  const char *endpoint = NULL, *llm_command = NULL;
-  leir_llm_options lo = LEIR_LLM_OPTIONS_INIT;
+  /* the LLM policy: an endpoint or a command, its sampling and prompt
+   * (llm_opts.c, shared with leir eval; leir_search_propose_llm_with) */
+  llm_opts m;
+  llm_opts_init(&m, "optimize");
+  leir_search_llm_options slo = LEIR_SEARCH_LLM_OPTIONS_INIT;
   tool_args a;
   tool_args_init(&a, "optimize", argc, argv);
   const char *opt, *v;
   while ((opt = tool_args_next(&a))) {
     int r = run_option(&o, &a, opt);
     if (r < 0) return EXIT_USAGE;
+    if (r) continue;
+    if ((r = llm_opts_option(&m, &a, opt)) < 0) return EXIT_USAGE;
     if (r) continue;
     if (strcmp(opt, "--no-db") == 0) { no_db = true; continue; }
     if (strcmp(opt, "--quiet") == 0) { quiet = true; continue; }
@@ -249,11 +254,12 @@ int cmd_optimize(int argc, char **argv) {
       if (!bad && (cand.vector_width < 1 || cand.vector_width > 1024))
         return tool_usage_error("optimize", "--vector-width takes 1..1024");
     }
-    else if (is(opt, "--endpoint")) endpoint = v;
-    else if (is(opt, "--model")) lo.model = v;
-    else if (is(opt, "--api-key-env")) lo.api_key_env = v;
-    else if (is(opt, "--llm-command")) llm_command = v;
-    else if (is(opt, "--llm-timeout")) bad = real(opt, v, &lo.timeout_s);
+    else if (is(opt, "--irs-per-call")) {
+      uint64_t n = 0;
+      bad = llm_opts_unsigned("optimize", opt, v, 1, 16, &n) != 0;
+      slo.irs_per_call = (uint32_t)n;
+      llm_opts_note(&m, "--irs-per-call");
+    }
     else if (is(opt, "--trajectory")) traj_path = v;
     else if (is(opt, "--out")) out_path = v;
     else if (is(opt, "--plot")) plot_path = v;
@@ -261,11 +267,13 @@ int cmd_optimize(int argc, char **argv) {
     if (bad) return EXIT_USAGE;
   }
   if (a.npositional != 1) return tool_usage_error("optimize", "expected one program");
-  if (endpoint && llm_command)
-    return tool_usage_error("optimize", "--endpoint and --llm-command exclude each other");
-  if ((lo.model || lo.api_key_env) && !endpoint)
-    return tool_usage_error("optimize", "--model and --api-key-env need --endpoint");
-  if (!(lo.timeout_s > 0)) return tool_usage_error("optimize", "--llm-timeout must be > 0");
+  /* the reference's search: temperature 0.3, 40960 new tokens, its
+   * hardware block for the H20-3e */
+  int urc = llm_opts_finish(&m, 0.3, 40960);
+  if (urc != EXIT_OK) return urc;
+  if (!llm_opts_wanted(&m) && llm_opts_check_unused(&m) != EXIT_OK) return EXIT_USAGE;
+  slo.hardware = llm_opts_hardware(&m, "H20-3e");
+  slo.system_prompt = m.lo.system_prompt;
   if (co.max_rounds < co.min_rounds) co.max_rounds = co.min_rounds;
   if (!(co.confidence > 0.5 && co.confidence < 1))
     return tool_usage_error("optimize", "--confidence must be in (0.5, 1)");
@@ -281,17 +289,14 @@ int cmd_optimize(int argc, char **argv) {
   leir_program *prog = run_load(&o, a.positional[0], true, &rc);
   if (!prog) return rc;
   leir_llm *llm = NULL;
-  if (endpoint || llm_command) {
-    const char *cargv[] = {"/bin/sh", "-c", llm_command, NULL};
-    leir_status ls = endpoint ? leir_llm_new_endpoint(&llm, endpoint, &lo)
-                              : leir_llm_new_command(&llm, cargv, &lo);
-    if (ls != LEIR_OK) {
-      fprintf(stderr, "leir optimize: error: %s\n", leir_error_last()->message);
-      leir_program_free(prog);
-      return tool_exit_for(ls);
-    }
-    so.propose = leir_search_propose_llm;
-    so.propose_payload = llm;
+  if ((rc = llm_opts_client(&m, &llm)) != EXIT_OK) {
+    leir_program_free(prog);
+    return rc;
+  }
+  if (llm) {
+    slo.llm = llm;
+    so.propose = leir_search_propose_llm_with;
+    so.propose_payload = &slo;
   }
   const char *policy_label = llm ? "llm" : leir_search_policy_name(so.policy);
   leir_backend *b = NULL;

@@ -335,16 +335,59 @@ typedef struct leir_llm leir_llm;
  * optimization assistant." and the Step-TP search prompt of
  * query->program (algorithm, current IR and known variables, the parent
  * and speedups, the rejections at this node with their reasons, the
- * strategy list, the task; docs/search.md), and proposes the parsed
- * answer's transformed IR as a whole program of its applied strategy (at
- * most query->want of a list answer); the search then grounds, verifies
+ * hardware block, the strategy list, the task; docs/search.md), and
+ * proposes each transformed IR of the parsed answer as a whole program of
+ * its applied strategy; the search then grounds, verifies
  * and times it. A failed request or an answer that cannot be parsed is
  * proposed as unreadable (REJECT_MALFORMED, reason "no answer: ..." or
  * "malformed answer (...): ..."), so it goes back to the model on the next
- * call like any rejection, within options.retries. Errors:
+ * call like any rejection, within options.retries. The prompt has the
+ * reference's hardware block (H20-3e) and asks for as many IRs per call as
+ * the reference's script of the algorithm (leir_search_llm_options).
+ * Errors:
  * LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM (both stop the search). */
 LEIR_API leir_status leir_search_propose_llm(void *payload, const leir_search_query *query,
                                              leir_search_proposals *out);
+
+/** How the LLM policy asks (leir_search_propose_llm_with). Start from
+ * LEIR_SEARCH_LLM_OPTIONS_INIT or leir_search_llm_options_init(). The
+ * client's sampling settings (temperature, top_p, max_tokens, seed) are its
+ * leir_llm_options; these are the prompt's. */
+typedef struct leir_search_llm_options {
+  uint32_t size;             /**< sizeof(leir_search_llm_options) */
+  leir_llm *llm;             /**< the client (borrowed; required) */
+  const char *hardware;      /**< a GPU name: the reference's hardware block ("**Target
+                              * hardware**: NVIDIA GPUNAME GPU." and the CUDA binding and memory
+                              * rules) goes before the strategy list (default "H20-3e", the
+                              * reference's --GPU default); NULL or "": left out */
+  uint32_t irs_per_call;     /**< transformed IRs asked for in one call: 1 gives the single
+                              * variant, N >= 2 asks for "at least N different" IRs as a list
+                              * (at most 16); 0 (default): as the reference's script of the
+                              * algorithm asks (greedy 2, beam 3, BFS 2, DFS 2, MCTS 1, chain 1) */
+  const char *system_prompt; /**< the chat's first message; NULL (default): "You are a helpful
+                              * IR optimization assistant.", the reference's search prompt;
+                              * "": no system message */
+} leir_search_llm_options;
+
+/** Defaults of leir_search_llm_options (see each field). */
+#define LEIR_SEARCH_LLM_OPTIONS_INIT \
+  { (uint32_t)sizeof(leir_search_llm_options), NULL, "H20-3e", 0u, NULL }
+
+/** Fills the first `size` bytes of `*opts` with LEIR_SEARCH_LLM_OPTIONS_INIT
+ * and sets `opts->size` to `size`. Errors: LEIR_ERR_ARGUMENT. */
+LEIR_API leir_status leir_search_llm_options_init(leir_search_llm_options *opts, size_t size);
+
+/** The LLM policy with prompt options: a leir_search_propose_fn whose
+ * payload is a `const leir_search_llm_options *` (borrowed, with its client,
+ * for the whole search). As leir_search_propose_llm, which is this with the
+ * defaults. Every transformed IR of a list answer is proposed (each one is
+ * grounded, verified and timed; at most 16 per call, the rest dropped);
+ * entries without a readable transformed IR are skipped, and an answer with
+ * none is proposed as unreadable. Errors: LEIR_ERR_ARGUMENT (no client, or a
+ * GPU name that is empty, over 64 bytes or has a control character),
+ * LEIR_ERR_NOMEM (both stop the search). */
+LEIR_API leir_status leir_search_propose_llm_with(void *payload, const leir_search_query *query,
+                                                  leir_search_proposals *out);
 
 /* ======================================================================
  * Measurements and records
