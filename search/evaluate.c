@@ -243,9 +243,7 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
         ctx->fatal = st;
       } else {
         ctx->measured++;
-        if (ctx->o.db && ctx->db_down) {
-          ctx->db_unsaved++;
-        } else if (ctx->o.db) {
+        if (ctx->o.db) {
           key.verdict = m.verdict;
           key.order = m.order;
           key.ratio = m.ratio;
@@ -259,10 +257,10 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
           key.step = step;
           key.program = r.program;
           key.message = m.message;
-          st = leir_db_put(ctx->o.db, &key);
+          st = ctx->db_down ? LEIR_ERR_IO : leir_db_put(ctx->o.db, &key);
           if (st == LEIR_ERR_IO) {
             ctx->db_down = 1;
-            ctx->db_unsaved++;
+            leir__search_db_keep(ctx, &key); /* written again at the end */
           } else if (st != LEIR_OK) {
             ctx->fatal = st;
           }
