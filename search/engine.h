@@ -39,11 +39,24 @@ typedef struct search_ctx {
    * its lock past the busy timeout, a full disk) never stops the search or
    * loses an accepted step. The first write failure makes the rest of the
    * run skip the database (each write would wait out the busy timeout
-   * again); the rows it could not keep are counted (db_unsaved). */
+   * again); the rows it could not keep wait in db_pending and are written
+   * once more when the run ends (db_pending.c); those still unsaved then
+   * are counted (db_unsaved), those saved late in db_saved_late. */
   int db_down;
-  uint32_t db_unsaved;
+  uint32_t db_unsaved, db_saved_late;
+  leir_db_row *db_pending;
+  uint32_t db_npending, db_cappending;
   uint64_t rng;
 } search_ctx;
+
+/* ---- rows the database could not take (db_pending.c) ---------------------- */
+
+/* Keeps a copy of `row` (its strings copied) for the end-of-run retry. */
+void leir__search_db_keep(search_ctx *ctx, const leir_db_row *row);
+/* Writes the kept rows once more (bounded rounds and time); counts what
+ * is saved (db_saved_late) and what is lost (db_unsaved); frees them. */
+void leir__search_db_retry(search_ctx *ctx);
+void leir__search_db_pending_free(search_ctx *ctx);
 
 static inline double now_s(void) {
   struct timespec ts;

@@ -243,9 +243,7 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
         ctx->fatal = st;
       } else {
         ctx->measured++;
-        if (ctx->o.db && ctx->db_down) {
-          ctx->db_unsaved++;
-        } else if (ctx->o.db) {
+        if (ctx->o.db) {
           key.verdict = m.verdict;
           key.order = m.order;
           key.ratio = m.ratio;
@@ -262,14 +260,14 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
           key.parent_hash = n->hash; /* the state the step was taken from */
           char *parent_text = program_text(n->program);
           key.parent_program = parent_text;
-          st = leir_db_put(ctx->o.db, &key);
-          free(parent_text);
+          st = ctx->db_down ? LEIR_ERR_IO : leir_db_put(ctx->o.db, &key);
           if (st == LEIR_ERR_IO) {
             ctx->db_down = 1;
-            ctx->db_unsaved++;
+            leir__search_db_keep(ctx, &key); /* written again at the end */
           } else if (st != LEIR_OK) {
             ctx->fatal = st;
           }
+          free(parent_text);
         }
       }
     }

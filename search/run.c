@@ -29,6 +29,7 @@ static void ctx_free(search_ctx *ctx) {
     for (size_t i = 0; i < ctx->nrecords; i++) leir__search_record_free_strings(&ctx->records[i]);
   free(ctx->records);
   leir_verifier_free(ctx->verifier);
+  leir__search_db_pending_free(ctx);
 }
 
 static char *best_steps(search_ctx *ctx) {
@@ -121,6 +122,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
     return st;
   }
 
+  leir__search_db_retry(&ctx);
   leir_search_result *res = calloc(1, sizeof *res);
   if (!res) {
     ctx_free(&ctx);
@@ -140,6 +142,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   s->lookaheads = ctx.lookaheads;
   s->lookahead_evals = ctx.lookahead_evals;
   s->db_unsaved = ctx.db_unsaved;
+  s->db_saved_late = ctx.db_saved_late;
   if (ctx.best != 0 && !ctx.o.measure && !(ctx.o.flags & LEIR_SEARCH_NO_FINAL_COMPARE) &&
       ctx.stopped_by != 3) {
     search_node *b = &ctx.nodes[ctx.best], *r0 = &ctx.nodes[0];

@@ -680,10 +680,21 @@ END_TEST
 /* Another process holding the database's write lock for the whole run made
  * `leir optimize` exit 1 after the 10 s busy timeout, with no summary and no
  * best program. The search now keeps going without the database after the
- * first failed write, and says how many rows it could not keep. */
-static leir_status always_faster(void *payload, const leir_program *source, const leir_program *parent,
-                                 const leir_program *cand, uint32_t klass, leir_search_measurement *m) {
-  (void)payload, (void)source, (void)parent, (void)cand, (void)klass;
+ * first failed write, keeps the rows it could not write, writes them again
+ * when it ends (bounded rounds), and counts those finally lost. */
+typedef struct db_blocker {
+  sqlite3 *other;
+  const char *release_sql; /* run on the measurement `release_at` */
+  int calls, release_at;
+} db_blocker;
+
+static leir_status faster_then_release(void *payload, const leir_program *source,
+                                       const leir_program *parent, const leir_program *cand,
+                                       uint32_t klass, leir_search_measurement *m) {
+  (void)source, (void)parent, (void)cand, (void)klass;
+  db_blocker *b = payload;
+  if (++b->calls == b->release_at)
+    ck_assert_int_eq(sqlite3_exec(b->other, b->release_sql, NULL, NULL, NULL), SQLITE_OK);
   m->verdict = LEIR_VERDICT_EQUAL;
   m->order = LEIR_ORDER_FASTER;
   m->ratio = 1.5;
@@ -704,17 +715,25 @@ START_TEST(test_search_keeps_going_when_the_database_is_locked) {
   ck_assert_int_eq(leir_db_open(&db, path), LEIR_OK);
   sqlite3 *other = NULL;
   ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
-  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE;", NULL, NULL, NULL), SQLITE_OK);
   leir_program *p = test_parse("L^{16}_{a=0}L^{16}_{c=0}[C^{f64,g}_{a,c}=A^{f64,g}_{a,c}*2;];");
   ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  db_blocker blk = {other, "", 0, 0};
   leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
   o.algorithm = LEIR_SEARCH_GREEDY;
   o.policy = LEIR_POLICY_EXHAUSTIVE;
   o.max_samples = 6;
   o.max_depth = 2;
-  o.measure = always_faster;
+  o.measure = faster_then_release;
+  o.measure_payload = &blk;
   o.db = db;
   o.machine = "test-machine";
+  /* every write fails at once for the whole run (a full disk, here a
+   * trigger): the rows are tried again at the end, and lost */
+  ck_assert_int_eq(sqlite3_exec(other,
+                                "CREATE TRIGGER full BEFORE INSERT ON measurements BEGIN "
+                                "SELECT RAISE(FAIL, 'database or disk is full'); END;",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
   leir_search_result *r = NULL;
   leir_status st = leir_search_run(&r, NULL, p, &o);
   ck_assert_msg(st == LEIR_OK, "%s: %s", leir_status_name(st), leir_error_last()->message);
@@ -722,19 +741,41 @@ START_TEST(test_search_keeps_going_when_the_database_is_locked) {
   ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
   ck_assert_uint_gt(sum.accepted, 0);
   ck_assert_uint_gt(sum.best_depth, 0);
+  ck_assert_uint_gt(sum.measured, 1);
   ck_assert_uint_eq(sum.db_unsaved, sum.measured);
+  ck_assert_uint_eq(sum.db_saved_late, 0);
   ck_assert_ptr_nonnull(leir_search_result_best(r));
   leir_search_result_free(r);
-  /* the lock released, the next run writes its rows */
-  ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK;", NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(other);
-  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  uint64_t rows = 1;
+  ck_assert_int_eq(leir_db_count(db, &rows), LEIR_OK);
+  ck_assert_uint_eq(rows, 0);
+  ck_assert_int_eq(sqlite3_exec(other, "DROP TRIGGER full;", NULL, NULL, NULL), SQLITE_OK);
+  /* another process holds the write lock from before the run: the first
+   * write waits out the busy timeout and fails, the rest of the run skips
+   * the database; the lock released during the run (at the second
+   * measurement), every row is saved when the search ends */
+  ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE;", NULL, NULL, NULL), SQLITE_OK);
+  blk.release_sql = "ROLLBACK;";
+  blk.release_at = 2;
+  blk.calls = 0;
+  st = leir_search_run(&r, NULL, p, &o);
+  ck_assert_msg(st == LEIR_OK, "%s: %s", leir_status_name(st), leir_error_last()->message);
   ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
+  ck_assert_uint_gt(sum.accepted, 0);
+  ck_assert_uint_gt(sum.measured, 1);
   ck_assert_uint_eq(sum.db_unsaved, 0);
-  uint64_t rows = 0;
+  ck_assert_uint_eq(sum.db_saved_late, sum.measured);
   ck_assert_int_eq(leir_db_count(db, &rows), LEIR_OK);
   ck_assert_uint_eq(rows, sum.measured);
   leir_search_result_free(r);
+  /* the next run finds them */
+  blk.release_at = 0;
+  ck_assert_int_eq(leir_search_run(&r, NULL, p, &o), LEIR_OK);
+  ck_assert_int_eq(leir_search_result_summary(r, &sum), LEIR_OK);
+  ck_assert_uint_gt(sum.reused, 0);
+  ck_assert_uint_eq(sum.db_unsaved, 0);
+  leir_search_result_free(r);
+  sqlite3_close(other);
   leir_program_free(p);
   leir_db_free(db);
   free(path);

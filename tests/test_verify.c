@@ -319,6 +319,64 @@ START_TEST(test_exact_class_must_be_equal) {
 }
 END_TEST
 
+/* Issue 32, item 12: additive_split nest=1 tensor=C of an f64 program turns
+ * D*H into D*(H-C+C) with |C| about 1000 |H|: exact over the reals, it
+ * rounds to about an ulp of C, beyond the f64 floor n 2^-53 max|T| (the
+ * reference is its own truth, error 0): MISMATCH before. The f64 tolerance
+ * now also admits an element of a reassociating candidate of an f64
+ * program, so the split is CLOSE (never EQUAL); a real error is still
+ * MISMATCH (1e-6 added, C read for H, a 10^7 C that loses 20 bits), and
+ * so is every one of them with C written as A*1000 where the split reads
+ * C (nothing else changes). */
+static leir_program *split_program(const char *scale, const char *rhs) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "L^{256}_{a=0}[C^{f64,g}_{a}=A^{f64,g}_{a}*%s;];"
+           "L^{256}_{a=0}[E^{f64,g}_{a}=%s;];",
+           scale, rhs);
+  return test_parse(text);
+}
+
+START_TEST(test_f64_additive_split_cancellation_is_close) {
+  leir_backend *b = open_backend("interp");
+  leir_program *p = split_program("1000", "D^{f64,g}_{a}*H^{f64,g}_{a}");
+  const char *text = "additive_split nest=1 tensor=C eq=0 expr=1.1";
+  leir_step *step = NULL;
+  ck_assert_int_eq(leir_step_parse(&step, text, strlen(text)), LEIR_OK);
+  leir_program *q = NULL;
+  leir_exactness ex = LEIR_EXACT;
+  ck_assert_msg(leir_step_apply(&q, p, step, &ex) == LEIR_OK, "%s", leir_error_last()->message);
+  ck_assert_int_eq(ex, LEIR_REASSOCIATING);
+  char *printed = test_print(q);
+  ck_assert_ptr_nonnull(strstr(printed, "D^{f64,g}_{a}*(H^{f64,g}_{a}-C^{f64,g}_{a}+C^{f64,g}_{a})"));
+  leir_free(printed);
+  leir_verify_report *r = verify_class(b, p, q, LEIR_VERIFY_CLASS_REASSOCIATING);
+  ck_assert_msg(r->verdict == LEIR_VERDICT_CLOSE, "%s", r->message);
+  ck_assert_str_eq(r->judged_by, "truth");
+  leir_verify_report_free(r);
+  /* real errors: MISMATCH */
+  const char *wrong[][2] = {
+      {"1000", "D^{f64,g}_{a}*(H^{f64,g}_{a}-C^{f64,g}_{a}+C^{f64,g}_{a}+0.000001)"},
+      {"1000", "D^{f64,g}_{a}*(H^{f64,g}_{a}-C^{f64,g}_{a}+A^{f64,g}_{a})"},
+      {"1000", "D^{f64,g}_{a}*(H^{f64,g}_{a}*1.000000001-C^{f64,g}_{a}+C^{f64,g}_{a})"},
+      {"10000000", "D^{f64,g}_{a}*(H^{f64,g}_{a}-C^{f64,g}_{a}+C^{f64,g}_{a})"},
+  };
+  for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+    leir_program *p2 = split_program(wrong[i][0], "D^{f64,g}_{a}*H^{f64,g}_{a}");
+    leir_program *w = split_program(wrong[i][0], wrong[i][1]);
+    r = verify_class(b, p2, w, LEIR_VERIFY_CLASS_REASSOCIATING);
+    ck_assert_msg(r->verdict == LEIR_VERDICT_MISMATCH, "%s: %s", wrong[i][1], r->message);
+    leir_verify_report_free(r);
+    leir_program_free(w);
+    leir_program_free(p2);
+  }
+  leir_step_free(step);
+  leir_program_free(q);
+  leir_program_free(p);
+  leir_backend_free(b);
+}
+END_TEST
+
 /* ---- input domains and positivity --------------------------------------- */
 
 static const char *const domains_yaml =
@@ -878,6 +936,7 @@ static Suite *verify_suite(void) {
   tcase_add_test(tc, test_reassociating_matmul_256_cpu);
   tcase_add_test(tc, test_reassociating_strided_reduction_order_cpu);
   tcase_add_test(tc, test_exact_class_must_be_equal);
+  tcase_add_test(tc, test_f64_additive_split_cancellation_is_close);
   suite_add_tcase(s, tc);
   tc = tcase_create("domains");
   tcase_add_test(tc, test_domains_drive_the_inputs);

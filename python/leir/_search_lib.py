@@ -185,6 +185,8 @@ class Summary(Structure):
         ("stopped_by", c_int),
         ("lookaheads", c_uint32),
         ("lookahead_evals", c_uint64),
+        ("db_unsaved", c_uint32),
+        ("db_saved_late", c_uint32),
     ]
 
 

@@ -140,7 +140,10 @@ class SearchResult:
     :class:`Record` per evaluated proposal), ``summary`` (a dict: samples,
     measured, reused, accepted, rejected, best_depth, best_speedup,
     final_speedup, final_lo, final_hi, source_median_s, best_median_s,
-    seconds, stopped_by), ``best`` (the best program, a :class:`Program`
+    seconds, stopped_by, lookaheads, lookahead_evals, db_unsaved,
+    db_saved_late), ``db_unsaved`` (measurements the database could not
+    keep, even written again when the search ended; 0 without a database),
+    ``best`` (the best program, a :class:`Program`
     with the source's signature), ``steps`` (the step texts from the
     source to it), ``speedup`` (the final side-by-side speedup) and
     :meth:`plot_svg`."""
@@ -165,6 +168,14 @@ class SearchResult:
         out, n2 = out_ptr(), ctypes.c_size_t()
         call(_s.leir_search_result_best_steps, handle, ctypes.byref(out), ctypes.byref(n2))
         self.steps: List[str] = [x for x in _lib.take_string(out, n2.value).split("\n") if x]
+
+    @property
+    def db_unsaved(self) -> int:
+        """Measurements the database lost: a write failed (a lock held past
+        the busy timeout, a full disk) and writing them again when the
+        search ended failed too (``summary["db_saved_late"]`` counts those
+        that second write saved). The results are complete either way."""
+        return int(self.summary["db_unsaved"])
 
     @property
     def speedup(self) -> float:

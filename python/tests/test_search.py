@@ -134,6 +134,41 @@ def test_lookahead_options_reach_the_library() -> None:
         leir.optimize(src, backend="interp", lookahead=-1)
 
 
+def test_unsaved_rows_are_written_at_the_end_or_counted(tmp_path: Path) -> None:
+    """A write that fails (here a trigger refusing every insert, as a full
+    disk does) leaves the search going; its rows are written again when it
+    ends: lost while the failure lasts (``db_unsaved``), saved once it is
+    gone (``summary["db_saved_late"]``)."""
+    import sqlite3
+
+    src = leir.parse(RELU)
+    path = tmp_path / "m.db"
+    leir.Database(path).close()  # our tables, then the failure
+    other = sqlite3.connect(path, isolation_level=None)
+    full = "CREATE TRIGGER full BEFORE INSERT ON measurements BEGIN SELECT RAISE(FAIL, 'disk is full'); END"
+    other.execute(full)
+    fast = dict(backend="interp", algorithm="chain", samples=1, final_compare=False, db=path, **QUICK)
+    a = leir.optimize(src, **fast)
+    assert a.summary["measured"] == 1
+    assert a.db_unsaved == a.summary["db_unsaved"] == 1 and a.summary["db_saved_late"] == 0
+    with leir.Database(path) as db:
+        assert len(db) == 0
+    # the failure ends after the first record (its write failed): saved at the end
+    dropped: List[int] = []
+
+    def drop(rec: leir.Record) -> None:
+        if not dropped:
+            other.execute("DROP TRIGGER full")
+            dropped.append(rec.sample)
+
+    b = leir.optimize(src, on_record=drop, **fast)
+    assert dropped and b.summary["measured"] == 1
+    assert b.db_unsaved == 0 and b.summary["db_saved_late"] == 1
+    with leir.Database(path) as db:
+        assert len(db) == 1
+    other.close()
+
+
 def test_database_is_reused(tmp_path: Path) -> None:
     src = leir.parse(RELU)
     path = tmp_path / "m.db"

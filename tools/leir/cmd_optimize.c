@@ -376,7 +376,8 @@ int cmd_optimize(int argc, char **argv) {
       fprintf(stderr,
               "leir optimize: warning: the measurement database could not keep %u "
               "measurement%s (a write failed: another process held its lock past the busy "
-              "timeout, or the disk); the results below are complete\n",
+              "timeout, or the disk; written again when the search ended, it failed again); "
+              "the results below are complete\n",
               sum.db_unsaved, sum.db_unsaved == 1 ? "" : "s");
     if (o.json) {
       printf("{\"summary\":{\"algorithm\":\"%s\",\"policy\":\"%s\",\"backend\":\"%s\","

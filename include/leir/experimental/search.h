@@ -574,11 +574,17 @@ typedef struct leir_search_summary {
   uint32_t lookaheads;      /**< lookaheads run in the cost model (nodes searched) */
   uint64_t lookahead_evals; /**< cost-model evaluations they made */
   /** Measurements the database could not keep: a write failed (another
-   * process held its lock past the 10 s busy timeout, a full disk), and the
-   * rest of the run left the database alone. The search and its results are
-   * complete; only the cache misses them. Added with this field: a smaller
-   * `size` does not get it. */
+   * process held its lock past the 10 s busy timeout, a full disk), the
+   * rest of the run kept its rows in memory, and writing them again when
+   * the search ended (at most 3 rounds, none started after 15 s; one round
+   * when cancelled) failed too. The search and its results are complete;
+   * only the cache misses them. Added with this field: a smaller `size`
+   * does not get it. */
   uint32_t db_unsaved;
+  /** Of the rows a failed write left unsaved during the run, those written
+   * when the search ended (not counted in db_unsaved). Added with this
+   * field. */
+  uint32_t db_saved_late;
 } leir_search_summary;
 
 /** Fills the first out->size bytes of *out. Errors: LEIR_ERR_ARGUMENT. */
