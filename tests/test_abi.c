@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define LEIR_EXPERIMENTAL
+#include "leir/experimental/search.h"
 #include "leir/experimental/workload.h"
 #include "leir/tir.h"
 #include "testutil.h"
@@ -81,6 +82,9 @@ START_TEST(test_every_init_function_equals_its_macro) {
   CHECK_INIT(leir_catalog_options, leir_catalog_options_init_sized, LEIR_CATALOG_OPTIONS_INIT,
              dir);
   CHECK_INIT(leir_emit_options, leir_emit_options_init_sized, LEIR_EMIT_OPTIONS_INIT, dtype);
+  /* the designated-field macro of the 30-field search options (experimental) */
+  CHECK_INIT(leir_search_options, leir_search_options_init, LEIR_SEARCH_OPTIONS_INIT,
+             lookahead_seconds);
 }
 END_TEST
 

@@ -39,8 +39,10 @@ extern "C" {
  * LEIR_WARN_DEPRECATED before including a header to get a compiler warning
  * where one is used. */
 #if defined(LEIR_WARN_DEPRECATED) && defined(__GNUC__)
+/** Expands to GCC's deprecated attribute naming `replacement` (added in 0.2.0). */
 #define LEIR_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
 #else
+/** Expands to nothing unless LEIR_WARN_DEPRECATED is defined (added in 0.2.0). */
 #define LEIR_DEPRECATED(replacement)
 #endif
 
