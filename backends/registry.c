@@ -122,7 +122,9 @@ void leir_backend_free(leir_backend *b) {
   free(b);
 }
 
-const char *leir_backend_get_name(const leir_backend *b) { return b ? b->ops->name : ""; }
+const char *leir_backend_name(const leir_backend *b) { return b ? b->ops->name : ""; }
+/* the 0.1.0 name, kept exported (run.h) */
+const char *leir_backend_get_name(const leir_backend *b) { return leir_backend_name(b); }
 
 static uint64_t key_hash(uint64_t h, const char *s) {
   for (; s && *s; s++) {

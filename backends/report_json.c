@@ -1,4 +1,4 @@
-/* leir_verify_report_json: one JSON object per report. */
+/* leir_verify_report_to_json, leir_timing_to_json: one JSON object per report or timing. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -36,7 +36,7 @@ static void put_u64(leir__strbuf *b, const char *key, uint64_t v) {
   leir__sb_printf(b, ",\"%s\":%llu", key, (unsigned long long)v);
 }
 
-leir_status leir_verify_report_json(const leir_verify_report *r, char **out, size_t *out_len) {
+leir_status leir_verify_report_to_json(const leir_verify_report *r, char **out, size_t *out_len) {
   if (!r || !out) return leir__error_arg(NULL, "NULL argument");
   leir__strbuf b = LEIR__STRBUF_INIT;
   leir__sb_printf(&b, "{\"verdict\":\"%s\"", leir_verdict_name(r->verdict));
@@ -129,9 +129,9 @@ leir_status leir_verify_report_json(const leir_verify_report *r, char **out, siz
   return LEIR_OK;
 }
 
-/* leir_timing_json: one JSON object per timing, every field of the struct
+/* leir_timing_to_json: one JSON object per timing, every field of the struct
  * (reserved space aside) under its own name. */
-leir_status leir_timing_json(const leir_timing *t, char **out, size_t *out_len) {
+leir_status leir_timing_to_json(const leir_timing *t, char **out, size_t *out_len) {
   if (!t || !out) return leir__error_arg(NULL, "NULL argument");
   leir__strbuf b = LEIR__STRBUF_INIT;
   /* every put_* writes a leading comma: the first one becomes the brace */
@@ -156,4 +156,12 @@ leir_status leir_timing_json(const leir_timing *t, char **out, size_t *out_len) 
   s[0] = '{';
   *out = s;
   return LEIR_OK;
+}
+
+/* The 0.1.0 names, kept exported (run.h). */
+leir_status leir_verify_report_json(const leir_verify_report *r, char **out, size_t *out_len) {
+  return leir_verify_report_to_json(r, out, out_len);
+}
+leir_status leir_timing_json(const leir_timing *t, char **out, size_t *out_len) {
+  return leir_timing_to_json(t, out, out_len);
 }

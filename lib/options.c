@@ -10,6 +10,9 @@
 #include "leir/program.h"
 #include "leir/run.h"
 #include "leir/strategy.h"
+#include "leir/tir.h"
+#define LEIR_EXPERIMENTAL
+#include "leir/experimental/workload.h"
 
 leir_status leir__struct_size_check(const void *s, size_t full_size, const char *type) {
   uint32_t size;
@@ -84,3 +87,9 @@ OPTIONS_INIT_FUNCTION(leir_domain_init, leir_domain, LEIR_DOMAIN_INIT)
 OPTIONS_INIT_FUNCTION(leir_cuda_options_init, leir_cuda_options, LEIR_CUDA_OPTIONS_INIT)
 OPTIONS_INIT_FUNCTION(leir_cuda_timing_options_init, leir_cuda_timing_options,
                       LEIR_CUDA_TIMING_OPTIONS_INIT)
+/* Added in 0.2.0: the sized forms of the three `_init(opts)` that took no
+ * size (their old entry points stay, lower_tir.c and workload.c). */
+OPTIONS_INIT_FUNCTION(leir_tir_options_init_sized, leir_tir_options, LEIR_TIR_OPTIONS_INIT)
+OPTIONS_INIT_FUNCTION(leir_catalog_options_init_sized, leir_catalog_options,
+                      LEIR_CATALOG_OPTIONS_INIT)
+OPTIONS_INIT_FUNCTION(leir_emit_options_init_sized, leir_emit_options, LEIR_EMIT_OPTIONS_INIT)

@@ -98,8 +98,9 @@ static leir_status validate(leir__sctx *c, const leir__pstep *ps, const char *te
 }
 
 /* Validates and applies `step` among the candidates of a listing with
- * `flags` (LEIR__DOMAIN_FLAGS) and `width`: the domain the step is
+ * `flags` (LEIR__REPLAY_FLAGS) and `width`: the domain the step is
  * replayed in. */
+_Static_assert(LEIR__DOMAIN_GATED == LEIR_CANDIDATES_GATED_SPLITS, "one bit, two names");
 static leir_status apply_in_domain(leir_program **out, const leir_program *program,
                                    const leir_step *step, uint32_t flags, uint32_t width,
                                    leir_exactness *exactness) {
@@ -115,6 +116,8 @@ static leir_status apply_in_domain(leir_program **out, const leir_program *progr
   leir__sctx *c;
   st = leir__sctx_new(&c, program, &o);
   if (st != LEIR_OK) return st;
+  /* a step leir_ground's gated pass found replays in that pass's domain */
+  c->split_relaxed = (flags & LEIR__DOMAIN_GATED) != 0;
   leir_exactness cls = LEIR_EXACT;
   st = validate(c, &ps, step->text, step->len, &cls);
   if (st == LEIR_OK) st = leir__apply_parsed(c, &ps, out);

@@ -59,7 +59,7 @@ void leir__steplist_push(leir__sctx *c, leir_exactness cls) {
   s->owned = 0;
   s->len = (uint32_t)c->sb.len;
   s->text = t;
-  s->domain_flags = c->o.flags & LEIR__DOMAIN_FLAGS;
+  s->domain_flags = (c->o.flags & LEIR__DOMAIN_FLAGS) | (c->split_relaxed ? LEIR__DOMAIN_GATED : 0);
   s->vector_width = c->o.vector_width;
 }
 

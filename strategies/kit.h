@@ -195,6 +195,12 @@ struct leir_step {
 #define LEIR__DOMAIN_FLAGS                                                                   \
   (LEIR_CANDIDATES_ALL_DIVISORS | LEIR_CANDIDATES_GENERIC_VALUES |                            \
    LEIR_CANDIDATES_PARTIAL_FUSION | LEIR_CANDIDATES_REDUCTION_LANES)
+/* A step of leir_ground's gated pass (split_relaxed below): it replays in
+ * that domain. The public LEIR_CANDIDATES_GATED_SPLITS
+ * (leir/experimental/candidates.h); a step's bit, never a listing option. */
+#define LEIR__DOMAIN_GATED 0x100u
+/* Every bit a step's domain (and its JSON "listing_flags") may carry. */
+#define LEIR__REPLAY_FLAGS (LEIR__DOMAIN_FLAGS | LEIR__DOMAIN_GATED)
 
 struct leir__sctx {
   const leir_program *p;

@@ -320,7 +320,7 @@ static leir_status json_to_text(const char *s, size_t n, leir__strbuf *out, uint
           if (st == LEIR_OK) st = jscalar(&j, &name);
         } else if (key_is(&key, LISTING_FLAGS_KEY)) {
           st = listing_value(&j, UINT32_MAX, flags);
-          if (st == LEIR_OK && (*flags & ~(uint32_t)LEIR__DOMAIN_FLAGS))
+          if (st == LEIR_OK && (*flags & ~(uint32_t)LEIR__REPLAY_FLAGS))
             st = jerr(&j, "unknown " LISTING_FLAGS_KEY " bits");
         } else if (key_is(&key, LISTING_WIDTH_KEY)) {
           st = listing_value(&j, MAX_LISTING_WIDTH, width);

@@ -60,6 +60,16 @@ grep -q "malformed text refused at 1:32" "$dest/out.txt"
 # and the installed tool runs
 LD_LIBRARY_PATH="$dest$libdir" "$dest$prefix/bin/leir" --version | grep -q "^leir "
 
+# the search framework's example (enumerate, apply, verify, time, a seeded
+# walk, its trajectory replayed from JSON) over the same pkg-config flags
+# shellcheck disable=SC2086 # word splitting of the flags is intended
+$cc $extra -std=c11 -Wall -Wextra -Werror "$src/examples/search_framework.c" $flags \
+  -o "$dest/search_framework"
+LD_LIBRARY_PATH="$dest$libdir" "$dest/search_framework" interp 1 > "$dest/search.txt" ||
+  { cat "$dest/search.txt" >&2; echo "examples/search_framework.c failed" >&2; exit 1; }
+grep -q "the trajectory replays from JSON to the same alpha hash" "$dest/search.txt" ||
+  { cat "$dest/search.txt" >&2; exit 1; }
+
 # the same example linked against libleir.a with the --static flags: a
 # directory holding only the archive comes first, so the linker takes it
 mkdir "$dest/static"

@@ -63,6 +63,13 @@ for bad in libleir libsqlite3 libcurl; do
   esac
 done
 "$dir/embed_minimal" >"$dir/out.txt"
+# the toolchain's example (examples/toolchain_embed.c), linked the same way
+# shellcheck disable=SC2086 # word splitting of the flags is intended
+$cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags leir) \
+  "$src/examples/toolchain_embed.c" $link -o "$dir/toolchain_embed"
+"$dir/toolchain_embed" >"$dir/toolchain.txt" || { cat "$dir/toolchain.txt" >&2; exit 1; }
+cat "$dir/toolchain.txt"
+grep -q "^verified: EQUAL\|^verified: CLOSE" "$dir/toolchain.txt"
 cat "$dir/out.txt"
 grep -q "parsed and checked: prints back the same" "$dir/out.txt"
 grep -qE "candidates: ([0-9]+), replayed from JSON: \1, verified on the interpreter: \1$" "$dir/out.txt"

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define LEIR_EXPERIMENTAL
+#include "leir/experimental/search.h"
+#include "leir/experimental/workload.h"
+#include "leir/tir.h"
 #include "testutil.h"
 
 /* A struct of the library's type with room past its end, for "newer caller"
@@ -73,6 +77,14 @@ START_TEST(test_every_init_function_equals_its_macro) {
              min_finite_fraction);
   CHECK_INIT(leir_compare_options, leir_compare_options_init, LEIR_COMPARE_OPTIONS_INIT, seed);
   CHECK_INIT(leir_domain, leir_domain_init, LEIR_DOMAIN_INIT, std);
+  /* the sized forms added in 0.2.0 */
+  CHECK_INIT(leir_tir_options, leir_tir_options_init_sized, LEIR_TIR_OPTIONS_INIT, func_name);
+  CHECK_INIT(leir_catalog_options, leir_catalog_options_init_sized, LEIR_CATALOG_OPTIONS_INIT,
+             dir);
+  CHECK_INIT(leir_emit_options, leir_emit_options_init_sized, LEIR_EMIT_OPTIONS_INIT, dtype);
+  /* the designated-field macro of the 30-field search options (experimental) */
+  CHECK_INIT(leir_search_options, leir_search_options_init, LEIR_SEARCH_OPTIONS_INIT,
+             lookahead_seconds);
 }
 END_TEST
 
@@ -243,6 +255,52 @@ START_TEST(test_argument_errors_are_recorded) {
 }
 END_TEST
 
+/* The names added in 0.2.0 and the 0.1.0 names they replace (still
+ * exported: a program linked against 0.1.0 calls them) give the same. */
+START_TEST(test_deprecated_aliases_equal_the_new_names) {
+  leir_backend *b = NULL;
+  ck_assert_int_eq(leir_backend_open(&b, "interp", NULL), LEIR_OK);
+  ck_assert_str_eq(leir_backend_name(b), "interp");
+  ck_assert_ptr_eq(leir_backend_get_name(b), leir_backend_name(b));
+  ck_assert_str_eq(leir_backend_name(NULL), "");
+
+  leir_program *p = NULL;
+  ck_assert_int_eq(leir_program_parse(&p, scale, strlen(scale), NULL), LEIR_OK);
+  ck_assert_int_eq(leir_program_infer_signature(p), LEIR_OK);
+  leir_verify_report *r = NULL;
+  ck_assert_int_eq(leir_verify(b, p, p, NULL, &r), LEIR_OK);
+  char *old_js = NULL, *new_js = NULL;
+  ck_assert_int_eq(leir_verify_report_json(r, &old_js, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_verify_report_to_json(r, &new_js, NULL), LEIR_OK);
+  ck_assert_str_eq(old_js, new_js);
+  ck_assert_ptr_nonnull(strstr(new_js, "\"verdict\":\"EQUAL\""));
+  leir_free(old_js);
+  leir_free(new_js);
+  ck_assert_int_eq(leir_verify_report_to_json(NULL, &new_js, NULL), LEIR_ERR_ARGUMENT);
+
+  leir_timing t;
+  memset(&t, 0, sizeof t);
+  t.median_s = 0.25;
+  t.runs = 3;
+  ck_assert_int_eq(leir_timing_json(&t, &old_js, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_timing_to_json(&t, &new_js, NULL), LEIR_OK);
+  ck_assert_str_eq(old_js, new_js);
+  leir_free(old_js);
+  leir_free(new_js);
+
+  leir_tir_options a, c;
+  memset(&a, 0xa5, sizeof a);
+  memset(&c, 0x5a, sizeof c);
+  leir_tir_options_init(&a);
+  ck_assert_int_eq(leir_tir_options_init_sized(&c, sizeof c), LEIR_OK);
+  ck_assert(a.size == c.size && a.flags == c.flags && a.func_name == c.func_name);
+
+  leir_verify_report_free(r);
+  leir_program_free(p);
+  leir_backend_free(b);
+}
+END_TEST
+
 static Suite *abi_suite(void) {
   Suite *s = suite_create("abi");
   TCase *tc = tcase_create("options");
@@ -255,6 +313,7 @@ static Suite *abi_suite(void) {
   tcase_add_test(tc, test_cuda_reads_older_structs);
   tcase_add_test(tc, test_walk_refuses_an_unset_size);
   tcase_add_test(tc, test_argument_errors_are_recorded);
+  tcase_add_test(tc, test_deprecated_aliases_equal_the_new_names);
   suite_add_tcase(s, tc);
   return s;
 }

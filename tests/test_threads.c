@@ -41,6 +41,7 @@ typedef struct outcome {
   size_t tir_len, cot_len[VERIFIED], reasons[VERIFIED], grounded[VERIFIED];
   leir_status by_text[VERIFIED]; /* leir_step_apply of the step's text */
   uint64_t by_text_hash[VERIFIED];
+  uint64_t by_json_hash[VERIFIED]; /* leir_step_apply of the step's JSON form (a trace) */
 } outcome;
 
 typedef struct worker {
@@ -178,6 +179,19 @@ static void *work(void *arg) {
     leir_program_free(applied);
     applied = NULL;
     leir_step_free(step);
+    step = NULL;
+    /* the step replayed from its JSON form, as a trace does, on the shared program */
+    char *js = NULL;
+    EXPECT_OK(w, leir_step_to_json(cs, &js, NULL));
+    leir_status jst = leir_step_parse(&step, js, strlen(js));
+    leir_free(js);
+    EXPECT_OK(w, jst);
+    jst = leir_step_apply(&applied, p, step, NULL);
+    leir_step_free(step);
+    EXPECT_OK(w, jst);
+    o->by_json_hash[i] = leir_program_hash_alpha(applied);
+    leir_program_free(applied);
+    applied = NULL;
     leir_explanation *ex = NULL;
     EXPECT_OK(w, leir_strategy_explain(&ex, p, leir_step_strategy(cs)));
     o->reasons[i] = leir_explanation_count(ex);
@@ -263,6 +277,7 @@ static void expect_same(const outcome *want, const worker *w, int t) {
     ck_assert_int_eq(got->judged[i], want->judged[i]);
     ck_assert_int_eq(got->by_text[i], want->by_text[i]);
     ck_assert_uint_eq(got->by_text_hash[i], want->by_text_hash[i]);
+    ck_assert_uint_eq(got->by_json_hash[i], want->by_json_hash[i]);
     ck_assert_uint_eq(got->reasons[i], want->reasons[i]);
     ck_assert_uint_eq(got->grounded[i], want->grounded[i]);
     ck_assert_uint_eq(got->cot_len[i], want->cot_len[i]);
@@ -289,6 +304,7 @@ static void run_threads(const worker *proto) {
     ck_assert_uint_gt(alone.out.grounded[i], 0); /* a candidate's result is one step */
     ck_assert_uint_gt(alone.out.cot_len[i], 0);
     ck_assert_int_eq(alone.out.judged[i], alone.out.verdicts[i]);
+    ck_assert_uint_eq(alone.out.by_json_hash[i], alone.out.applied[i]); /* a trace replays */
   }
   worker ws[NTHREADS];
   pthread_t tids[NTHREADS];

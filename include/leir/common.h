@@ -34,6 +34,18 @@ extern "C" {
 #define LEIR_API
 #endif
 
+/* Marks a deprecated alias (docs/abi.md, "Names and deprecated aliases"):
+ * still exported with its old meaning for the whole major version. Define
+ * LEIR_WARN_DEPRECATED before including a header to get a compiler warning
+ * where one is used. */
+#if defined(LEIR_WARN_DEPRECATED) && defined(__GNUC__)
+/** Expands to GCC's deprecated attribute naming `replacement` (added in 0.2.0). */
+#define LEIR_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#else
+/** Expands to nothing unless LEIR_WARN_DEPRECATED is defined (added in 0.2.0). */
+#define LEIR_DEPRECATED(replacement)
+#endif
+
 /* ----- versions -------------------------------------------------------- */
 /* "Added in MAJOR.MINOR.PATCH" in a header names the LEIR_VERSION_STRING of
  * the first release whose headers have the declaration or field, so
@@ -46,18 +58,18 @@ extern "C" {
 /** Library major version: same major = ABI compatible (docs/abi.md). */
 #define LEIR_VERSION_MAJOR 0
 /** Library minor version: new functions, compatible additions. */
-#define LEIR_VERSION_MINOR 1
+#define LEIR_VERSION_MINOR 2
 /** Library patch version: fixes only. */
 #define LEIR_VERSION_PATCH 0
 /** The version as text, "MAJOR.MINOR.PATCH". */
-#define LEIR_VERSION_STRING "0.1.0"
+#define LEIR_VERSION_STRING "0.2.0"
 /** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define LEIR_VERSION_NUMBER \
   (LEIR_VERSION_MAJOR * 10000 + LEIR_VERSION_MINOR * 100 + LEIR_VERSION_PATCH)
 /** Version of the LEIR text language (spec/leir.md), independent of the library. */
 #define LEIR_LANGUAGE_VERSION 1
 
-/** Library version string of the loaded library ("0.1.0"); static storage. */
+/** Library version string of the loaded library ("0.2.0"); static storage. */
 LEIR_API const char *leir_version(void);
 /** LEIR_VERSION_NUMBER of the loaded library. */
 LEIR_API int leir_version_number(void);

@@ -133,8 +133,13 @@ LEIR_API leir_status leir_backend_open(leir_backend **out, const char *name,
 /** Releases the backend and its kernel cache. Every kernel made from it must
  * be freed first. NULL is a no-op. */
 LEIR_API void leir_backend_free(leir_backend *backend);
-/** "interp", "cpu", "cuda"; borrowed. */
-LEIR_API const char *leir_backend_get_name(const leir_backend *backend);
+/** "interp", "cpu", "cuda"; borrowed ("" for NULL). Added in 0.2.0: the
+ * name the other getters have (leir_program_name, leir_strategy_name). */
+LEIR_API const char *leir_backend_name(const leir_backend *backend);
+/** Deprecated alias of leir_backend_name (since 0.2.0), exported for callers
+ * linked against 0.1.0. */
+LEIR_API const char *leir_backend_get_name(const leir_backend *backend)
+    LEIR_DEPRECATED("leir_backend_name");
 
 /** Lowered source text of a valid program ("C" for cpu, CUDA C for cuda).
  * The run limits apply unless the backend was opened with
@@ -410,9 +415,15 @@ LEIR_API leir_status leir_verify(leir_backend *backend, const leir_program *refe
 LEIR_API void leir_verify_report_free(leir_verify_report *report);
 
 /** One JSON object (one line, no trailing newline) with every field of the
- * report. Caller frees *out with leir_free. */
+ * report. Caller frees *out with leir_free; `out_len` may be NULL.
+ * Errors: LEIR_ERR_ARGUMENT (NULL), LEIR_ERR_NOMEM. Added in 0.2.0: the
+ * `_to_json` name of every other JSON form (leir_step_to_json). */
+LEIR_API leir_status leir_verify_report_to_json(const leir_verify_report *report, char **out,
+                                                size_t *out_len);
+/** Deprecated alias of leir_verify_report_to_json (since 0.2.0). */
 LEIR_API leir_status leir_verify_report_json(const leir_verify_report *report, char **out,
-                                             size_t *out_len);
+                                             size_t *out_len)
+    LEIR_DEPRECATED("leir_verify_report_to_json");
 
 /** True for EQUAL and CLOSE (never for INCONCLUSIVE). */
 LEIR_API int leir_verdict_passes(leir_verdict verdict);
@@ -605,6 +616,7 @@ typedef struct leir_compare_options {
   double min_effect;    /**< relative difference below which A and B count as
                          * equally fast (default 0.02: a 2% difference) */
   uint64_t seed;        /**< input seed (set 0 is used); default LEIR_SEED_DEFAULT */
+  /** Added in 0.2.0 (a smaller `size` gets NULL): */
   const volatile int *cancel; /**< when non-NULL and *cancel becomes nonzero (another
                                * thread or a signal handler sets it), the comparison
                                * stops before its next round with LEIR_ERR_CANCELLED
@@ -656,8 +668,12 @@ typedef struct leir_comparison {
  * q3_s, spread, noisy, threads, runs, flops, bytes, gflops, gbytes_per_s,
  * speedup); doubles read back exactly, NaN and infinities as the strings
  * "nan", "inf", "-inf". Caller frees *out with leir_free; `out_len` may be
- * NULL. Errors: LEIR_ERR_ARGUMENT (NULL), LEIR_ERR_NOMEM. */
-LEIR_API leir_status leir_timing_json(const leir_timing *timing, char **out, size_t *out_len);
+ * NULL. Errors: LEIR_ERR_ARGUMENT (NULL), LEIR_ERR_NOMEM. Added in 0.2.0:
+ * the `_to_json` name of every other JSON form. */
+LEIR_API leir_status leir_timing_to_json(const leir_timing *timing, char **out, size_t *out_len);
+/** Deprecated alias of leir_timing_to_json (since 0.2.0). */
+LEIR_API leir_status leir_timing_json(const leir_timing *timing, char **out, size_t *out_len)
+    LEIR_DEPRECATED("leir_timing_to_json");
 
 /** Is kernel A faster than kernel B? Runs them in alternation in the same
  * process (one run of A, one of B per round, caches flushed before each

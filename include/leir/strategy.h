@@ -342,8 +342,10 @@ LEIR_API leir_status leir_explanation_text(const leir_explanation *explanation, 
  * each run capped at 64 MiB of buffers and 2^26 equation evaluations, a
  * program's run on the 3 input sets at about 5 s, at most 4 verifications
  * per call; it is LEIR_REASSOCIATING and
- * leir_candidates_assumed returns 1 for it (leir_step_apply refuses its
- * step). The calling thread's last error (leir_error_last,
+ * leir_candidates_assumed returns 1 for it. Such a step carries the gated
+ * domain (LEIR_CANDIDATES_GATED_SPLITS, leir/experimental/candidates.h):
+ * it, its clone and its JSON form replay through leir_step_apply (since
+ * 0.2.0; its text alone is refused, as before). The calling thread's last error (leir_error_last,
  * leir_error_sequence) is left as it was by these internal calls.
  * docs/strategies.md, "Gated grounding".
  * Caller frees *out. Errors as for leir_candidates_list. */

@@ -44,8 +44,17 @@ typedef struct leir_tir_options {
 /** Defaults of leir_tir_options: no flags, func_name NULL ("main"). */
 #define LEIR_TIR_OPTIONS_INIT { (uint32_t)sizeof(leir_tir_options), 0u, NULL }
 
-/** Fills *opts with the defaults (LEIR_TIR_OPTIONS_INIT), for bindings. */
-LEIR_API void leir_tir_options_init(leir_tir_options *opts);
+/** Writes the defaults (LEIR_TIR_OPTIONS_INIT) into the first `size` bytes
+ * of *opts, the size field set to `size`: the sized form of every other
+ * `_options_init`, for a binding whose struct is an older, smaller one.
+ * Errors: LEIR_ERR_ARGUMENT (NULL, a size below the size field or above
+ * this library's struct). Added in 0.2.0. */
+LEIR_API leir_status leir_tir_options_init_sized(leir_tir_options *opts, size_t size);
+/** Fills the whole *opts with the defaults (LEIR_TIR_OPTIONS_INIT).
+ * Deprecated since 0.2.0: a caller's older, smaller struct would be
+ * overrun; use leir_tir_options_init_sized(opts, sizeof *opts). */
+LEIR_API void leir_tir_options_init(leir_tir_options *opts)
+    LEIR_DEPRECATED("leir_tir_options_init_sized");
 
 /** Lowers a program to TVMScript: one `@T.prim_func` whose parameters are
  * the signature's variables in order (inputs, then outputs), intermediates

@@ -92,8 +92,8 @@ from .strategy import (
     strategy_index,
 )
 
-__version__ = "0.1.0"
-#: Version of the loaded libleir ("0.1.0").
+__version__ = "0.2.0"
+#: Version of the loaded libleir ("0.2.0").
 library_version: str = _lib.text(_lib.leir_version())
 #: Path of the loaded libleir.
 library_path: str = _lib.LIBRARY_PATH

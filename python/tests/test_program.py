@@ -170,7 +170,7 @@ def test_text_may_be_bytes_and_not_nul_terminated() -> None:
 
 
 def test_version() -> None:
-    assert leir.library_version == "0.1.0"
+    assert leir.library_version == "0.2.0"
     assert leir.library_path
     assert ctypes.sizeof(_lib.Timing) == 8 * 4 + 8 + 16 + 8 * 3 + 8 * 6
 

@@ -32,6 +32,20 @@ extern "C" {
 LEIR_API leir_status leir_candidates_assumed(const leir_candidates *candidates, size_t i,
                                              int *assumed);
 
+/** The domain of leir_ground's verification-gated pass (the split strategies
+ * with the refusals of the generic mode lifted, compound and constant
+ * subscript shifts; docs/strategies.md, "Gated grounding"). A step that
+ * pass grounded carries this bit in its listing domain, and so in its JSON
+ * form's "listing_flags" (leir_step_to_json): leir_step_apply of the step,
+ * of its clone or of that JSON replays it, LEIR_REASSOCIATING, to the
+ * program leir_candidates_apply gives; leir_step_apply_listed with the bit
+ * in `listing->flags` replays its text. Such a step was kept only because
+ * its result verified: a replay applies it without a proof, so verify the
+ * result as the gated pass did. leir_candidates_list and leir_ground ignore
+ * the bit in their options: no candidate list ever has such a step. The
+ * step's text alone keeps the reference domain and is refused. */
+#define LEIR_CANDIDATES_GATED_SPLITS 0x100u
+
 /** Replays a step in the domain of a listing: as leir_step_apply, but the
  * step is validated among the candidates that leir_candidates_list with
  * `listing` gives (its LEIR_CANDIDATES_* flags and vector_width; strategy

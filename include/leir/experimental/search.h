@@ -520,9 +520,24 @@ typedef struct leir_search_options {
 
 /** Defaults of leir_search_options. */
 #define LEIR_SEARCH_OPTIONS_INIT                                                        \
-  { (uint32_t)sizeof(leir_search_options), LEIR_SEARCH_GREEDY, LEIR_POLICY_COST, 100u,  \
-    0.0, 8u, 2u, 4u, 3u, 1.414, 0u, LEIR_REWARD_LOG_SPEEDUP, 1u, NULL, NULL, NULL,      \
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, 0u, 32u, 200000u, 20.0 }
+  { .size = (uint32_t)sizeof(leir_search_options),                                      \
+    .algorithm = LEIR_SEARCH_GREEDY,                                                    \
+    .policy = LEIR_POLICY_COST,                                                         \
+    .max_samples = 100u,                                                                \
+    .max_seconds = 0.0,                                                                 \
+    .max_depth = 8u,                                                                    \
+    .width = 2u,                                                                        \
+    .branching = 4u,                                                                    \
+    .retries = 3u,                                                                      \
+    .uct_c = 1.414,                                                                     \
+    .rollouts = 0u,                                                                     \
+    .reward = LEIR_REWARD_LOG_SPEEDUP,                                                  \
+    .seed = 1u,                                                                         \
+    .flags = 0u,                                                                        \
+    .lookahead_depth = 0u,                                                              \
+    .lookahead_width = 32u,                                                             \
+    .lookahead_evals = 200000u,                                                         \
+    .lookahead_seconds = 20.0 /* callbacks, payloads and borrowed pointers NULL */ }
 
 /** Fills the first `size` bytes of `*opts` with the defaults and sets its
  * size field. Errors: LEIR_ERR_ARGUMENT. */
@@ -553,6 +568,14 @@ LEIR_API size_t leir_search_result_record_count(const leir_search_result *result
 LEIR_API const leir_search_record *leir_search_result_record(const leir_search_result *result,
                                                              size_t i);
 
+/** Why a search ended (leir_search_summary.stopped_by). */
+typedef enum leir_search_stop {
+  LEIR_SEARCH_STOP_EXHAUSTED = 0, /**< no node left to expand (or every proposal failed) */
+  LEIR_SEARCH_STOP_SAMPLES = 1,   /**< max_samples proposals evaluated */
+  LEIR_SEARCH_STOP_TIME = 2,      /**< max_seconds of wall time */
+  LEIR_SEARCH_STOP_CANCELLED = 3  /**< the `cancel` flag, or a record callback returned non-zero */
+} leir_search_stop;
+
 /** Summary figures of a result. */
 typedef struct leir_search_summary {
   uint32_t size;            /**< sizeof(leir_search_summary); set by the caller */
@@ -570,7 +593,7 @@ typedef struct leir_search_summary {
   double source_median_s;   /**< the source program's median in that comparison */
   double best_median_s;     /**< the best program's */
   double seconds;           /**< wall time of the search */
-  int stopped_by;           /**< 0 exhausted, 1 samples, 2 time, 3 cancelled */
+  int stopped_by;           /**< why the search ended: a leir_search_stop */
   uint32_t lookaheads;      /**< lookaheads run in the cost model (nodes searched) */
   uint64_t lookahead_evals; /**< cost-model evaluations they made */
   /** Measurements the database could not keep: a write failed (another

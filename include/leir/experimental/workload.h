@@ -59,8 +59,15 @@ typedef struct leir_catalog_options {
 /** Defaults of leir_catalog_options: dir NULL. */
 #define LEIR_CATALOG_OPTIONS_INIT {(uint32_t)sizeof(leir_catalog_options), NULL}
 
-/** Sets *opts to LEIR_CATALOG_OPTIONS_INIT (for bindings); NULL is a no-op. */
-LEIR_API void leir_catalog_options_init(leir_catalog_options *opts);
+/** Writes LEIR_CATALOG_OPTIONS_INIT into the first `size` bytes of *opts
+ * (the sized form of every `_options_init`, for bindings). Errors:
+ * LEIR_ERR_ARGUMENT (NULL, a size below the size field or above this
+ * library's struct). */
+LEIR_API leir_status leir_catalog_options_init_sized(leir_catalog_options *opts, size_t size);
+/** Sets the whole *opts to LEIR_CATALOG_OPTIONS_INIT; NULL is a no-op.
+ * Deprecated: use leir_catalog_options_init_sized(opts, sizeof *opts). */
+LEIR_API void leir_catalog_options_init(leir_catalog_options *opts)
+    LEIR_DEPRECATED("leir_catalog_options_init_sized");
 
 /** Loads every *.yaml file of the directory (sorted by file name). Errors:
  * LEIR_ERR_NOT_FOUND (no directory), LEIR_ERR_IO, LEIR_ERR_PARSE (a
@@ -154,8 +161,15 @@ typedef struct leir_emit_options {
  * dtype NULL. */
 #define LEIR_EMIT_OPTIONS_INIT {(uint32_t)sizeof(leir_emit_options), LEIR_SHAPE_DEFAULT, 0, NULL, 0, NULL}
 
-/** Sets *opts to LEIR_EMIT_OPTIONS_INIT (for bindings); NULL is a no-op. */
-LEIR_API void leir_emit_options_init(leir_emit_options *opts);
+/** Writes LEIR_EMIT_OPTIONS_INIT into the first `size` bytes of *opts (the
+ * sized form of every `_options_init`, for bindings). Errors:
+ * LEIR_ERR_ARGUMENT (NULL, a size below the size field or above this
+ * library's struct). */
+LEIR_API leir_status leir_emit_options_init_sized(leir_emit_options *opts, size_t size);
+/** Sets the whole *opts to LEIR_EMIT_OPTIONS_INIT; NULL is a no-op.
+ * Deprecated: use leir_emit_options_init_sized(opts, sizeof *opts). */
+LEIR_API void leir_emit_options_init(leir_emit_options *opts)
+    LEIR_DEPRECATED("leir_emit_options_init_sized");
 
 /** Expands the workload: chooses the parameter values, checks the
  * constraints, fills the template, sets the signature (declared order, with
