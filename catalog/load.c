@@ -20,6 +20,7 @@
 #include "leir/experimental/workload.h"
 #include "self_path.h"
 #include "strbuf.h"
+#include "vec.h"
 #ifndef LEIR_WORKLOADS_DATADIR
 #define LEIR_WORKLOADS_DATADIR "/usr/local/share/leir/workloads"
 #endif
@@ -467,15 +468,9 @@ static leir_status add_workload(leir_catalog *cat, leir_workload *w) {
       workload_free(w);
       return st;
     }
-  if (cat->n == cat->cap) {
-    size_t cap = cat->cap ? cat->cap * 2 : 64;
-    leir_workload **items = realloc(cat->items, cap * sizeof *items);
-    if (!items) {
-      workload_free(w);
-      return leir__error_nomem();
-    }
-    cat->items = items;
-    cat->cap = cap;
+  if (!leir__vec_grow((void **)&cat->items, &cat->cap, cat->n + 1, sizeof *cat->items, 64)) {
+    workload_free(w);
+    return leir__error_nomem();
   }
   cat->items[cat->n++] = w;
   return LEIR_OK;
@@ -550,14 +545,9 @@ leir_status leir_catalog_open(leir_catalog **out, const leir_catalog_options *op
                        MAX_FILES);
       break;
     }
-    if (n == cap) {
-      cap = cap ? cap * 2 : 256;
-      char **nn = realloc(names, cap * sizeof *nn);
-      if (!nn) {
-        st = leir__error_nomem();
-        break;
-      }
-      names = nn;
+    if (!leir__vec_grow((void **)&names, &cap, n + 1, sizeof *names, 256)) {
+      st = leir__error_nomem();
+      break;
     }
     if (!(names[n] = strdup(e->d_name))) {
       st = leir__error_nomem();

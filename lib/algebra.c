@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "algebra_internal.h"
+#include "vec.h"
 
 /* ---- context ----------------------------------------------------------- */
 
@@ -46,10 +47,12 @@ int leir__alg_error(const leir__alg *a) { return a ? a->err : LEIR__ALG_NOMEM; }
 
 void *leir__alg_grow(leir__alg *a, void *old, uint32_t n, uint32_t *cap, size_t elem) {
   if (n < *cap) return old;
-  uint32_t nc = *cap ? *cap * 2 : 16;
-  void *m = aalloc(a, (size_t)nc * elem);
+  size_t nc;
+  if (!leir__vec_next_cap(*cap, (size_t)n + 1, elem, 16, UINT32_MAX, &nc))
+    fail(a, LEIR__ALG_NOMEM);
+  void *m = aalloc(a, nc * elem);
   if (old) memcpy(m, old, (size_t)n * elem);
-  *cap = nc;
+  *cap = (uint32_t)nc;
   return m;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algebra_internal.h"
+#include "vec.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -34,15 +35,9 @@ typedef struct hvec {
 
 static void hpush(hvec *h, uint64_t x) {
   if (h->oom) return;
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 8;
-    uint64_t *m = realloc(h->v, nc * sizeof *m);
-    if (!m) {
-      h->oom = true;
-      return;
-    }
-    h->v = m;
-    h->cap = nc;
+  if (!leir__vec_grow32((void **)&h->v, &h->cap, (size_t)h->n + 1, sizeof *h->v, 8)) {
+    h->oom = true;
+    return;
   }
   h->v[h->n++] = x;
 }

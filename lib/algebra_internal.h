@@ -62,6 +62,9 @@ struct leir__alg {
 };
 
 static const rat RONE = {1, 1};
+
+/* The start of every public call: failures inside it longjmp back here and
+ * return failval. */
 #define ENTER(a, failval)                                                                      \
   do {                                                                                         \
     if (!(a)) return failval;                                                                  \
@@ -70,6 +73,7 @@ static const rat RONE = {1, 1};
     if (setjmp((a)->jb)) return failval;                                                       \
   } while (0)
 
+/* A term of a +/- chain, with its sign (logsimp, expand_cancel). */
 typedef struct sterm {
   const leir_expr *e;
   bool neg;

@@ -149,17 +149,17 @@ static leir_nest *parse_nest(parser *ps) {
   leir__loop *loops = NULL;
   uint32_t nloops = 0, cap = 0;
   while (at_header(ps)) {
-    if (nloops == cap && cap == 0) {
-      loops = leir__palloc(ps->p, 4 * sizeof *loops);
-      cap = 4;
-    } else if (nloops == cap) {
-      if (nloops >= ps->max_depth)
+    if (nloops == cap) {
+      if (cap && nloops >= ps->max_depth)
         leir__parse_fail_at(ps, ps->i, "parse.depth", "more than %u loops in one nest",
                             ps->max_depth);
-      leir__loop *bigger = leir__palloc(ps->p, 2 * cap * sizeof *bigger);
-      memcpy(bigger, loops, nloops * sizeof *loops);
+      size_t nc = 0, bytes = SIZE_MAX; /* an overflow fails as out of memory (longjmp) */
+      if (leir__vec_next_cap(cap, (size_t)nloops + 1, sizeof *loops, 4, UINT32_MAX, &nc))
+        bytes = nc * sizeof *loops;
+      leir__loop *bigger = leir__palloc(ps->p, bytes);
+      if (nloops) memcpy(bigger, loops, nloops * sizeof *loops);
       loops = bigger;
-      cap *= 2;
+      cap = (uint32_t)nc;
     }
     parse_header(ps, &loops[nloops++]);
   }
