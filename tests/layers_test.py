@@ -29,9 +29,10 @@ USES = {
     'strategies': ['lib'],
     'backends': ['lib'],
     'formats': ['lib'],
+    'catalog': ['lib'],
     'ground': ['lib', 'strategies', 'backends'],
     'llm': ['lib', 'strategies', 'backends', 'formats', 'ground'],
-    'dataset': ['lib', 'strategies', 'backends', 'formats', 'ground', 'llm'],
+    'dataset': ['lib', 'strategies', 'backends', 'formats', 'catalog', 'ground', 'llm'],
     'search': ['lib', 'strategies', 'backends', 'formats', 'ground', 'llm'],
     # the tool links libleir.so: public headers and its own only
     'tools': [],
