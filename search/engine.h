@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "internal.h"
 
 typedef struct search_ctx {
@@ -44,12 +45,6 @@ typedef struct search_ctx {
   uint32_t db_unsaved;
   uint64_t rng;
 } search_ctx;
-
-static inline double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static inline char *dup_str(const char *s) { return strdup(s ? s : ""); }
 

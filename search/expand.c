@@ -16,7 +16,7 @@ bool leir__search_should_stop(search_ctx *ctx) {
   if (ctx->stopped_by) return true;
   if (ctx->o.cancel && *ctx->o.cancel) ctx->stopped_by = 3;
   else if (ctx->o.max_samples && ctx->samples >= ctx->o.max_samples) ctx->stopped_by = 1;
-  else if (ctx->o.max_seconds > 0 && now_s() - ctx->start >= ctx->o.max_seconds) ctx->stopped_by = 2;
+  else if (ctx->o.max_seconds > 0 && leir__now() - ctx->start >= ctx->o.max_seconds) ctx->stopped_by = 2;
   return ctx->stopped_by != 0;
 }
 

@@ -8,6 +8,7 @@
 #include "policy.h"
 #include "leir/experimental/cost.h"
 
+#include "clock.h"
 #include "error.h"
 
 /* ---- model-guided lookahead ------------------------------------------------
@@ -55,12 +56,6 @@ typedef struct la_run {
   size_t scap, scount;
 } la_run;
 
-static double la_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Whether the lookahead may make another evaluation. The beam leaves
  * `reserve` evaluations of the budget to the pruning of its best sequence,
  * which ignores the time budget (it replays at most a few dozen short
@@ -69,7 +64,7 @@ static bool la_budget(la_run *L) {
   if (L->stop) return false;
   uint64_t cap = L->max_evals ? L->max_evals - (L->pruning ? 0 : L->reserve) : 0;
   if ((cap && L->evals >= cap) || leir__search_cancelled(L->ctx) ||
-      (!L->pruning && (L->evals & 63) == 0 && la_now() >= L->deadline))
+      (!L->pruning && (L->evals & 63) == 0 && leir__now() >= L->deadline))
     L->stop = true;
   return !L->stop;
 }
@@ -449,7 +444,7 @@ leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n,
   double secs = o->lookahead_seconds > 0 ? o->lookahead_seconds : INFINITY;
   double left = leir__search_time_left(ctx);
   if (left < secs) secs = left;
-  L.deadline = la_now() + secs;
+  L.deadline = leir__now() + secs;
   static const char *const marks[3] = {"loop_parallelization", "loop_vectorization",
                                        "loop_unrolling"};
   for (int k = 0; k < 3; k++) {

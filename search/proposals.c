@@ -82,7 +82,7 @@ const leir_search_options *leir__search_opts(const search_ctx *ctx) { return &ct
 
 double leir__search_time_left(const search_ctx *ctx) {
   if (!(ctx->o.max_seconds > 0)) return INFINITY;
-  double left = ctx->o.max_seconds - (now_s() - ctx->start);
+  double left = ctx->o.max_seconds - (leir__now() - ctx->start);
   return left > 0 ? left : 0;
 }
 

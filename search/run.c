@@ -69,7 +69,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
       (st = LEIR__OPTIONS_READ(leir_candidates_options, &ctx.copts, ctx.o.candidates,
                                LEIR_CANDIDATES_OPTIONS_INIT)) != LEIR_OK)
     return st;
-  ctx.start = now_s();
+  ctx.start = leir__now();
   ctx.rng = ctx.o.seed ^ 0x5EA4C4ull;
   ctx.backend = backend;
   if (ctx.o.measure)
@@ -156,7 +156,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
       s->best_median_s = c.a.median_s;
     }
   }
-  s->seconds = now_s() - ctx.start;
+  s->seconds = leir__now() - ctx.start;
   res->records = ctx.records;
   res->nrecords = ctx.nrecords;
   ctx.records = NULL;
