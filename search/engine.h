@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "hashset.h"
 #include "internal.h"
 
 typedef struct search_ctx {
@@ -24,8 +25,7 @@ typedef struct search_ctx {
   char protocol[256];
   search_node *nodes;
   size_t nnodes, capnodes;
-  uint64_t *table; /* open addressing; 0 = empty (a zero hash is stored as 1) */
-  size_t tcap, tcount;
+  leir__hashset seen; /* the transposition table (all zero: empty, 256 slots first) */
   leir_search_record *records;
   size_t nrecords, caprecords;
   uint32_t samples, measured, reused, accepted, rejected;

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "hashset.h"
 
 /* ---- model-guided lookahead ------------------------------------------------
 
@@ -52,8 +53,7 @@ typedef struct la_run {
   uint64_t evals, max_evals, reserve;
   double deadline;
   bool stop, pruning;
-  uint64_t *seen; /* open addressing on alpha hashes; 0 = empty */
-  size_t scap, scount;
+  leir__hashset seen; /* alpha hashes visited */
 } la_run;
 
 /* Whether the lookahead may make another evaluation. The beam leaves
@@ -76,30 +76,7 @@ static double la_eval(la_run *L, const leir_program *p) {
 
 /* Adds h to the lookahead's visited set; false when it was there (or no
  * memory: the program is then skipped). */
-static bool la_visit(la_run *L, uint64_t h) {
-  uint64_t k = h ? h : 1;
-  if ((L->scount + 1) * 2 > L->scap) {
-    size_t ncap = L->scap ? L->scap * 2 : 4096;
-    uint64_t *nt = calloc(ncap, sizeof *nt);
-    if (!nt) return false;
-    for (size_t j = 0; j < L->scap; j++) {
-      uint64_t x = L->seen[j];
-      if (!x) continue;
-      size_t i = (size_t)(x * 0x9E3779B97F4A7C15ull) & (ncap - 1);
-      while (nt[i]) i = (i + 1) & (ncap - 1);
-      nt[i] = x;
-    }
-    free(L->seen);
-    L->seen = nt;
-    L->scap = ncap;
-  }
-  size_t i = (size_t)(k * 0x9E3779B97F4A7C15ull) & (L->scap - 1);
-  while (L->seen[i] && L->seen[i] != k) i = (i + 1) & (L->scap - 1);
-  if (L->seen[i]) return false;
-  L->seen[i] = k;
-  L->scount++;
-  return true;
-}
+static bool la_visit(la_run *L, uint64_t h) { return leir__hashset_add(&L->seen, h) == 1; }
 
 static char *la_join(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
@@ -437,6 +414,7 @@ leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n,
   memset(top, 0, LA_TOP * sizeof *top);
   la_run L;
   memset(&L, 0, sizeof L);
+  L.seen = (leir__hashset)LEIR__HASHSET_INIT(4096);
   L.ctx = ctx;
   L.copts = *leir__search_copts(ctx);
   L.max_evals = o->lookahead_evals;
@@ -523,7 +501,7 @@ done:
   for (size_t i = 0; i < npool; i++) la_state_free(&pool[i]);
   free(beam);
   free(pool);
-  free(L.seen);
+  leir__hashset_release(&L.seen);
   leir__search_lookahead_note(ctx, L.evals);
   return st;
 }

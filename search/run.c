@@ -24,7 +24,7 @@ struct leir_search_result {
 static void ctx_free(search_ctx *ctx) {
   for (size_t i = 0; i < ctx->nnodes; i++) leir__search_node_release(&ctx->nodes[i]);
   free(ctx->nodes);
-  free(ctx->table);
+  leir__hashset_release(&ctx->seen);
   if (ctx->records)
     for (size_t i = 0; i < ctx->nrecords; i++) leir__search_record_free_strings(&ctx->records[i]);
   free(ctx->records);
