@@ -72,6 +72,8 @@ extern const size_t leir__search_policy_count;
 
 /* Adds alpha hash h; false when out of memory. */
 bool leir__search_table_add(search_ctx *ctx, uint64_t h);
+/* Is a program with alpha hash h known to the search? */
+bool leir__search_seen(const search_ctx *ctx, uint64_t h);
 
 /* ---- nodes (nodes.c) ------------------------------------------------------ */
 
