@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "clock.h"
 #include "cost.h"
 #include "leir/run.h"
 #include "strbuf.h"
@@ -203,8 +204,7 @@ leir_status leir__fill_inputs(leir__analysis *a, uint32_t nknown, uint64_t seed,
 
 /* leir__program_cost, leir__buffer_bytes: lib/cost.h. */
 
-/* Monotonic clock in seconds. */
-double leir__now(void);
+/* leir__now, the monotonic clock in seconds: lib/clock.h (included above). */
 
 /* Flushes the CPU caches by touching a buffer larger than the last-level
  * cache (allocated once per call site through *scratch; free with free()). */

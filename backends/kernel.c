@@ -7,12 +7,6 @@
 #include "backend.h"
 #include "error.h"
 
-double leir__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Copies the signature of `from` (which has one) onto `to`, by name. */
 static leir_status copy_signature(leir_program *to, const leir_program *from) {
   size_t n = leir_program_signature_count(from);

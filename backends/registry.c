@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "backend.h"
 #include "error.h"
@@ -126,12 +128,10 @@ const char *leir_backend_name(const leir_backend *b) { return b ? b->ops->name :
 /* the 0.1.0 name, kept exported (run.h) */
 const char *leir_backend_get_name(const leir_backend *b) { return leir_backend_name(b); }
 
-static uint64_t key_hash(uint64_t h, const char *s) {
-  for (; s && *s; s++) {
-    h ^= (unsigned char)*s;
-    h *= 1099511628211ull;
-  }
-  return h * 1099511628211ull; /* ends the field: "ab","c" and "a","bc" differ */
+/* One field of the key, chained through the seed so that "ab","c" and
+ * "a","bc" differ. */
+static uint64_t key_hash(uint64_t seed, const char *s) {
+  return XXH3_64bits_withSeed(s ? s : "", s ? strlen(s) : 0, seed);
 }
 
 void leir__backend_key(const leir_backend *b, char *buf, size_t cap) {
@@ -146,7 +146,7 @@ void leir__backend_key(const leir_backend *b, char *buf, size_t cap) {
   }
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned threads = b->opts.threads ? (unsigned)b->opts.threads : cpus > 0 ? (unsigned)cpus : 1u;
-  uint64_t h = key_hash(key_hash(1469598103934665603ull, b->compiler), b->compiler_flags);
+  uint64_t h = key_hash(key_hash(0, b->compiler), b->compiler_flags);
   unsigned gen = b->ops->codegen_revision;
   snprintf(buf, cap, "%s threads=%u cc=%016llx gen=%u%s", b->ops->name, threads,
            (unsigned long long)h, gen, (b->opts.flags & LEIR_BACKEND_FP_CONTRACT) ? " fma" : "");

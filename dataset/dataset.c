@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ds.h"
+#include "clock.h"
 #include "error.h"
 
 #define XXH_INLINE_ALL
@@ -331,12 +332,6 @@ void leir_dataset_units(const leir_dataset *ds, uint64_t *total, uint64_t *done)
   if (done) *done = d;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 leir_status leir__ds_backend(leir_dataset *ds, uint64_t evaluations, leir_backend **out) {
   const char *want = ds->cfg.backend;
   leir_status st;
@@ -371,7 +366,7 @@ leir_status leir_dataset_run(leir_dataset *ds) {
   if (!ds) return leir__error_arg("dataset", "dataset must not be NULL");
   leir_dataset_progress pr;
   memset(&pr, 0, sizeof pr);
-  double t0 = now_s();
+  double t0 = leir__now();
   uint32_t k = ds->opts.shard_index, n = ds->opts.shard_count;
   for (size_t u = 0; u < ds->n_units; u++)
     if (u % n == k) pr.units_total++;
@@ -392,11 +387,11 @@ leir_status leir_dataset_run(leir_dataset *ds) {
     pr.units_done++;
     pr.samples_verified += verified;
     pr.samples_kept += kept;
-    pr.elapsed_s = now_s() - t0;
+    pr.elapsed_s = leir__now() - t0;
     if (ds->opts.progress) ds->opts.progress(&pr, ds->opts.payload);
   }
   if (pr.units_resumed && ds->opts.progress) {
-    pr.elapsed_s = now_s() - t0;
+    pr.elapsed_s = leir__now() - t0;
     ds->opts.progress(&pr, ds->opts.payload);
   }
   uint64_t total, done;

@@ -23,6 +23,7 @@
 
 #include "arena.h"
 #include "ds.h"
+#include "clock.h"
 #include "error.h"
 #include "leir/experimental/llm.h"
 #include "literal.h"
@@ -73,12 +74,6 @@ typedef struct drive {
   char rule[64], subject[256], message[512];
   leir_eval_drive_progress prog;
 } drive;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cancelled(const drive *d) { return d->o->cancel && *d->o->cancel; }
 
@@ -294,7 +289,7 @@ static void fatal(drive *d, leir_status st) {
 
 /* Sleeps `s` seconds unless the run is cancelled meanwhile. */
 static void pause_s(const drive *d, double s) {
-  for (double end = now_s() + s; !cancelled(d) && now_s() < end;) {
+  for (double end = leir__now() + s; !cancelled(d) && leir__now() < end;) {
     struct timespec ts = {0, 50000000};
     nanosleep(&ts, NULL);
   }
@@ -338,7 +333,7 @@ static int ask_prompt(drive *d, leir_llm *llm, const dr_prompt *r) {
   for (uint32_t k = 0; ok && k < r->ntodo; k++) {
     uint32_t sample = r->todo[k];
     int64_t seed = o->seed >= 0 ? o->seed + (int64_t)sample : -1;
-    double t = now_s();
+    double t = leir__now();
     char *ans = NULL;
     size_t alen = 0;
     leir_status st = LEIR_OK;
@@ -379,7 +374,7 @@ static int ask_prompt(drive *d, leir_llm *llm, const dr_prompt *r) {
       failed++;
     }
     leir_free(ans);
-    leir__sb_printf(&b, ",\"elapsed_s\":%.3f}\n", now_s() - t);
+    leir__sb_printf(&b, ",\"elapsed_s\":%.3f}\n", leir__now() - t);
   }
   leir_free(with_hw);
   if (b.failed) {
@@ -395,7 +390,7 @@ static int ask_prompt(drive *d, leir_llm *llm, const dr_prompt *r) {
       d->prog.prompts_done++;
       d->prog.answers += answers;
       d->prog.failed += failed;
-      d->prog.elapsed_s = now_s() - d->t0;
+      d->prog.elapsed_s = leir__now() - d->t0;
       if (o->progress) o->progress(&d->prog, o->payload);
     } else {
       fatal_locked(d, st);
@@ -477,7 +472,7 @@ leir_status leir_eval_drive(leir_eval_drive_progress *out, leir_llm *const *mode
   d.o = &o;
   d.fd = -1;
   d.path = answers_path;
-  d.t0 = now_s();
+  d.t0 = leir__now();
   leir__arena_init(&d.arena, 0);
   done_set done = {NULL, 0, 0};
   int mu = pthread_mutex_init(&d.mu, NULL) == 0;
@@ -500,7 +495,7 @@ leir_status leir_eval_drive(leir_eval_drive_progress *out, leir_llm *const *mode
     work(&w[0]);
     for (size_t i = 1; i < nmodels; i++)
       if (w[i].started) pthread_join(w[i].th, NULL);
-    d.prog.elapsed_s = now_s() - d.t0;
+    d.prog.elapsed_s = leir__now() - d.t0;
     if (d.st != LEIR_OK)
       st = leir__error(d.st, d.rule, d.subject, 0, 0, "%s", d.message);
     else if (cancelled(&d) && d.prog.prompts_done < d.prog.prompts_total)

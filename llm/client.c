@@ -28,6 +28,7 @@
 #endif
 
 #include "arena.h"
+#include "clock.h"
 #include "error.h"
 #include "spawn_attr.h"
 #include "literal.h"
@@ -225,16 +226,10 @@ static leir_status command_start(leir_llm *c) {
   return LEIR_OK;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Waits for `events` on the socket until `deadline`; 1 ready, 0 timeout. */
 static int wait_fd(int fd, short events, double deadline) {
   for (;;) {
-    double left = deadline - now_s();
+    double left = deadline - leir__now();
     if (left <= 0) return 0;
     struct pollfd p = {fd, events, 0};
     int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
@@ -340,7 +335,7 @@ done:
 
 static leir_status command_complete(leir_llm *c, const leir_llm_message *m, size_t n, int64_t seed,
                                     char **answer, size_t *answer_len) {
-  double deadline = now_s() + c->o.timeout_s;
+  double deadline = leir__now() + c->o.timeout_s;
   if (c->pid > 0) { /* a command that died since is replaced */
     int status;
     if (waitpid(c->pid, &status, WNOHANG) == c->pid) {

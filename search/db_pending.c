@@ -63,10 +63,10 @@ void leir__search_db_keep(search_ctx *ctx, const leir_db_row *row) {
 void leir__search_db_retry(search_ctx *ctx) {
   uint32_t done = 0; /* rows [0, done) are written or given up */
   int rounds = ctx->stopped_by == 3 ? 1 : DB_RETRY_ROUNDS;
-  double t0 = now_s();
+  double t0 = leir__now();
   for (int round = 0; round < rounds && done < ctx->db_npending && ctx->o.db; round++) {
     if (round > 0) {
-      if (now_s() - t0 > DB_RETRY_S) break;
+      if (leir__now() - t0 > DB_RETRY_S) break;
       struct timespec pause = {0, DB_RETRY_PAUSE_NS};
       nanosleep(&pause, NULL);
     }

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+#include "hashset.h"
 #include "internal.h"
 
 typedef struct search_ctx {
@@ -23,8 +25,7 @@ typedef struct search_ctx {
   char protocol[256];
   search_node *nodes;
   size_t nnodes, capnodes;
-  uint64_t *table; /* open addressing; 0 = empty (a zero hash is stored as 1) */
-  size_t tcap, tcount;
+  leir__hashset seen; /* the transposition table (all zero: empty, 256 slots first) */
   leir_search_record *records;
   size_t nrecords, caprecords;
   uint32_t samples, measured, reused, accepted, rejected;
@@ -58,12 +59,6 @@ void leir__search_db_keep(search_ctx *ctx, const leir_db_row *row);
 void leir__search_db_retry(search_ctx *ctx);
 void leir__search_db_pending_free(search_ctx *ctx);
 
-static inline double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static inline char *dup_str(const char *s) { return strdup(s ? s : ""); }
 
 /* ---- the tables (names.c, from algorithms.def and policies.def) ---------- */
@@ -90,6 +85,8 @@ extern const size_t leir__search_policy_count;
 
 /* Adds alpha hash h; false when out of memory. */
 bool leir__search_table_add(search_ctx *ctx, uint64_t h);
+/* Is a program with alpha hash h known to the search? */
+bool leir__search_seen(const search_ctx *ctx, uint64_t h);
 
 /* ---- nodes (nodes.c) ------------------------------------------------------ */
 

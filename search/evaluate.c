@@ -20,7 +20,7 @@ static char *program_text(const leir_program *p) {
 
 void leir__search_record_emit(search_ctx *ctx, leir_search_record *r) {
   r->best_speedup = ctx->nodes[ctx->best].speedup;
-  r->elapsed_s = now_s() - ctx->start;
+  r->elapsed_s = leir__now() - ctx->start;
   if (ctx->nrecords == ctx->caprecords) {
     size_t ncap = ctx->caprecords ? ctx->caprecords * 2 : 64;
     leir_search_record *nr = realloc(ctx->records, ncap * sizeof *nr);

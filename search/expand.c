@@ -1,11 +1,13 @@
 /* The budgets, and asking the policy at a node until the algorithm has the
  * children it wants (expand): the query, the call, the proposals evaluated,
  * `retries` for calls that gave nothing usable. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 
+#include "backend.h"
 #include "error.h"
 #include "strbuf.h"
 
@@ -16,7 +18,7 @@ bool leir__search_should_stop(search_ctx *ctx) {
   if (ctx->stopped_by) return true;
   if (ctx->o.cancel && *ctx->o.cancel) ctx->stopped_by = 3;
   else if (ctx->o.max_samples && ctx->samples >= ctx->o.max_samples) ctx->stopped_by = 1;
-  else if (ctx->o.max_seconds > 0 && now_s() - ctx->start >= ctx->o.max_seconds) ctx->stopped_by = 2;
+  else if (ctx->o.max_seconds > 0 && leir__now() - ctx->start >= ctx->o.max_seconds) ctx->stopped_by = 2;
   return ctx->stopped_by != 0;
 }
 
@@ -38,6 +40,18 @@ static char *history_json(search_ctx *ctx, int nid) {
   return leir__sb_finish(&b, NULL);
 }
 
+/* The query's callbacks (leir_search_query.known, count_lookahead). */
+static int query_known(const leir_search_query *q, uint64_t alpha_hash) {
+  return q && q->search && leir__search_seen(q->search, alpha_hash);
+}
+
+static void query_count_lookahead(const leir_search_query *q, uint64_t evaluations) {
+  if (!q || !q->search) return;
+  search_ctx *ctx = q->search;
+  ctx->lookaheads++;
+  ctx->lookahead_evals += evaluations;
+}
+
 /* Asks the policy for proposals at node `nid` until `min_accept` are
  * accepted, the policy has nothing more, or (an external policy) more than
  * `retries` calls in a row failed to propose: every proposal rejected before
@@ -50,8 +64,6 @@ size_t leir__search_expand(search_ctx *ctx, int nid, uint32_t want, size_t min_a
   uint32_t fails = 0;
   leir_search_proposals ps;
   memset(&ps, 0, sizeof ps);
-  ps.ctx = ctx;
-  ps.node = nid;
   while (!leir__search_should_stop(ctx)) {
     search_node *n = &ctx->nodes[nid];
     if (n->exhausted || n->depth >= ctx->o.max_depth) {
@@ -81,6 +93,21 @@ size_t leir__search_expand(search_ctx *ctx, int nid, uint32_t want, size_t min_a
     q.seed = ctx->o.seed;
     q.parent = n->parent >= 0 ? ctx->nodes[n->parent].program : NULL;
     q.parent_speedup = n->parent >= 0 ? ctx->nodes[n->parent].speedup : 1.0;
+    q.node = nid;
+    q.program_hash = n->hash;
+    q.candidate_options = &ctx->copts;
+    q.options = &ctx->o;
+    q.model_threads = leir__backend_model_threads(ctx->backend);
+    q.time_left_s = INFINITY;
+    if (ctx->o.max_seconds > 0) {
+      double left = ctx->o.max_seconds - (leir__now() - ctx->start);
+      q.time_left_s = left > 0 ? left : 0;
+    }
+    /* a built-in policy keeps its memory apart from an external one's */
+    q.state = ctx->o.propose ? &n->policy_state : &n->builtin_state;
+    q.known = query_known;
+    q.count_lookahead = query_count_lookahead;
+    q.search = ctx;
     leir__search_proposals_clear(&ps);
     /* an external policy and a built-in one are called alike */
     if (ctx->o.propose)

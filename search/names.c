@@ -74,7 +74,13 @@ leir_status leir_search_propose_builtin(leir_search_policy policy, const leir_se
   if (!query || !out) return leir__error_arg("query", "the query or the proposals are NULL");
   if ((unsigned)policy >= leir__search_policy_count)
     return leir__error_arg("policy", "unknown policy %d", (int)policy);
-  return leir__search_policies[policy].propose(NULL, query, out);
+  search_ctx *ctx = query->size >= sizeof *query ? query->search : NULL;
+  if (!ctx || query->node < 0 || (size_t)query->node >= ctx->nnodes)
+    return leir__error_arg("query", "the query is not one a running search gave its policy");
+  /* the built-in's own memory at the node, apart from the caller's */
+  leir_search_query q = *query;
+  q.state = &ctx->nodes[query->node].builtin_state;
+  return leir__search_policies[policy].propose(NULL, &q, out);
 }
 
 const char *leir_search_reject_name(leir_search_reject r) {

@@ -6,10 +6,6 @@
 
 /* ---- nodes -------------------------------------------------------------------- */
 
-search_node *leir__search_node(search_ctx *ctx, int id) {
-  return id >= 0 && (size_t)id < ctx->nnodes ? &ctx->nodes[id] : NULL;
-}
-
 int leir__search_node_add(search_ctx *ctx, leir_program *p, uint64_t h, int parent,
                           const char *step, double speedup, double median_s, uint32_t klass) {
   if (ctx->nnodes == ctx->capnodes) {
@@ -44,10 +40,9 @@ void leir__search_node_release(search_node *n) {
   free(n->step);
   leir_candidates_free(n->cands);
   leir_kernel_free(n->kernel);
-  if (n->macro)
-    for (size_t i = 0; i < n->norder; i++) free(n->macro[i]);
-  free(n->macro);
-  free(n->order);
+  if (n->policy_state.data && n->policy_state.release) n->policy_state.release(n->policy_state.data);
+  if (n->builtin_state.data && n->builtin_state.release)
+    n->builtin_state.release(n->builtin_state.data);
   for (size_t i = 0; i < n->nfb; i++) {
     free((char *)n->fb[i].proposal);
     free((char *)n->fb[i].reason);

@@ -2,7 +2,9 @@
  * At the first call at a node each orders the node's candidates once,
  * leaving out those whose result is the node itself or a program the
  * search has seen; later calls hand out the next `want` of that order,
- * skipping results that became known in the meantime. */
+ * skipping results that became known in the meantime. They see the search
+ * only through the leir_search_query every policy gets (the order lives in
+ * query->state). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,28 @@
 #include "policy.h"
 #include "leir/experimental/cost.h"
 
+#include "clock.h"
 #include "error.h"
+
+/* A node's order (query->state->data): the candidates still to propose. */
+typedef struct order_state {
+  uint64_t *order; /* pairs: candidate index (ORDER_CHAIN: a lookahead chain), hash of its result */
+  char **macro;    /* per entry: NULL, or the follow-up step of a macro-step, or the chain's steps */
+  size_t norder, cursor;
+} order_state;
+
+/* The order entry of a lookahead macro-step (its steps are in macro[k]). */
+#define ORDER_CHAIN UINT64_MAX
+
+static void order_state_free(void *data) {
+  order_state *os = data;
+  if (!os) return;
+  if (os->macro)
+    for (size_t k = 0; k < os->norder; k++) free(os->macro[k]);
+  free(os->macro);
+  free(os->order);
+  free(os);
+}
 
 typedef struct ranked {
   size_t index;
@@ -74,12 +97,12 @@ static uint64_t mix(uint64_t z) {
 /* Predicted seconds of one run from the analytic cost model
  * (include/leir/experimental/cost.h: compute against vector lanes and FMA
  * ports, data movement per cache level from the loop nest's footprints,
- * parallel loops over the search backend's threads: leir__search_model_threads).
+ * parallel loops over the search backend's threads: query->model_threads).
  * Only the ranking matters; a program the model cannot price goes
  * last. */
-double leir__policy_cost_score(const struct search_ctx *ctx, const leir_program *p) {
+double leir__policy_cost_score(const leir_search_query *q, const leir_program *p) {
   double seconds = INFINITY;
-  if (leir_program_cost_predict(p, leir__search_model_threads(ctx), &seconds) != LEIR_OK ||
+  if (leir_program_cost_predict(p, q->model_threads, &seconds) != LEIR_OK ||
       !(seconds >= 0))
     return INFINITY;
   return seconds;
@@ -88,10 +111,10 @@ double leir__policy_cost_score(const struct search_ctx *ctx, const leir_program 
 /* The best second step after the plateau candidate `first` (its result p1,
  * hash h1): its score, result hash and step text (owned) in *out, when it
  * beats `bar`. *budget counts the second steps priced. */
-static bool lookahead(const struct search_ctx *ctx, const search_node *n, const leir_program *p1,
-                      uint64_t h1, double bar, size_t *budget, ranked *out) {
+static bool lookahead(const leir_search_query *q, const leir_program *p1, uint64_t h1, double bar,
+                      size_t *budget, ranked *out) {
   leir_candidates *c2 = NULL;
-  if (leir_candidates_list(&c2, p1, leir__search_copts(ctx)) != LEIR_OK) return false;
+  if (leir_candidates_list(&c2, p1, q->candidate_options) != LEIR_OK) return false;
   size_t count = leir_candidates_count(c2), best = SIZE_MAX;
   double best_score = bar;
   uint64_t best_hash = 0;
@@ -99,8 +122,8 @@ static bool lookahead(const struct search_ctx *ctx, const search_node *n, const 
     leir_program *p2 = NULL;
     if (leir_candidates_apply(&p2, c2, j) != LEIR_OK) continue;
     uint64_t h2 = leir_program_hash_alpha(p2);
-    if (h2 != n->hash && h2 != h1 && !leir__search_seen(ctx, h2)) {
-      double sc = leir__policy_cost_score(ctx, p2);
+    if (h2 != q->program_hash && h2 != h1 && !q->known(q, h2)) {
+      double sc = leir__policy_cost_score(q, p2);
       if (sc < best_score) best_score = sc, best = j, best_hash = h2;
     }
     leir_program_free(p2);
@@ -116,22 +139,23 @@ static bool lookahead(const struct search_ctx *ctx, const search_node *n, const 
   return found;
 }
 
-static leir_status order_node(search_node *n, struct search_ctx *ctx,
-                              leir_search_policy policy, const leir_search_query *q) {
+/* Orders the node's candidates into *out (owned); t0: when the call began. */
+static leir_status order_node(const leir_search_query *q, leir_search_policy policy, double t0,
+                              order_state **out) {
   size_t count = leir_candidates_count(q->candidates);
   /* room for every single step, one macro-step per single step and the
    * lookahead's macro-step */
   ranked *r = calloc(2 * count + LA_TOP, sizeof *r);
   if (!r) return leir__error_nomem();
   size_t m = 0;
-  uint64_t seed = mix(q->seed ^ n->hash);
-  double here = policy == LEIR_POLICY_COST ? leir__policy_cost_score(ctx, n->program) : 0;
+  uint64_t seed = mix(q->seed ^ q->program_hash);
+  double here = policy == LEIR_POLICY_COST ? leir__policy_cost_score(q, q->program) : 0;
   double best_single = INFINITY;
   for (size_t i = 0; i < count; i++) {
     leir_program *p = NULL;
     if (leir_candidates_apply(&p, q->candidates, i) != LEIR_OK) continue;
     uint64_t h = leir_program_hash_alpha(p);
-    if (h == n->hash || leir__search_seen(ctx, h)) {
+    if (h == q->program_hash || q->known(q, h)) {
       leir_program_free(p);
       continue;
     }
@@ -142,7 +166,7 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
         leir_strategy_info_at(leir_step_strategy(leir_candidates_step(q->candidates, i)));
     x->prior = policy == LEIR_POLICY_COST && info ? strategy_prior(info->name) : 0;
     if (policy == LEIR_POLICY_COST) {
-      x->score = leir__policy_cost_score(ctx, p);
+      x->score = leir__policy_cost_score(q, p);
       if (x->score < best_single) best_single = x->score;
     } else if (policy == LEIR_POLICY_RANDOM)
       x->score = (double)(mix(seed + i) >> 11);
@@ -201,7 +225,7 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
       if (leir_candidates_apply(&p1, q->candidates, r[k].index) != LEIR_OK) continue;
       ranked y = r[k];
       y.macro = NULL;
-      if (lookahead(ctx, n, p1, r[k].hash, bar, &budget, &y)) {
+      if (lookahead(q, p1, r[k].hash, bar, &budget, &y)) {
         bool dup = false;
         for (size_t t = 0; t < m && !dup; t++) dup = r[t].hash == y.hash;
         if (dup)
@@ -214,11 +238,11 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
     free(visit);
     free(turn);
   }
-  if (policy == LEIR_POLICY_COST && isfinite(here) && leir__search_opts(ctx)->lookahead_depth) {
+  if (policy == LEIR_POLICY_COST && isfinite(here) && q->options->lookahead_depth) {
     /* the lookahead's best sequences, each proposed as one macro-step when
      * the model predicts it GAIN faster than the node and every single step */
     la_best top[LA_TOP];
-    leir_status st = leir__policy_lookahead(ctx, n, top);
+    leir_status st = leir__policy_lookahead(q, t0, top);
     if (st != LEIR_OK) {
       for (size_t k = 0; k < m; k++) free(r[k].macro);
       free(r);
@@ -242,13 +266,13 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
     }
   }
   if (policy != LEIR_POLICY_EXHAUSTIVE) qsort(r, m, sizeof *r, cmp_ranked);
-  if (n->macro)
-    for (size_t k = 0; k < n->norder; k++) free(n->macro[k]);
-  free(n->macro);
-  free(n->order);
-  n->order = malloc((m ? m : 1) * 2 * sizeof *n->order);
-  n->macro = calloc(m ? m : 1, sizeof *n->macro);
-  if (!n->order || !n->macro) {
+  order_state *os = calloc(1, sizeof *os);
+  if (os) {
+    os->order = malloc((m ? m : 1) * 2 * sizeof *os->order);
+    os->macro = calloc(m ? m : 1, sizeof *os->macro);
+  }
+  if (!os || !os->order || !os->macro) {
+    order_state_free(os);
     for (size_t k = 0; k < m; k++) free(r[k].macro);
     free(r);
     return leir__error_nomem();
@@ -256,14 +280,13 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
   /* order[2k] = candidate index, order[2k+1] = its result's hash */
   for (size_t k = 0; k < m; k++) {
     /* a lookahead macro-step has no candidate index (SIZE_MAX) */
-    n->order[2 * k] = r[k].index == SIZE_MAX ? LEIR__ORDER_CHAIN : (uint64_t)r[k].index;
-    n->order[2 * k + 1] = r[k].hash;
-    n->macro[k] = r[k].macro;
+    os->order[2 * k] = r[k].index == SIZE_MAX ? ORDER_CHAIN : (uint64_t)r[k].index;
+    os->order[2 * k + 1] = r[k].hash;
+    os->macro[k] = r[k].macro;
   }
-  n->norder = m;
-  n->cursor = 0;
-  n->ordered = true;
+  os->norder = m;
   free(r);
+  *out = os;
   return LEIR_OK;
 }
 
@@ -271,25 +294,29 @@ static leir_status order_node(search_node *n, struct search_ctx *ctx,
  * its candidates (order_node), each call hands out the next `want`. */
 static leir_status propose_builtin(leir_search_policy policy, const leir_search_query *q,
                                    leir_search_proposals *out) {
+  double t0 = leir__now();
   if (!q || !out) return leir__error_arg("query", "the query or the proposals are NULL");
-  search_node *n = out->ctx ? leir__search_node(out->ctx, out->node) : NULL;
-  if (!n) return leir__error_arg("out", "the proposals do not belong to a running search");
-  if (!n->ordered) {
-    leir_status st = order_node(n, out->ctx, policy, q);
+  if (q->size < sizeof *q || !q->state || !q->known || !q->count_lookahead)
+    return leir__error_arg("query", "the query is not one a running search gave its policy");
+  order_state *os = q->state->data;
+  if (!os) {
+    leir_status st = order_node(q, policy, t0, &os);
     if (st != LEIR_OK) return st;
+    q->state->data = os;
+    q->state->release = order_state_free;
   }
   uint32_t want = q->want ? q->want : 1;
   uint32_t given = 0;
-  while (given < want && n->cursor < n->norder) {
-    size_t k = n->cursor++;
-    uint64_t h = (uint64_t)n->order[2 * k + 1];
-    if (leir__search_seen(out->ctx, h)) continue;
+  while (given < want && os->cursor < os->norder) {
+    size_t k = os->cursor++;
+    uint64_t h = (uint64_t)os->order[2 * k + 1];
+    if (q->known(q, h)) continue;
     leir_status st =
-        n->order[2 * k] == LEIR__ORDER_CHAIN
-            ? leir__search_propose_chain(out, n->macro[k])
-        : n->macro && n->macro[k]
-            ? leir__search_propose_macro(out, (size_t)n->order[2 * k], n->macro[k])
-            : leir_search_propose_candidate(out, (size_t)n->order[2 * k], NULL);
+        os->order[2 * k] == ORDER_CHAIN
+            ? leir_search_propose_chain(out, os->macro[k], NULL)
+        : os->macro[k]
+            ? leir_search_propose_macro(out, (size_t)os->order[2 * k], os->macro[k], NULL)
+            : leir_search_propose_candidate(out, (size_t)os->order[2 * k], NULL);
     if (st != LEIR_OK) return st;
     given++;
   }

@@ -8,9 +8,9 @@
 /* Predicted seconds of one run from the analytic cost model
  * (include/leir/experimental/cost.h: compute against vector lanes and FMA
  * ports, data movement per cache level from the loop nest's footprints,
- * parallel loops over the search backend's threads: leir__search_model_threads).
+ * parallel loops over the search backend's threads: query->model_threads).
  * Only the ranking matters; a program the model cannot price goes last. */
-double leir__policy_cost_score(const struct search_ctx *ctx, const leir_program *p);
+double leir__policy_cost_score(const leir_search_query *q, const leir_program *p);
 
 /* The LA_TOP best sequences seen, each a distinct final program whose
  * potential differs by more than LA_DISTINCT from the others' (sequences
@@ -25,10 +25,11 @@ typedef struct la_best {
   uint64_t fh;
 } la_best;
 
-/* The lookahead from node n: on success top[0..LA_TOP) holds the best
- * sequences (steps then marking steps, one a line; owned; seq NULL when
- * fewer were found), best first, each of two or more steps reaching a new
- * program, with its potential and the hash of its program. */
-leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n, la_best *top);
+/* The lookahead from the query's program (the policy was called at t0,
+ * leir__now): on success top[0..LA_TOP) holds the best sequences (steps
+ * then marking steps, one a line; owned; seq NULL when fewer were found),
+ * best first, each of two or more steps reaching a new program, with its
+ * potential and the hash of its program. */
+leir_status leir__policy_lookahead(const leir_search_query *q, double t0, la_best *top);
 
 #endif

@@ -8,7 +8,9 @@
 #include "policy.h"
 #include "leir/experimental/cost.h"
 
+#include "clock.h"
 #include "error.h"
+#include "hashset.h"
 
 /* ---- model-guided lookahead ------------------------------------------------
 
@@ -45,21 +47,14 @@ typedef struct la_state {
 } la_state;
 
 typedef struct la_run {
-  struct search_ctx *ctx;
+  const leir_search_query *query; /* the policy's query: the node, the search's options */
   leir_candidates_options copts;
   int32_t mark[3];
   uint64_t evals, max_evals, reserve;
   double deadline;
   bool stop, pruning;
-  uint64_t *seen; /* open addressing on alpha hashes; 0 = empty */
-  size_t scap, scount;
+  leir__hashset seen; /* alpha hashes visited */
 } la_run;
-
-static double la_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Whether the lookahead may make another evaluation. The beam leaves
  * `reserve` evaluations of the budget to the pruning of its best sequence,
@@ -68,43 +63,21 @@ static double la_now(void) {
 static bool la_budget(la_run *L) {
   if (L->stop) return false;
   uint64_t cap = L->max_evals ? L->max_evals - (L->pruning ? 0 : L->reserve) : 0;
-  if ((cap && L->evals >= cap) || leir__search_cancelled(L->ctx) ||
-      (!L->pruning && (L->evals & 63) == 0 && la_now() >= L->deadline))
+  const volatile int *cancel = L->query->options->cancel;
+  if ((cap && L->evals >= cap) || (cancel && *cancel) ||
+      (!L->pruning && (L->evals & 63) == 0 && leir__now() >= L->deadline))
     L->stop = true;
   return !L->stop;
 }
 
 static double la_eval(la_run *L, const leir_program *p) {
   L->evals++;
-  return leir__policy_cost_score(L->ctx, p);
+  return leir__policy_cost_score(L->query, p);
 }
 
 /* Adds h to the lookahead's visited set; false when it was there (or no
  * memory: the program is then skipped). */
-static bool la_visit(la_run *L, uint64_t h) {
-  uint64_t k = h ? h : 1;
-  if ((L->scount + 1) * 2 > L->scap) {
-    size_t ncap = L->scap ? L->scap * 2 : 4096;
-    uint64_t *nt = calloc(ncap, sizeof *nt);
-    if (!nt) return false;
-    for (size_t j = 0; j < L->scap; j++) {
-      uint64_t x = L->seen[j];
-      if (!x) continue;
-      size_t i = (size_t)(x * 0x9E3779B97F4A7C15ull) & (ncap - 1);
-      while (nt[i]) i = (i + 1) & (ncap - 1);
-      nt[i] = x;
-    }
-    free(L->seen);
-    L->seen = nt;
-    L->scap = ncap;
-  }
-  size_t i = (size_t)(k * 0x9E3779B97F4A7C15ull) & (L->scap - 1);
-  while (L->seen[i] && L->seen[i] != k) i = (i + 1) & (L->scap - 1);
-  if (L->seen[i]) return false;
-  L->seen[i] = k;
-  L->scount++;
-  return true;
-}
+static bool la_visit(la_run *L, uint64_t h) { return leir__hashset_add(&L->seen, h) == 1; }
 
 static char *la_join(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
@@ -369,18 +342,19 @@ static leir_program *la_replay(const la_run *L, const leir_program *p, const cha
  * of an outer loop the beam took on the way costs a compilation and
  * measurement risk for nothing). A step that names loops a later step uses
  * cannot go: the later step's text no longer matches. */
-static void la_prune(la_run *L, const search_node *n, char **seq, double *pot, uint64_t *fh) {
+static void la_prune(la_run *L, char **seq, double *pot, uint64_t *fh) {
+  const leir_search_query *query = L->query;
   size_t lines = 1;
   for (const char *c = *seq; *c; c++) lines += *c == '\n';
   L->pruning = true;
   L->stop = false;
   for (size_t i = lines; i-- > 0 && lines > 1 && la_budget(L);) {
-    leir_program *q = la_replay(L, n->program, *seq, i);
+    leir_program *q = la_replay(L, query->program, *seq, i);
     if (!q) continue;
     double t = la_eval(L, q);
     uint64_t h = leir_program_hash_alpha(q);
     leir_program_free(q);
-    if (!(t <= *pot * (1 + 1e-3)) || h == n->hash || leir__search_seen(L->ctx, h)) continue;
+    if (!(t <= *pot * (1 + 1e-3)) || h == query->program_hash || query->known(query, h)) continue;
     /* remove line i */
     char *s = *seq, *start = s;
     for (size_t k = 0; k < i; k++) start = strchr(start, '\n') + 1;
@@ -398,11 +372,12 @@ static void la_prune(la_run *L, const search_node *n, char **seq, double *pot, u
 }
 
 
-static bool la_consider(la_run *L, const search_node *n, la_best *top, const la_state *x) {
+static bool la_consider(la_run *L, la_best *top, const la_state *x) {
+  const leir_search_query *query = L->query;
   size_t len = (*x->steps ? 1 : 0) + (*x->marks ? 1 : 0);
   for (const char *c = x->steps; *c; c++) len += *c == '\n';
   for (const char *c = x->marks; *c; c++) len += *c == '\n';
-  if (len < 2 || !isfinite(x->pot) || x->fh == n->hash || leir__search_seen(L->ctx, x->fh))
+  if (len < 2 || !isfinite(x->pot) || x->fh == query->program_hash || query->known(query, x->fh))
     return true;
   size_t slot = LA_TOP;
   for (size_t k = 0; k < LA_TOP && top[k].seq; k++)
@@ -437,19 +412,22 @@ static bool la_consider(la_run *L, const search_node *n, la_best *top, const la_
  * sequences (steps then marking steps, one a line; owned; seq NULL when
  * fewer were found), best first, each of two or more steps reaching a new
  * program, with its potential and the hash of its program. */
-leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n, la_best *top) {
-  const leir_search_options *o = leir__search_opts(ctx);
+leir_status leir__policy_lookahead(const leir_search_query *query, double t0, la_best *top) {
+  const leir_search_options *o = query->options;
   memset(top, 0, LA_TOP * sizeof *top);
   la_run L;
   memset(&L, 0, sizeof L);
-  L.ctx = ctx;
-  L.copts = *leir__search_copts(ctx);
+  L.seen = (leir__hashset)LEIR__HASHSET_INIT(4096);
+  L.query = query;
+  L.copts = *query->candidate_options;
   L.max_evals = o->lookahead_evals;
   L.reserve = L.max_evals / 10 < 64 ? L.max_evals / 10 : 64;
   double secs = o->lookahead_seconds > 0 ? o->lookahead_seconds : INFINITY;
-  double left = leir__search_time_left(ctx);
+  /* the time left when the policy was called, less what it has used since */
+  double left = query->time_left_s - (leir__now() - t0);
+  if (!(left > 0)) left = 0;
   if (left < secs) secs = left;
-  L.deadline = la_now() + secs;
+  L.deadline = leir__now() + secs;
   static const char *const marks[3] = {"loop_parallelization", "loop_vectorization",
                                        "loop_unrolling"};
   for (int k = 0; k < 3; k++) {
@@ -460,16 +438,16 @@ leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n,
   la_state *beam = calloc(1, sizeof *beam), *pool = NULL;
   size_t nbeam = 1, npool = 0, cappool = 0, order = 0;
   leir_status st = LEIR_OK;
-  if (!beam || leir_program_clone(&beam[0].p, n->program) != LEIR_OK ||
+  if (!beam || leir_program_clone(&beam[0].p, query->program) != LEIR_OK ||
       !(beam[0].steps = strdup(""))) {
     st = leir__error_nomem();
     goto done;
   }
-  beam[0].h = n->hash;
-  la_visit(&L, n->hash);
-  beam[0].t = la_eval(&L, n->program);
+  beam[0].h = query->program_hash;
+  la_visit(&L, query->program_hash);
+  beam[0].t = la_eval(&L, query->program);
   beam[0].strategy = -1;
-  if (!la_potential(&L, &beam[0]) || !la_consider(&L, n, top, &beam[0])) {
+  if (!la_potential(&L, &beam[0]) || !la_consider(&L, top, &beam[0])) {
     st = leir__error_nomem();
     goto done;
   }
@@ -483,7 +461,7 @@ leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n,
     /* every child with a potential is a candidate sequence, kept in the
      * beam or not */
     for (size_t i = 0; i < npool; i++)
-      if (!la_consider(&L, n, top, &pool[i])) {
+      if (!la_consider(&L, top, &pool[i])) {
         st = leir__error_nomem();
         goto done;
       }
@@ -512,7 +490,7 @@ leir_status leir__policy_lookahead(struct search_ctx *ctx, const search_node *n,
     npool = cappool = 0;
   }
   for (size_t k = 0; k < LA_TOP && top[k].seq; k++) {
-    la_prune(&L, n, &top[k].seq, &top[k].pot, &top[k].fh);
+    la_prune(&L, &top[k].seq, &top[k].pot, &top[k].fh);
     for (size_t j = 0; j < k; j++)
       if (top[j].seq && top[j].fh == top[k].fh) {
         free(top[k].seq);
@@ -528,8 +506,8 @@ done:
   for (size_t i = 0; i < npool; i++) la_state_free(&pool[i]);
   free(beam);
   free(pool);
-  free(L.seen);
-  leir__search_lookahead_note(ctx, L.evals);
+  leir__hashset_release(&L.seen);
+  query->count_lookahead(query, L.evals);
   return st;
 }
 

@@ -1,12 +1,9 @@
-/* Where a policy puts its proposals (leir_search_propose_*), and what the
- * built-in policies may ask of the running search (internal.h). */
-#include <math.h>
+/* Where a policy puts its proposals (leir_search_propose_*). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
 
-#include "backend.h"
 #include "error.h"
 
 /* ---- proposals ---------------------------------------------------------------- */
@@ -62,37 +59,16 @@ leir_status leir__search_propose_unreadable(leir_search_proposals *out, const ch
   return proposals_push(out, 3, 0, text, len, reason, NULL);
 }
 
-leir_status leir__search_propose_macro(leir_search_proposals *out, size_t index,
-                                       const char *follow) {
+leir_status leir_search_propose_macro(leir_search_proposals *out, size_t index,
+                                      const char *follow, const char *cot) {
   if (!follow) return leir__error_arg("follow", "the follow-up step is NULL");
-  return proposals_push(out, 4, index, follow, strlen(follow), NULL, NULL);
+  return proposals_push(out, 4, index, follow, strlen(follow), NULL, cot);
 }
 
-leir_status leir__search_propose_chain(leir_search_proposals *out, const char *steps) {
+leir_status leir_search_propose_chain(leir_search_proposals *out, const char *steps,
+                                      const char *cot) {
   if (!steps) return leir__error_arg("steps", "the steps are NULL");
-  return proposals_push(out, 5, 0, steps, strlen(steps), NULL, NULL);
-}
-
-const leir_candidates_options *leir__search_copts(const search_ctx *ctx) { return &ctx->copts; }
-
-uint32_t leir__search_model_threads(const search_ctx *ctx) {
-  return leir__backend_model_threads(ctx->backend);
-}
-const leir_search_options *leir__search_opts(const search_ctx *ctx) { return &ctx->o; }
-
-double leir__search_time_left(const search_ctx *ctx) {
-  if (!(ctx->o.max_seconds > 0)) return INFINITY;
-  double left = ctx->o.max_seconds - (now_s() - ctx->start);
-  return left > 0 ? left : 0;
-}
-
-bool leir__search_cancelled(const search_ctx *ctx) {
-  return ctx->stopped_by == 3 || (ctx->o.cancel && *ctx->o.cancel);
-}
-
-void leir__search_lookahead_note(search_ctx *ctx, uint64_t evals) {
-  ctx->lookaheads++;
-  ctx->lookahead_evals += evals;
+  return proposals_push(out, 5, 0, steps, strlen(steps), NULL, cot);
 }
 
 void leir__search_proposals_clear(leir_search_proposals *ps) {

@@ -24,7 +24,7 @@ struct leir_search_result {
 static void ctx_free(search_ctx *ctx) {
   for (size_t i = 0; i < ctx->nnodes; i++) leir__search_node_release(&ctx->nodes[i]);
   free(ctx->nodes);
-  free(ctx->table);
+  leir__hashset_release(&ctx->seen);
   if (ctx->records)
     for (size_t i = 0; i < ctx->nrecords; i++) leir__search_record_free_strings(&ctx->records[i]);
   free(ctx->records);
@@ -70,7 +70,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
       (st = LEIR__OPTIONS_READ(leir_candidates_options, &ctx.copts, ctx.o.candidates,
                                LEIR_CANDIDATES_OPTIONS_INIT)) != LEIR_OK)
     return st;
-  ctx.start = now_s();
+  ctx.start = leir__now();
   ctx.rng = ctx.o.seed ^ 0x5EA4C4ull;
   ctx.backend = backend;
   if (ctx.o.measure)
@@ -159,7 +159,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
       s->best_median_s = c.a.median_s;
     }
   }
-  s->seconds = now_s() - ctx.start;
+  s->seconds = leir__now() - ctx.start;
   res->records = ctx.records;
   res->nrecords = ctx.nrecords;
   ctx.records = NULL;

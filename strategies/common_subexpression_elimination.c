@@ -36,6 +36,8 @@
  * reassociating otherwise (T's store may round).
  */
 #include <stdlib.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "kit.h"
 #include "visit.h"
@@ -77,14 +79,18 @@ static void table_free(table *tb) {
   free(tb->w);
 }
 
+/* Groups equal trees (equality is then checked with leir__expr_equal, so
+ * the grouping, not the hash's value, decides the result). */
 static uint64_t hash_expr(const leir_expr *e) {
-  uint64_t h = 1469598103934665603ull ^ ((uint64_t)e->kind << 8 | e->op);
-  h = (h ^ e->n) * 1099511628211ull;
-  if (e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR) h = (h ^ e->sym) * 1099511628211ull;
-  if (e->kind == LEIR_EXPR_NUMBER)
-    for (uint32_t i = 0; i < e->u.num->len; i++)
-      h = (h ^ (uint8_t)e->u.num->lexeme[i]) * 1099511628211ull;
-  for (uint32_t i = 0; i < e->n; i++) h = (h ^ hash_expr(e->kids[i])) * 1099511628211ull;
+  bool named = e->kind == LEIR_EXPR_TENSOR || e->kind == LEIR_EXPR_VAR;
+  uint64_t w[2] = {(uint64_t)e->kind << 40 | (uint64_t)e->op << 32 | e->n, named ? e->sym : 0};
+  uint64_t h = XXH3_64bits(w, sizeof w);
+  if (e->kind == LEIR_EXPR_NUMBER) h = XXH3_64bits_withSeed(e->u.num->lexeme, e->u.num->len, h);
+  for (uint32_t i = 0; i < e->n; i++) {
+    w[0] = h;
+    w[1] = hash_expr(e->kids[i]);
+    h = XXH3_64bits(w, sizeof w);
+  }
   return h;
 }
 

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -241,11 +243,7 @@ typedef struct kernel_set {
   size_t distinct, total;
 } kernel_set;
 
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+static uint64_t text_hash(const char *s) { return XXH3_64bits(s, strlen(s)); }
 
 static bool ks_insert(kernel_set *ks, char *text) {
   if ((ks->n + 1) * 2 > ks->cap) {
@@ -254,7 +252,7 @@ static bool ks_insert(kernel_set *ks, char *text) {
     ck_assert_ptr_nonnull(t);
     for (size_t k = 0; k < ks->cap; k++)
       if (ks->texts[k]) {
-        size_t i = fnv(ks->texts[k]) & (cap - 1);
+        size_t i = text_hash(ks->texts[k]) & (cap - 1);
         while (t[i]) i = (i + 1) & (cap - 1);
         t[i] = ks->texts[k];
       }
@@ -262,7 +260,7 @@ static bool ks_insert(kernel_set *ks, char *text) {
     ks->texts = t;
     ks->cap = cap;
   }
-  size_t i = fnv(text) & (ks->cap - 1);
+  size_t i = text_hash(text) & (ks->cap - 1);
   while (ks->texts[i]) {
     if (strcmp(ks->texts[i], text) == 0) return false;
     i = (i + 1) & (ks->cap - 1);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hashset.h"
 #include "ir.h"
 #include "testutil.h"
 
@@ -207,6 +208,32 @@ START_TEST(test_alpha_hash_is_stable_across_copies) {
 }
 END_TEST
 
+/* lib/hashset.h: what is added is found, nothing else is, across growth;
+ * an add of a present key says so; 0 and 1 are one key; release empties. */
+START_TEST(test_hashset_holds_exactly_what_was_added) {
+  leir__hashset s = LEIR__HASHSET_INIT(4);
+  ck_assert(!leir__hashset_has(&s, 7));
+  for (uint64_t k = 0; k < 5000; k++) ck_assert_int_eq(leir__hashset_add(&s, k * 0x10001ull + 2), 1);
+  ck_assert_uint_eq(s.count, 5000);
+  ck_assert_uint_ge(s.cap, 2 * s.count); /* at most half full */
+  for (uint64_t k = 0; k < 5000; k++) {
+    ck_assert(leir__hashset_has(&s, k * 0x10001ull + 2));
+    ck_assert(!leir__hashset_has(&s, k * 0x10001ull + 3));
+  }
+  ck_assert_int_eq(leir__hashset_add(&s, 2), 0);
+  ck_assert_uint_eq(s.count, 5000);
+  ck_assert(!leir__hashset_has(&s, 0));
+  ck_assert_int_eq(leir__hashset_add(&s, 0), 1);
+  ck_assert(leir__hashset_has(&s, 1)); /* 0 is stored as 1 */
+  ck_assert_int_eq(leir__hashset_add(&s, 1), 0);
+  leir__hashset_release(&s);
+  ck_assert(!leir__hashset_has(&s, 2));
+  ck_assert_int_eq(leir__hashset_add(&s, 2), 1);
+  ck_assert_uint_eq(s.cap, 4); /* the first allocation again */
+  leir__hashset_release(&s);
+}
+END_TEST
+
 static Suite *hash_suite(void) {
   Suite *s = suite_create("hash");
   TCase *tc = tcase_create("hash");
@@ -217,6 +244,7 @@ static Suite *hash_suite(void) {
   tcase_add_test(tc, test_alpha_hash_sees_real_changes);
   tcase_add_test(tc, test_alpha_hash_over_the_corpus);
   tcase_add_test(tc, test_alpha_hash_is_stable_across_copies);
+  tcase_add_test(tc, test_hashset_holds_exactly_what_was_added);
   suite_add_tcase(s, tc);
   return s;
 }

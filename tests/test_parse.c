@@ -184,88 +184,9 @@ END_TEST
 
 /* ---- malformed input ----------------------------------------------------------- */
 
-typedef struct bad_case {
-  const char *text;
-  uint32_t col;
-  const char *rule;
-  const char *message; /* substring */
-} bad_case;
-
-static const bad_case bad_cases[] = {
-    /* program and nest structure */
-    {"", 1, "parse.empty", "empty program: expected a loop header or '['"},
-    {"C^{f64,g}=1;", 1, "parse.expected", "expected a loop header (L, P, V, U or B) or '[', found 'C'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;]L^{2}_{a=0}[C^{f64,g}=1;];", 27, "parse.expected",
-     "expected ';' after ']'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;]", 27, "parse.expected", "expected ';' after ']'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;]];", 27, "parse.expected", "expected ';' after ']'"},
-    {"B^{2}_{tx=0}[];", 14, "parse.empty-body", "a nest body cannot be empty"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;];x", 28, "parse.expected", "expected a loop header (L, P, V, U or B) or '[', found 'x'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;];L", 28, "parse.expected", "found 'L'"},
-    {"B^{2}_{tx=0}", 13, "parse.expected", "expected a loop header or '[', found end of input"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;", 26, "parse.expected", "expected an equation (a tensor on the left) or a loop header, found end of input"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1;;];", 26, "parse.expected", "expected an equation (a tensor on the left) or a loop header, found ';'"},
-    {"B^{2}_{tx=0}[1;];", 14, "parse.expected", "expected an equation"},
-    /* loop headers */
-    {"L^{4}_{a=1}[C^{f64,g}=1;];", 10, "parse.loop-start", "a loop must start at 0 (found '1')"},
-    {"L^{4}_{a=00}[C^{f64,g}=1;];", 10, "parse.loop-start", "a loop must start at 0 (found '00')"},
-    {"L^{4}_{a=x}[C^{f64,g}=1;];", 10, "parse.expected", "expected the loop start 0, found 'x'"},
-    {"L^{-1}_{a=0}[C^{f64,g}=1;];", 4, "parse.expected", "expected a loop extent, found '-'"},
-    {"L^{}_{a=0}[C^{f64,g}=1;];", 4, "parse.expected", "expected a loop extent, found '}'"},
-    {"L^{2_{a=0}[C^{f64,g}=1;];", 5, "parse.expected", "expected '}' after the loop extent"},
-    {"L^{2}{a=0}[C^{f64,g}=1;];", 6, "parse.expected", "expected '_{' before the loop variable"},
-    {"L^{2}_a=0}[C^{f64,g}=1;];", 7, "parse.expected", "expected '{' after '_'"},
-    {"L^{2}_{A=0}[C^{f64,g}=1;];", 8, "parse.expected", "expected a loop variable, found 'A'"},
-    {"L^{2}_{a}[C^{f64,g}=1;];", 9, "parse.expected", "expected '=' after the loop variable"},
-    {"L^{2}_{a=0[C^{f64,g}=1;];", 11, "parse.expected", "expected '}' closing the loop header"},
-    {"L^{2}_{max=0}[C^{f64,g}=1;];", 8, "parse.loop-var", "'max' is reserved"},
-    {"B^{2}_{a=0}[C^{f64,g}=1;];", 8, "parse.bound-var", "a B loop variable must start with t or b"},
-    {"B^{2}_{ta=0}[C^{f64,g}=1;];", 8, "parse.bound-var", "(found 'ta')"},
-    {"B^{2}_{x=0}[C^{f64,g}=1;];", 8, "parse.bound-var", "(found 'x')"},
-    {"L^{99999999999999999999}_{a=0}[C^{f64,g}=1;];", 4, "parse.integer", "integer too large"},
-    {"L^{9223372036854775808}_{a=0}[C^{f64,g}=1;];", 4, "parse.integer", "integer too large"},
-    /* tensors */
-    {"B^{2}_{tx=0}[C_{tx}=1;];", 15, "parse.expected", "expected '^{' after the tensor name, found '_'"},
-    {"B^{2}_{tx=0}[C^f64,g}=1;];", 16, "parse.expected", "expected '{' after '^', found 'f'"},
-    {"L^2}_{a=0}[C^{f64,g}=1;];", 3, "parse.expected", "expected '{' after '^', found '2'"},
-    {"B^{2}_{tx=0}[C^{f64,g=1;];", 22, "parse.expected", "expected '}' closing the superscript"},
-    {"B^{2}_{tx=0}[C^{f64,g}_{}=1;];", 25, "parse.expected", "expected an index (integer, loop variable, tensor or '('), found '}'"},
-    {"B^{2}_{tx=0}[C^{f64,g}_{tx,}=1;];", 28, "parse.expected", "expected an index"},
-    {"B^{2}_{tx=0}[C^{f64,g}_{tx=1;];", 27, "parse.expected", "expected ',' or '}' in the subscript"},
-    {"B^{2}_{tx=0}[C^{f64,g}_tx}=1;];", 24, "parse.expected", "expected '{' after '_'"},
-    {"B^{2}_{tx=0}[C^{f64,g}_{99999999999999999999}=1;];", 25, "parse.integer", "integer too large"},
-    {"B^{2}_{tx=0}[C^{f64,g}_{(tx}=1;];", 28, "parse.expected", "expected ')'"},
-    {"B^{2}_{tx=0}[C^{f64,g}_{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0}=1;];", 57, "parse.rank", "tensor rank above 16"},
-    /* equations and values */
-    {"B^{2}_{tx=0}[C^{f64,g}1;];", 23, "parse.expected", "expected '=' after the left-hand tensor, found '1'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1];", 25, "parse.expected", "expected ';' after the equation, found ']'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=;];", 24, "parse.expected", "expected a value (number, tensor, loop variable, function or '('), found ';'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=(1;];", 26, "parse.expected", "expected ')', found ';'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1+;];", 26, "parse.expected", "expected a value"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1**;];", 27, "parse.expected", "expected a value"},
-    {"B^{2}_{tx=0}[C^{f64,g}=foo(1);];", 24, "parse.function", "unknown function 'foo'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=exp(1,2);];", 30, "parse.arity", "exp takes 1 argument"},
-    {"B^{2}_{tx=0}[C^{f64,g}=exp();];", 28, "parse.expected", "expected a value"},
-    {"B^{2}_{tx=0}[C^{f64,g}=max(1);];", 24, "parse.arity", "max takes at least 2 arguments, got 1"},
-    {"B^{2}_{tx=0}[C^{f64,g}=min(1);];", 24, "parse.arity", "min takes at least 2 arguments, got 1"},
-    {"B^{2}_{tx=0}[C^{f64,g}=if_then_else(1<2,3);];", 24, "parse.arity", "if_then_else takes 3 arguments, got 2"},
-    {"B^{2}_{tx=0}[C^{f64,g}=if_then_else(1<2,3,4,5);];", 45, "parse.arity", "if_then_else takes 3 arguments"},
-    {"B^{2}_{tx=0}[C^{f64,g}=exp;];", 27, "parse.expected", "expected '(' after the function name, found ';'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=max(1,2;];", 31, "parse.expected", "expected ',' or ')' in the argument list, found ';'"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1.;];", 26, "parse.number", "expected digits after '.' in a number"},
-    {"B^{2}_{tx=0}[C^{f64,g}=1&2;];", 25, "parse.expected", "found '&'"},
-};
-
-START_TEST(test_malformed_forms_report_position_and_expectation) {
-  for (size_t i = 0; i < sizeof bad_cases / sizeof *bad_cases; i++) {
-    const bad_case *c = &bad_cases[i];
-    test_expect_parse_error(c->text, 0, LEIR_ERR_PARSE, 1, c->col, c->rule, c->message);
-    /* lenient mode finds the same error in the same place */
-    test_expect_parse_error(c->text, LEIR_PARSE_LENIENT, LEIR_ERR_PARSE, 1, c->col, c->rule,
-                            c->message);
-  }
-}
-END_TEST
+/* The malformed forms with their positions and messages (strict and
+ * lenient parsing) are fixture files: tests/fixtures/diagnostics/parse-*.leir
+ * (tests/test_diagnostics.c). */
 
 START_TEST(test_long_number_literal_is_rejected) {
   char src[6000];
@@ -488,7 +409,6 @@ static Suite *parse_suite(void) {
   tcase_add_test(nests, test_clone_is_deep_and_independent);
   suite_add_tcase(s, nests);
   TCase *bad = tcase_create("malformed");
-  tcase_add_test(bad, test_malformed_forms_report_position_and_expectation);
   tcase_add_test(bad, test_long_number_literal_is_rejected);
   tcase_add_test(bad, test_reference_malformed_programs_are_rejected);
   tcase_add_test(bad, test_failed_parse_leaves_output_null_and_reports_argument_errors);

@@ -388,6 +388,125 @@ START_TEST(test_builtin_policies_propose_no_alpha_twins) {
 }
 END_TEST
 
+/* An external adapter over the built-in cost policy, using the query's
+ * appended fields: its own memory per node (state), the node's identity,
+ * the search's options and known(). */
+typedef struct adapter {
+  uint32_t calls, known_checks, max_samples;
+} adapter;
+
+static leir_status adapter_propose(void *payload, const leir_search_query *q,
+                                   leir_search_proposals *out) {
+  adapter *a = payload;
+  a->calls++;
+  ck_assert_uint_ge(q->size, sizeof *q);
+  ck_assert_uint_eq(q->program_hash, leir_program_hash_alpha(q->program));
+  ck_assert_ptr_nonnull(q->candidate_options);
+  ck_assert_uint_eq(q->options->max_samples, a->max_samples);
+  ck_assert(isinf(q->time_left_s));
+  ck_assert_int_eq(q->node == 0, q->depth == 0);
+  if (q->node > 0) { /* an accepted program is one the search has made */
+    ck_assert_int_eq(q->known(q, q->program_hash), 1);
+    a->known_checks++;
+  }
+  uint32_t *mine = q->state->data;
+  if (q->attempt == 0) {
+    ck_assert_ptr_null(mine);
+    mine = calloc(1, sizeof *mine);
+    ck_assert_ptr_nonnull(mine);
+    q->state->data = mine;
+    q->state->release = free;
+  }
+  ck_assert_uint_eq(*mine, q->attempt); /* this node's calls, kept by the search */
+  (*mine)++;
+  return leir_search_propose_builtin(LEIR_POLICY_COST, q, out);
+}
+
+/* The built-in policies need nothing an external policy lacks: the cost
+ * policy run through an adapter (which keeps its own state at each node)
+ * makes the trajectory of the built-in run directly. */
+START_TEST(test_builtin_policy_through_an_adapter_is_the_same_search) {
+  leir_search_result *r[2];
+  adapter a = {0, 0, 40};
+  for (int k = 0; k < 2; k++) {
+    fake f = {0};
+    leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+    o.policy = LEIR_POLICY_COST;
+    o.max_samples = a.max_samples;
+    o.branching = 3;
+    o.retries = UINT32_MAX - 1; /* an external policy, like a built-in, goes down its list */
+    if (k) {
+      o.propose = adapter_propose;
+      o.propose_payload = &a;
+    }
+    r[k] = run_fake(LEIR_SEARCH_GREEDY, &f, &o, LEIR_OK);
+  }
+  size_t n = leir_search_result_record_count(r[0]);
+  ck_assert_uint_gt(n, 10);
+  ck_assert_uint_eq(leir_search_result_record_count(r[1]), n);
+  for (size_t i = 0; i < n; i++) {
+    const leir_search_record *x = leir_search_result_record(r[0], i), *y = leir_search_result_record(r[1], i);
+    ck_assert_str_eq(x->step, y->step);
+    ck_assert_int_eq(x->node, y->node);
+    ck_assert_int_eq(x->reject, y->reject);
+  }
+  ck_assert_uint_gt(a.calls, 1);
+  ck_assert_uint_gt(a.known_checks, 0);
+  leir_search_result_free(r[0]);
+  leir_search_result_free(r[1]);
+}
+END_TEST
+
+/* leir_search_propose_chain and leir_search_propose_macro: two enumerated
+ * steps as one proposal, recorded joined by " ; ". */
+static leir_status two_step_propose(void *payload, const leir_search_query *q,
+                                    leir_search_proposals *out) {
+  int *calls = payload;
+  if ((*calls)++ || q->node != 0) return LEIR_OK;
+  size_t first = SIZE_MAX;
+  for (size_t i = 0; i < leir_candidates_count(q->candidates) && first == SIZE_MAX; i++)
+    if (strstr(leir_step_text(leir_candidates_step(q->candidates, i)), "loop_reorder")) first = i;
+  ck_assert_uint_ne(first, SIZE_MAX);
+  leir_program *mid = NULL;
+  ck_assert_int_eq(leir_candidates_apply(&mid, q->candidates, first), LEIR_OK);
+  leir_candidates *c2 = NULL;
+  ck_assert_int_eq(leir_candidates_list(&c2, mid, q->candidate_options), LEIR_OK);
+  const char *t1 = leir_step_text(leir_candidates_step(q->candidates, first));
+  const char *t2 = NULL;
+  for (size_t i = 0; i < leir_candidates_count(c2) && !t2; i++)
+    if (strstr(leir_step_text(leir_candidates_step(c2, i)), "loop_parallelization"))
+      t2 = leir_step_text(leir_candidates_step(c2, i));
+  ck_assert_ptr_nonnull(t2);
+  char chain[512];
+  snprintf(chain, sizeof chain, "%s\n%s", t1, t2);
+  ck_assert_int_eq(leir_search_propose_chain(out, chain, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_search_propose_macro(out, first, t2, NULL), LEIR_OK);
+  ck_assert_int_eq(leir_search_propose_chain(NULL, chain, NULL), LEIR_ERR_ARGUMENT);
+  ck_assert_int_eq(leir_search_propose_macro(out, first, NULL, NULL), LEIR_ERR_ARGUMENT);
+  leir_candidates_free(c2);
+  leir_program_free(mid);
+  return LEIR_OK;
+}
+
+START_TEST(test_external_policy_proposes_macro_steps) {
+  int calls = 0;
+  fake f = {0};
+  leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
+  o.max_samples = 10;
+  o.propose = two_step_propose;
+  o.propose_payload = &calls;
+  leir_search_result *r = run_fake(LEIR_SEARCH_GREEDY, &f, &o, LEIR_OK);
+  ck_assert_uint_ge(leir_search_result_record_count(r), 2);
+  const leir_search_record *x = leir_search_result_record(r, 0), *y = leir_search_result_record(r, 1);
+  ck_assert_ptr_nonnull(strstr(x->step, " ; loop_parallelization"));
+  ck_assert_str_eq(x->strategy, "loop_reorder+loop_parallelization");
+  /* the macro form of the same two steps reaches the same program: seen */
+  ck_assert_str_eq(y->step, x->step);
+  ck_assert_int_eq(y->reject, x->node >= 0 ? LEIR_REJECT_SEEN : y->reject);
+  leir_search_result_free(r);
+}
+END_TEST
+
 START_TEST(test_cost_policy_proposes_in_cost_order) {
   fake f = {0};
   leir_search_options o = LEIR_SEARCH_OPTIONS_INIT;
@@ -1544,6 +1663,8 @@ static Suite *search_suite(void) {
   t = tcase_create("policies");
   tcase_add_test(t, test_random_policy_is_seeded);
   tcase_add_test(t, test_builtin_policies_propose_no_alpha_twins);
+  tcase_add_test(t, test_builtin_policy_through_an_adapter_is_the_same_search);
+  tcase_add_test(t, test_external_policy_proposes_macro_steps);
   tcase_add_test(t, test_cost_policy_proposes_in_cost_order);
   tcase_add_test(t, test_cost_policy_prices_for_the_backend_threads);
   tcase_add_test(t, test_cost_policy_macro_step_over_plateau);

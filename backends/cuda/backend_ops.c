@@ -164,16 +164,13 @@ static leir_status cuda_time(leir_backend *b, leir_kernel *const *ks, size_t n,
   }
   double *total = calloc(n ? n : 1, sizeof *total);
   if (!total && st == LEIR_OK) st = leir__error_nomem();
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = leir__now();
   for (size_t k = 0; k < n; k++) out->runs[k] = 0;
   for (uint32_t round = 0; st == LEIR_OK && round < out->max_runs; round++) {
     bool more = false;
     for (size_t k = 0; k < n; k++)
       if (out->runs[k] < o->min_runs || total[k] < o->min_seconds) more = true;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    double wall = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9;
+    double wall = leir__now() - t0;
     if (!more || (wall > o->max_seconds && round > 0)) break;
     for (size_t k = 0; k < n && st == LEIR_OK; k++) {
       CUresult r = 0;

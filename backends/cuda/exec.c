@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "driver.h"
 #include "error.h"
 #include "options.h"
@@ -34,12 +35,6 @@ leir_status leir__cuda_fail(session *s, CUresult r, const char *what) {
   if (r >= 700 && r < 800) s->sticky = true;
   return leir__error(r >= 700 && r < 800 ? LEIR_ERR_RUNTIME : LEIR_ERR_INTERNAL, "cuda.driver",
                      NULL, 0, 0, "%s failed: %s (CUDA error %d)", what, leir__cu_error_text(r), r);
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static size_t buffer_bytes(const leir__buffer *b) {
@@ -142,12 +137,12 @@ leir_status leir__cuda_check_trap(session *s, double timeout_s) {
     CUevent ev = NULL;
     r = leir__cu.EventCreate(&ev, 2 /* CU_EVENT_DISABLE_TIMING */);
     if (r == 0) r = leir__cu.EventRecord(ev, NULL);
-    double deadline = now_ms() + timeout_s * 1e3;
+    double deadline = leir__now() * 1e3 + timeout_s * 1e3;
     while (r == 0) {
       r = leir__cu.EventQuery(ev);
       if (r != 600 /* CUDA_ERROR_NOT_READY */) break;
       r = 0;
-      if (now_ms() > deadline) {
+      if (leir__now() * 1e3 > deadline) {
         leir__cu.EventDestroy(ev);
         s->sticky = true;
         return leir__error(LEIR_ERR_TIMEOUT, "runtime.timeout", NULL, 0, 0,
@@ -266,7 +261,7 @@ static leir_status run_or_time(const leir_program *p, const leir_cuda_options *o
   if (st != LEIR_OK) return st;
   st = leir__cuda_driver_open();
   if (st != LEIR_OK) return st;
-  double t0 = now_ms();
+  double t0 = leir__now() * 1e3;
   leir__cuda_lowered *l = NULL;
   st = leir__cuda_lower(p, o, &l);
   if (st != LEIR_OK) return st;
@@ -277,7 +272,7 @@ static leir_status run_or_time(const leir_program *p, const leir_cuda_options *o
     st = leir__nvrtc_compile(l->source, l->source_len, arch, o && (o->flags & LEIR_CUDA_FMAD), &ptx,
                              NULL, &log);
   free(log);
-  double compile_ms = now_ms() - t0;
+  double compile_ms = leir__now() * 1e3 - t0;
   if (st != LEIR_OK) {
     leir__cuda_lowered_free(l);
     return st;

@@ -264,6 +264,16 @@ typedef struct leir_search_feedback {
                               * loop_tiling", "invalid at 1:40: ..." */
 } leir_search_feedback;
 
+/** Memory a policy keeps at one node between its calls there
+ * (leir_search_query.state). `data` is NULL at the first call at a node;
+ * the policy may store anything there, and sets `release` (or leaves it
+ * NULL) to what the search calls on `data` when it frees the node (at the
+ * end of leir_search_run). */
+typedef struct leir_search_node_state {
+  void *data;                  /**< the policy's; NULL until it stores something */
+  void (*release)(void *data); /**< called on a non-NULL `data` as the node is freed */
+} leir_search_node_state;
+
 /** What a policy is asked (borrowed for the call). */
 typedef struct leir_search_query {
   uint32_t size;                        /**< sizeof(leir_search_query) */
@@ -286,6 +296,32 @@ typedef struct leir_search_query {
   const leir_program *parent;           /**< the program `program` was reached from (NULL
                                          * at the source) */
   double parent_speedup;                /**< its speedup over the source (1 at the source) */
+  /* Appended (check `size` before reading). The built-in policies use these
+   * fields and nothing else of the search. */
+  int32_t node;                         /**< the node id of `program` (as in
+                                         * leir_search_record.node; 0: the source) */
+  uint64_t program_hash;                /**< leir_program_hash_alpha(program) */
+  const leir_candidates_options *candidate_options; /**< what `candidates` was listed with
+                                         * (for listing the programs derived from it alike) */
+  const struct leir_search_options *options; /**< the running search's options, defaults filled
+                                         * in (`cancel`: stop a long proposal early) */
+  uint32_t model_threads;               /**< the thread count to price programs for
+                                         * (leir_program_cost_predict): the backend's when
+                                         * it runs kernels on threads (0: the host's
+                                         * online CPUs), else 0 */
+  double time_left_s;                   /**< of options->max_seconds at this call
+                                         * (INFINITY without a time budget) */
+  leir_search_node_state *state;        /**< the policy's memory at this node (the
+                                         * built-in policies, run through
+                                         * leir_search_propose_builtin, have their own) */
+  /** 1 when the search has made a program with this alpha hash (a proposal
+   * that gives it is rejected as SEEN), else 0. */
+  int (*known)(const struct leir_search_query *query, uint64_t alpha_hash);
+  /** Counts one lookahead of `evaluations` cost-model calls in the summary
+   * (leir_search_summary.lookaheads and lookahead_evals). */
+  void (*count_lookahead)(const struct leir_search_query *query, uint64_t evaluations);
+  void *search;                         /**< the search's, for `known` and
+                                         * `count_lookahead`; not to be read */
 } leir_search_query;
 
 /** Where a policy puts its proposals. Opaque; owned by the search. */
@@ -310,6 +346,22 @@ LEIR_API leir_status leir_search_propose_step(leir_search_proposals *out, const 
 LEIR_API leir_status leir_search_propose_program(leir_search_proposals *out, const char *text,
                                                  size_t len, const char *strategy,
                                                  const char *cot);
+
+/** Proposes a macro-step: candidate `index` of query->candidates, then the
+ * candidate of its result whose step text is `follow` (listed with
+ * query->candidate_options). Both are enumerated steps, verified as a
+ * whole; the record joins them by " ; " and names both strategies, joined
+ * by '+'. `follow` and `cot` (may be NULL) are copied. Errors:
+ * LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_search_propose_macro(leir_search_proposals *out, size_t index,
+                                               const char *follow, const char *cot);
+/** Proposes a chain of enumerated steps as one macro-step: the lines of
+ * `steps`, replayed in order, each matched by its text among the candidates
+ * (query->candidate_options) of the program the line before gave. The
+ * record joins them by " ; ". `steps` and `cot` (may be NULL) are copied.
+ * Errors: LEIR_ERR_ARGUMENT, LEIR_ERR_NOMEM. */
+LEIR_API leir_status leir_search_propose_chain(leir_search_proposals *out, const char *steps,
+                                               const char *cot);
 
 /** A policy: fills `out` with proposals for `query->program`. Proposing
  * nothing says the policy has nothing more at this node. A status other
