@@ -140,12 +140,29 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   s->lookaheads = ctx.lookaheads;
   s->lookahead_evals = ctx.lookahead_evals;
   s->db_unsaved = ctx.db_unsaved;
+  for (size_t i = 0; i < ctx.nrecords; i++) {
+    const leir_search_record *r = &ctx.records[i];
+    s->compile_s += r->compile_s;
+    s->verify_s += r->verify_s;
+    s->time_s += r->time_s;
+  }
+  /* sample efficiency: the first sample whose best-so-far reached 95% of
+   * the run's best (the records' best_speedup is the path product, like
+   * best_speedup here) */
+  if (ctx.best != 0)
+    for (size_t i = 0; i < ctx.nrecords; i++)
+      if (ctx.records[i].best_speedup >= 0.95 * s->best_speedup) {
+        s->samples_to_95 = ctx.records[i].sample;
+        s->seconds_to_95 = ctx.records[i].elapsed_s;
+        break;
+      }
   if (ctx.best != 0 && !ctx.o.measure && !(ctx.o.flags & LEIR_SEARCH_NO_FINAL_COMPARE) &&
       ctx.stopped_by != 3) {
     search_node *b = &ctx.nodes[ctx.best], *r0 = &ctx.nodes[0];
     leir_comparison c;
     memset(&c, 0, sizeof c);
     c.size = sizeof c;
+    double t0 = now_s();
     if (leir__search_node_kernel(&ctx, b) == LEIR_OK &&
         leir__search_node_kernel(&ctx, r0) == LEIR_OK &&
         leir_kernels_compare(b->kernel, r0->kernel, &ctx.cmp, &c) == LEIR_OK) {
@@ -155,6 +172,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
       s->source_median_s = c.b.median_s;
       s->best_median_s = c.a.median_s;
     }
+    s->final_compare_s = now_s() - t0;
   }
   s->seconds = now_s() - ctx.start;
   res->records = ctx.records;
