@@ -421,7 +421,7 @@ int cmd_optimize(int argc, char **argv) {
                sum.time_s / sum.measured, sum.compile_s, sum.verify_s, sum.time_s,
                sum.final_compare_s);
       if (sum.samples_to_95)
-        printf("%-22s %u (%.1f s)\n", "samples to 95% of best", sum.samples_to_95,
+        printf("%-22s sample %u (%.1f s)\n", "95% of the best at", sum.samples_to_95,
                sum.seconds_to_95);
       if (so.lookahead_depth)
         printf("%-22s %u, %llu cost-model evaluations\n", "lookaheads", sum.lookaheads,
