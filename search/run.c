@@ -111,6 +111,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
     }
   }
 
+  double setup_s = now_s() - ctx.start;
   leir__search_algorithms[ctx.o.algorithm].run(&ctx);
   if (ctx.fatal != LEIR_OK) {
     st = ctx.fatal;
@@ -140,6 +141,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   s->lookaheads = ctx.lookaheads;
   s->lookahead_evals = ctx.lookahead_evals;
   s->db_unsaved = ctx.db_unsaved;
+  s->setup_s = setup_s;
   for (size_t i = 0; i < ctx.nrecords; i++) {
     const leir_search_record *r = &ctx.records[i];
     s->compile_s += r->compile_s;

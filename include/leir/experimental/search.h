@@ -551,6 +551,9 @@ typedef struct leir_search_summary {
    * accepted. */
   uint32_t samples_to_95;
   double seconds_to_95;     /**< wall time of the search at that sample */
+  /** Seconds before the first proposal: the source's checks and the
+   * verifier's set-up (the source's reference outputs on every input set). */
+  double setup_s;
 } leir_search_summary;
 
 /** Fills the first out->size bytes of *out. Errors: LEIR_ERR_ARGUMENT. */
