@@ -39,6 +39,22 @@ void leir__flush_cpu_cache(void **scratch, size_t *scratch_bytes) {
   for (size_t i = 0; i < *scratch_bytes; i += 64) p[i]++;
 }
 
+/* The scratch of a process that keeps it (leir__flush_keep_scratch): the
+ * kernel runner times one request per batch of rounds, and a fresh
+ * scratch per request paid its first touch (64 MiB of page faults, about
+ * as much as 10 flushes) every time. NULL elsewhere: a library process
+ * does not hold 64 MiB between timings. */
+static bool keep_scratch;
+static void *kept_scratch;
+static size_t kept_scratch_bytes;
+
+void leir__flush_keep_scratch(void) { keep_scratch = true; }
+
+/* A warm-up run at least this long has done what warm-up runs are for
+ * (the buffers paged in, the code loaded, the OpenMP threads started,
+ * the clock raised): the kernel's remaining warm-up runs are skipped. */
+#define WARMUP_ENOUGH_S 0.05
+
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return a < b ? -1 : a > b;
@@ -84,14 +100,16 @@ static uint32_t backend_threads(const leir_backend *b) {
 leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const *bufs,
                             const leir_bench_options *o, leir__run_fn fn, void *ctx,
                             leir__samples *out, leir__exec_result *res) {
-  void *scratch = NULL;
-  size_t scratch_bytes = 0;
+  void *scratch = keep_scratch ? kept_scratch : NULL;
+  size_t scratch_bytes = keep_scratch ? kept_scratch_bytes : 0;
   leir_status st = LEIR_OK;
   for (size_t k = 0; k < n; k++) out->runs[k] = 0;
   for (size_t k = 0; k < n && st == LEIR_OK; k++)
     for (uint32_t w = 0; w < o->warmup && st == LEIR_OK; w++) {
+      double w0 = leir__now();
       st = fn(ctx, ks[k], bufs[k]);
       if (st != LEIR_OK) res->set = (int32_t)k;
+      if (leir__now() - w0 >= WARMUP_ENOUGH_S) break;
     }
   double start = leir__now();
   double *total = calloc(n ? n : 1, sizeof *total);
@@ -134,7 +152,12 @@ leir_status leir__time_loop(leir_kernel *const *ks, size_t n, void *const *const
   }
 out_of_time:
   free(total);
-  free(scratch);
+  if (keep_scratch) {
+    kept_scratch = scratch;
+    kept_scratch_bytes = scratch_bytes;
+  } else {
+    free(scratch);
+  }
   return st;
 }
 
@@ -314,9 +337,13 @@ static leir_status read_compare_options(leir_compare_options *o, const leir_comp
 }
 
 /* One look at the n ratios so far: their median and its interval, and the
- * decision when the interval allows one. */
+ * decision when the interval allows one. With `stop_not_faster` the look
+ * also ends the comparison once A is shown not faster by min_effect (the
+ * interval's upper end at or below 1 + min_effect), the only question a
+ * search asks; the order is then SLOWER or SAME when the interval says
+ * so, else UNDECIDED. */
 static leir_status look(const double *ratio, uint32_t n, const leir_compare_options *o,
-                        leir_comparison *out, bool *decided) {
+                        bool stop_not_faster, leir_comparison *out, bool *decided) {
   double *sorted = malloc(n * sizeof *sorted);
   if (!sorted) return leir__error_nomem();
   memcpy(sorted, ratio, n * sizeof *sorted);
@@ -331,6 +358,7 @@ static leir_status look(const double *ratio, uint32_t n, const leir_compare_opti
     if (lo > up) out->order = LEIR_ORDER_FASTER, *decided = true;
     else if (hi < down) out->order = LEIR_ORDER_SLOWER, *decided = true;
     else if (lo >= down && hi <= up) out->order = LEIR_ORDER_SAME, *decided = true;
+    else if (stop_not_faster && hi <= up) *decided = true;
   }
   free(sorted);
   return LEIR_OK;
@@ -339,22 +367,28 @@ static leir_status look(const double *ratio, uint32_t n, const leir_compare_opti
 /* The comparison itself; leir_kernels_compare writes its result as far as
  * the caller's struct goes (an older, smaller leir_comparison). */
 static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
-                                   leir_comparison *out);
+                                   bool stop_not_faster, leir_comparison *out);
 
 leir_status leir_kernels_compare(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
                                  leir_comparison *out) {
+  return leir__kernels_compare_ex(ka, kb, opts, false, out);
+}
+
+leir_status leir__kernels_compare_ex(leir_kernel *ka, leir_kernel *kb,
+                                     const leir_compare_options *opts, bool stop_not_faster,
+                                     leir_comparison *out) {
   if (!ka || !kb || !out) return leir__error_arg(NULL, "NULL argument");
   leir_status st = leir__struct_size_check(out, sizeof *out, "leir_comparison");
   if (st != LEIR_OK) return st;
   leir_comparison full;
-  st = compare_kernels(ka, kb, opts, &full);
+  st = compare_kernels(ka, kb, opts, stop_not_faster, &full);
   if (st != LEIR_OK && st != LEIR_ERR_CANCELLED) return st;
   leir_status wst = leir__struct_write(out, &full, sizeof full, "leir_comparison");
   return st != LEIR_OK ? st : wst;
 }
 
 static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_compare_options *opts,
-                                   leir_comparison *out) {
+                                   bool stop_not_faster, leir_comparison *out) {
   if (ka->backend != kb->backend)
     return leir__error_arg(NULL, "both kernels must come from the same backend");
   leir_compare_options o;
@@ -422,12 +456,12 @@ static leir_status compare_kernels(leir_kernel *ka, leir_kernel *kb, const leir_
     if (n < next_look && !last) continue;
     while (next_look <= n) next_look += o.min_rounds;
     looked = n;
-    st = look(ratio, n, &o, out, &decided);
+    st = look(ratio, n, &o, stop_not_faster, out, &decided);
     if (leir__now() - start > o.max_seconds) break;
   }
   /* the rounds since the last look, when the time or the flag ended it */
   if ((st == LEIR_OK || st == LEIR_ERR_CANCELLED) && n > looked && !decided) {
-    leir_status lst = look(ratio, n, &o, out, &decided);
+    leir_status lst = look(ratio, n, &o, stop_not_faster, out, &decided);
     if (lst != LEIR_OK) st = lst;
   }
   if (st == LEIR_OK || st == LEIR_ERR_CANCELLED) {

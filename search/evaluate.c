@@ -7,6 +7,7 @@
 
 #include "engine.h"
 
+#include "bench.h"
 #include "error.h"
 
 /* ---- records ------------------------------------------------------------------ */
@@ -65,31 +66,54 @@ static void mismatch_reason(const leir_verify_report *rep, char *buf, size_t cap
   }
 }
 
-/* Verifies `cand` against the source and times it against its parent. */
+/* Verifies `cand` against the source and times it against its parent;
+ * the seconds of each phase go to r->compile_s, verify_s and time_s.
+ *
+ * The kernel is built first, so that its cost is seen apart from the
+ * verifier's: the verifier's own build of the same lowered code then
+ * finds the object in the backend's cache (one compiler run per
+ * candidate either way). A candidate whose kernel cannot be built still
+ * goes to the verifier, whose verdict says why. */
 static leir_status measure_real(search_ctx *ctx, search_node *parent, const leir_program *cand,
-                                uint32_t klass, leir_search_measurement *m, leir_kernel **kout) {
+                                uint32_t klass, leir_search_measurement *m, leir_kernel **kout,
+                                leir_search_record *r) {
+  double t0 = now_s();
+  leir_kernel *k = NULL;
+  leir_status kst = leir__search_node_kernel(ctx, parent);
+  if (kst == LEIR_OK) kst = leir_kernel_new(&k, ctx->backend, cand);
+  char kerr[200] = "";
+  if (kst != LEIR_OK) snprintf(kerr, sizeof kerr, "%s", leir_error_last()->message);
+  double t1 = now_s();
+  r->compile_s = t1 - t0;
   leir_verify_report *rep = NULL;
   leir_status st = leir_verifier_judge(ctx->verifier, cand, klass, &rep);
-  if (st != LEIR_OK) return st;
+  r->verify_s = now_s() - t1;
+  if (st != LEIR_OK) {
+    leir_kernel_free(k);
+    return st;
+  }
   m->verdict = rep->verdict;
   mismatch_reason(rep, m->message, sizeof m->message);
   leir_verify_report_free(rep);
   m->order = LEIR_ORDER_UNDECIDED;
-  if (!leir_verdict_passes(m->verdict)) return LEIR_OK;
-  leir_kernel *k = NULL;
-  st = leir__search_node_kernel(ctx, parent);
-  if (st == LEIR_OK) st = leir_kernel_new(&k, ctx->backend, cand);
-  if (st != LEIR_OK) {
+  if (!leir_verdict_passes(m->verdict)) {
+    leir_kernel_free(k);
+    return LEIR_OK;
+  }
+  if (kst != LEIR_OK) {
     /* verified but cannot be timed: not accepted, with the reason */
-    snprintf(m->message, sizeof m->message, "verified, but timing failed: %s",
-             leir_error_last()->message);
+    snprintf(m->message, sizeof m->message, "verified, but timing failed: %s", kerr);
     leir_kernel_free(k);
     return LEIR_OK;
   }
   leir_comparison c;
   memset(&c, 0, sizeof c);
   c.size = sizeof c;
-  st = leir_kernels_compare(k, parent->kernel, &ctx->cmp, &c);
+  double t2 = now_s();
+  /* the search accepts FASTER only: the comparison ends once the candidate
+   * is shown not faster (backends/bench.h) */
+  st = leir__kernels_compare_ex(k, parent->kernel, &ctx->cmp, true, &c);
+  r->time_s = now_s() - t2;
   if (st != LEIR_OK) {
     snprintf(m->message, sizeof m->message, "verified, but timing failed: %s",
              leir_error_last()->message);
@@ -237,7 +261,7 @@ int leir__search_evaluate(search_ctx *ctx, int nid, const proposal *p, const cha
         st = ctx->o.measure(ctx->o.measure_payload, ctx->nodes[0].program, n->program, cand,
                             klass, &m);
       else
-        st = measure_real(ctx, n, cand, klass, &m, &k);
+        st = measure_real(ctx, n, cand, klass, &m, &k, &r);
       n = &ctx->nodes[nid];
       if (st != LEIR_OK) {
         ctx->fatal = st;

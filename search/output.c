@@ -60,6 +60,9 @@ leir_status leir_search_record_json(const leir_search_record *r, char **out, siz
     put_str(&b, "proposed", r->proposed);
     put_str(&b, "raw", r->raw);
   }
+  if (r->size >= offsetof(leir_search_record, time_s) + sizeof r->time_s)
+    leir__sb_printf(&b, ",\"cost\":{\"compile_s\":%.6f,\"verify_s\":%.6f,\"time_s\":%.6f}",
+                    r->compile_s, r->verify_s, r->time_s);
   leir__sb_putc(&b, '}');
   *out = leir__sb_finish(&b, out_len);
   return *out ? LEIR_OK : leir__error_nomem();

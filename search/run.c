@@ -112,6 +112,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
     }
   }
 
+  double setup_s = leir__now() - ctx.start;
   leir__search_algorithms[ctx.o.algorithm].run(&ctx);
   if (ctx.fatal != LEIR_OK) {
     st = ctx.fatal;
@@ -143,12 +144,30 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
   s->lookahead_evals = ctx.lookahead_evals;
   s->db_unsaved = ctx.db_unsaved;
   s->db_saved_late = ctx.db_saved_late;
+  s->setup_s = setup_s;
+  for (size_t i = 0; i < ctx.nrecords; i++) {
+    const leir_search_record *r = &ctx.records[i];
+    s->compile_s += r->compile_s;
+    s->verify_s += r->verify_s;
+    s->time_s += r->time_s;
+  }
+  /* sample efficiency: the first sample whose best-so-far reached 95% of
+   * the run's best (the records' best_speedup is the path product, like
+   * best_speedup here) */
+  if (ctx.best != 0)
+    for (size_t i = 0; i < ctx.nrecords; i++)
+      if (ctx.records[i].best_speedup >= 0.95 * s->best_speedup) {
+        s->samples_to_95 = ctx.records[i].sample;
+        s->seconds_to_95 = ctx.records[i].elapsed_s;
+        break;
+      }
   if (ctx.best != 0 && !ctx.o.measure && !(ctx.o.flags & LEIR_SEARCH_NO_FINAL_COMPARE) &&
       ctx.stopped_by != 3) {
     search_node *b = &ctx.nodes[ctx.best], *r0 = &ctx.nodes[0];
     leir_comparison c;
     memset(&c, 0, sizeof c);
     c.size = sizeof c;
+    double t0 = leir__now();
     if (leir__search_node_kernel(&ctx, b) == LEIR_OK &&
         leir__search_node_kernel(&ctx, r0) == LEIR_OK &&
         leir_kernels_compare(b->kernel, r0->kernel, &ctx.cmp, &c) == LEIR_OK) {
@@ -158,6 +177,7 @@ leir_status leir_search_run(leir_search_result **out, leir_backend *backend,
       s->source_median_s = c.b.median_s;
       s->best_median_s = c.a.median_s;
     }
+    s->final_compare_s = leir__now() - t0;
   }
   s->seconds = leir__now() - ctx.start;
   res->records = ctx.records;

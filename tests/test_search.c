@@ -142,6 +142,19 @@ static void check_invariants(const leir_search_result *r, const fake *f, uint32_
   ck_assert_uint_eq(s.samples, s.measured + s.reused);
   ck_assert_double_eq_tol(s.best_speedup, best, 1e-9);
   ck_assert_uint_eq(s.accepted, (uint32_t)maxnode);
+  /* sample efficiency: the first record whose best so far is within 95% of
+   * the run's best; nothing accepted, none */
+  uint32_t to95 = 0;
+  double at95 = 0;
+  for (size_t i = 0; i < n && maxnode > 0 && !to95; i++) {
+    const leir_search_record *x = leir_search_result_record(r, i);
+    if (x->best_speedup >= 0.95 * best) to95 = x->sample, at95 = x->elapsed_s;
+  }
+  ck_assert_uint_eq(s.samples_to_95, to95);
+  ck_assert_double_eq(s.seconds_to_95, at95);
+  if (maxnode > 0) ck_assert_uint_ge(s.samples_to_95, 1);
+  /* a measurement callback's time is not split into phases */
+  ck_assert_double_eq(s.compile_s + s.verify_s + s.time_s, 0.0);
 }
 
 START_TEST(test_greedy_moves_to_the_fastest_child) {

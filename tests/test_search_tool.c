@@ -73,6 +73,17 @@ START_TEST(test_optimize_json_out_plot_and_db_reuse) {
   ck_assert_uint_eq(count_lines(r.out, "{\"sample\":"), 3);
   ck_assert_uint_eq(count_lines(r.out, "{\"summary\":"), 1);
   ck_assert_ptr_nonnull(strstr(r.out, "\"measured\":3,\"reused\":0"));
+  /* the cost of the measured samples by phase: every one was verified */
+  const char *cost = strstr(r.out, "{\"summary\":");
+  cost = cost ? strstr(cost, "\"cost\":{\"compile_s\":") : NULL;
+  ck_assert_ptr_nonnull(cost);
+  const char *vs = strstr(cost, "\"verify_s\":");
+  ck_assert_ptr_nonnull(vs);
+  ck_assert_double_gt(strtod(vs + strlen("\"verify_s\":"), NULL), 0.0);
+  ck_assert_ptr_nonnull(strstr(cost, "\"samples_to_95\":"));
+  size_t costs = 0; /* the 3 records and the summary */
+  for (const char *c = r.out; (c = strstr(c, "\"cost\":{\"compile_s\":")); c++) costs++;
+  ck_assert_uint_eq(costs, 4);
   size_t len;
   char *t = test_read_file(traj, &len);
   ck_assert_uint_eq(count_lines(t, "{\"sample\":"), 3);
@@ -92,6 +103,7 @@ START_TEST(test_optimize_json_out_plot_and_db_reuse) {
           prog);
   ck_assert_msg(r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "3 (measured 0, from the database 3)"));
+  ck_assert_ptr_null(strstr(r.out, "cost per sample")); /* nothing measured */
   free(r.out);
   free(r.err);
   r = RUN("db", "count", "--db", db);

@@ -95,11 +95,15 @@ static char *record_line(const char *id, const char *algo, const char *policy, u
              "\"speedup\":%.9g,\"best_speedup\":%.9g,\"final_lo\":%.9g,\"final_hi\":%.9g,"
              "\"source_median_s\":%.9g,\"best_median_s\":%.9g,\"best_depth\":%u,\"samples\":%u,"
              "\"measured\":%u,\"reused\":%u,\"accepted\":%u,\"rejected\":%u,"
-             "\"samples_to_best\":%u,\"seconds\":%.3f,\"stopped_by\":\"%s\",\"steps\":[",
+             "\"samples_to_best\":%u,\"samples_to_95\":%u,\"seconds\":%.3f,"
+             "\"compile_s\":%.6f,\"verify_s\":%.6f,\"time_s\":%.6f,\"final_compare_s\":%.6f,"
+             "\"stopped_by\":\"%s\",\"steps\":[",
           algo, policy, ok ? "ok" : "error", (unsigned long long)seed, speedup,
           ok ? s.best_speedup : 1.0, ok ? s.final_lo : 1.0, ok ? s.final_hi : 1.0,
           s.source_median_s, s.best_median_s, ok ? s.best_depth : 0, s.samples, s.measured,
-          s.reused, s.accepted, s.rejected, ok ? to_best : 0, s.seconds, why[s.stopped_by & 3]);
+          s.reused, s.accepted, s.rejected, ok ? to_best : 0, ok ? s.samples_to_95 : 0,
+          s.seconds, s.compile_s, s.verify_s, s.time_s, s.final_compare_s,
+          why[s.stopped_by & 3]);
   char *steps = NULL;
   if (ok && leir_search_result_best_steps(res, &steps, NULL) == LEIR_OK && steps) {
     bool first = true;

@@ -170,6 +170,11 @@ bool bench_run_parse(const char *line, bench_run *r) {
   r->rejected = (uint32_t)v[9];
   r->samples_to_best = (uint32_t)v[10];
   r->seconds = v[11];
+  double x;
+  if (get_num(line, "samples_to_95", &x) && x >= 0) r->samples_to_95 = (uint32_t)x;
+  if (get_num(line, "compile_s", &x) && x >= 0) r->compile_s = x;
+  if (get_num(line, "verify_s", &x) && x >= 0) r->verify_s = x;
+  if (get_num(line, "time_s", &x) && x >= 0) r->time_s = x;
   return true;
 }
 
@@ -261,6 +266,7 @@ typedef struct strat_count {
 typedef struct algo_stats {
   uint32_t runs, ok, errors, improved;
   double sum, logsum, peak, steps, to_best, seconds;
+  double to_95, measured, compile_s, verify_s, time_s;
   const char *peak_program;
   strat_count strategies[64];
   size_t nstrategies;
@@ -316,7 +322,12 @@ int bench_summary_write(const bench_summary_in *in, const char *dir, FILE *conso
       if (!s->peak_program || x > s->peak) s->peak = x, s->peak_program = in->programs[p];
       s->steps += r->best_depth;
       s->to_best += r->samples_to_best;
+      s->to_95 += r->samples_to_95;
       s->seconds += r->seconds;
+      s->measured += r->measured;
+      s->compile_s += r->compile_s;
+      s->verify_s += r->verify_s;
+      s->time_s += r->time_s;
       count_strategies(s, r->steps);
     }
   }
@@ -349,8 +360,14 @@ int bench_summary_write(const bench_summary_in *in, const char *dir, FILE *conso
             s->runs ? exp(s->logsum / n) : 0, s->runs ? s->peak : 0);
     if (s->peak_program) json_str(f, s->peak_program);
     else fprintf(f, "null");
-    fprintf(f, ",\"mean_steps\":%.4g,\"mean_samples_to_best\":%.4g,\"seconds\":%.3f,\"strategies\":{",
-            s->steps / n, s->to_best / n, s->seconds);
+    /* the cost of a measured sample, by phase, over all the runs */
+    double per = s->measured > 0 ? 1.0 / s->measured : 0.0;
+    fprintf(f, ",\"mean_steps\":%.4g,\"mean_samples_to_best\":%.4g,\"mean_samples_to_95\":%.4g,"
+               "\"seconds\":%.3f,\"measured\":%.0f,\"cost_per_sample\":{\"compile_s\":%.6g,"
+               "\"verify_s\":%.6g,\"time_s\":%.6g,\"total_s\":%.6g},\"strategies\":{",
+            s->steps / n, s->to_best / n, s->to_95 / n, s->seconds, s->measured,
+            s->compile_s * per, s->verify_s * per, s->time_s * per,
+            (s->compile_s + s->verify_s + s->time_s) * per);
     for (size_t k = 0; k < s->nstrategies; k++) {
       fprintf(f, "%s", k ? "," : "");
       json_str(f, s->strategies[k].name);
@@ -370,9 +387,12 @@ int bench_summary_write(const bench_summary_in *in, const char *dir, FILE *conso
       fprintf(f, "%s", first ? "" : ",");
       first = false;
       json_str(f, in->algorithms[a]);
-      fprintf(f, ":{\"status\":\"%s\",\"speedup\":%.6g,\"steps\":%u,\"samples_to_best\":%u}",
+      fprintf(f, ":{\"status\":\"%s\",\"speedup\":%.6g,\"steps\":%u,\"samples_to_best\":%u,"
+                 "\"samples_to_95\":%u,\"measured\":%u,\"compile_s\":%.6g,\"verify_s\":%.6g,"
+                 "\"time_s\":%.6g}",
               r->status, strcmp(r->status, "ok") == 0 ? r->speedup : 1.0, r->best_depth,
-              r->samples_to_best);
+              r->samples_to_best, r->samples_to_95, r->measured, r->compile_s, r->verify_s,
+              r->time_s);
     }
     fprintf(f, "}");
   }
@@ -390,14 +410,19 @@ int bench_summary_write(const bench_summary_in *in, const char *dir, FILE *conso
     fprintf(o, "# %s: policy %s, backend %s, %zu programs, %zu/%zu runs done\n\n", in->name,
             in->policy, in->backend, in->nprograms, done, total);
     fprintf(o, "| algorithm | runs | ok | improved | mean | geomean | peak | peak program | "
-               "steps | samples to best | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "steps | samples to best | samples to 95%% | seconds | s per sample (compile / "
+               "verify / time) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t a = 0; a < in->nalgorithms; a++) {
       algo_stats *s = &st[a];
       double n = s->runs ? s->runs : 1;
-      fprintf(o, "| %s | %u | %u | %u | %.3fx | %.3fx | %.3fx | %s | %.2f | %.1f | %.1f |\n",
+      double per = s->measured > 0 ? 1.0 / s->measured : 0.0;
+      fprintf(o, "| %s | %u | %u | %u | %.3fx | %.3fx | %.3fx | %s | %.2f | %.1f | %.1f | %.1f | "
+                 "%.2f (%.2f / %.2f / %.2f) |\n",
               in->algorithms[a], s->runs, s->ok, s->improved, s->runs ? s->sum / n : 0,
               s->runs ? exp(s->logsum / n) : 0, s->runs ? s->peak : 0,
-              s->peak_program ? s->peak_program : "-", s->steps / n, s->to_best / n, s->seconds);
+              s->peak_program ? s->peak_program : "-", s->steps / n, s->to_best / n,
+              s->to_95 / n, s->seconds, (s->compile_s + s->verify_s + s->time_s) * per,
+              s->compile_s * per, s->verify_s * per, s->time_s * per);
     }
     if (pass == 0) {
       fprintf(o, "\n| program |");
@@ -411,11 +436,12 @@ int bench_summary_write(const bench_summary_in *in, const char *dir, FILE *conso
           const bench_run *r = bench_runs_find(in->runs, in->nruns, in->programs[p], in->algorithms[a]);
           if (!r) fprintf(o, " - |");
           else if (strcmp(r->status, "ok")) fprintf(o, " error |");
-          else fprintf(o, " %.3fx (%u) |", r->speedup, r->best_depth);
+          else fprintf(o, " %.3fx (%u; 95%%: %u) |", r->speedup, r->best_depth, r->samples_to_95);
         }
         fprintf(o, "\n");
       }
-      fprintf(o, "\nSpeedups over the source program (steps in parentheses); a failed run counts "
+      fprintf(o, "\nSpeedups over the source program (steps, and the samples until the best so "
+                 "far was within 95%% of the run's best, in parentheses); a failed run counts "
                  "as 1x.\n");
     }
   }

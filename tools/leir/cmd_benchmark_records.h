@@ -15,6 +15,9 @@ typedef struct bench_run {
   char *error;
   double speedup, best_speedup, final_lo, final_hi, seconds;
   uint32_t best_depth, samples, measured, reused, accepted, rejected, samples_to_best;
+  /* read when present (runs written before them have none: 0) */
+  uint32_t samples_to_95;              /* first sample within 95% of the run's best */
+  double compile_s, verify_s, time_s;  /* the measured samples' cost by phase */
 } bench_run;
 
 /* Reads one line; false when it is not a complete record of this tool. */

@@ -394,6 +394,18 @@ int cmd_optimize(int argc, char **argv) {
       if (so.lookahead_depth)
         printf(",\"lookaheads\":%u,\"lookahead_evals\":%llu", sum.lookaheads,
                (unsigned long long)sum.lookahead_evals);
+      /* the cost of a measured sample, by phase (docs/search.md "Cost per
+       * sample"); "search" is the rest: policy, cost model, records */
+      double per = sum.measured ? 1.0 / sum.measured : 0.0;
+      printf(",\"cost\":{\"compile_s\":%.6f,\"verify_s\":%.6f,\"time_s\":%.6f,"
+             "\"final_compare_s\":%.6f,\"setup_s\":%.6f,\"search_s\":%.6f,\"per_sample_s\":%.6f,"
+             "\"compile_per_sample_s\":%.6f,\"verify_per_sample_s\":%.6f,"
+             "\"time_per_sample_s\":%.6f},\"samples_to_95\":%u,\"seconds_to_95\":%.3f",
+             sum.compile_s, sum.verify_s, sum.time_s, sum.final_compare_s, sum.setup_s,
+             sum.seconds - sum.setup_s - sum.compile_s - sum.verify_s - sum.time_s -
+                 sum.final_compare_s,
+             (sum.compile_s + sum.verify_s + sum.time_s) * per, sum.compile_s * per,
+             sum.verify_s * per, sum.time_s * per, sum.samples_to_95, sum.seconds_to_95);
       printf(",\"program\":");
       tool_json_string(stdout, text ? text : "", tl);
       printf("}}\n");
@@ -408,6 +420,16 @@ int cmd_optimize(int argc, char **argv) {
                "side by side", sum.final_speedup, sum.final_lo, sum.final_hi,
                sum.source_median_s * 1e3, sum.best_median_s * 1e3);
       printf("%-22s %.1f s\n", "search time", sum.seconds);
+      if (sum.measured)
+        printf("%-22s %.2f s: compile %.2f, verify %.2f, time %.2f (all samples: %.1f, %.1f, "
+               "%.1f s; set-up %.1f s, final comparison %.1f s)\n",
+               "cost per sample", (sum.compile_s + sum.verify_s + sum.time_s) / sum.measured,
+               sum.compile_s / sum.measured, sum.verify_s / sum.measured,
+               sum.time_s / sum.measured, sum.compile_s, sum.verify_s, sum.time_s,
+               sum.setup_s, sum.final_compare_s);
+      if (sum.samples_to_95)
+        printf("%-22s sample %u (%.1f s)\n", "95% of the best at", sum.samples_to_95,
+               sum.seconds_to_95);
       if (so.lookahead_depth)
         printf("%-22s %u, %llu cost-model evaluations\n", "lookaheads", sum.lookaheads,
                (unsigned long long)sum.lookahead_evals);

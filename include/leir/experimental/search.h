@@ -502,6 +502,15 @@ typedef struct leir_search_record {
   const char *raw;            /**< the policy's whole answer of the call that made this
                                * proposal (the LLM policy: the model's output, think
                                * block included); "" for other policies */
+  /* Appended: where the seconds of this sample went (0 when it was not
+   * measured now: rejected before measuring, taken from the database, or
+   * measured by a `measure` callback). Check `size` before reading. */
+  double compile_s;           /**< building the candidate's kernel (lowering and the
+                               * compiler; the parent's kernel when it had none yet) */
+  double verify_s;            /**< the verifier's judgement against the source (its
+                               * runs on every input set; the kernel compiled above
+                               * is reused) */
+  double time_s;              /**< the paired timing comparison with the parent */
 } leir_search_record;
 
 /** Called after every record; a non-zero return cancels the search
@@ -660,6 +669,21 @@ typedef struct leir_search_summary {
    * when the search ended (not counted in db_unsaved). Added with this
    * field. */
   uint32_t db_saved_late;
+  /* Appended (a smaller `size` does not get them): the cost of the measured
+   * samples, split by phase (sums of the records' compile_s, verify_s and
+   * time_s), the final side-by-side comparison, and sample efficiency. */
+  double compile_s;         /**< building kernels, all samples */
+  double verify_s;          /**< verification, all samples */
+  double time_s;            /**< timing comparisons, all samples */
+  double final_compare_s;   /**< the final comparison of best and source */
+  /** Samples evaluated (1-based) until the best speedup so far first
+   * reached 95% of the run's best (path products); 0 when nothing was
+   * accepted. */
+  uint32_t samples_to_95;
+  double seconds_to_95;     /**< wall time of the search at that sample */
+  /** Seconds before the first proposal: the source's checks and the
+   * verifier's set-up (the source's reference outputs on every input set). */
+  double setup_s;
 } leir_search_summary;
 
 /** Fills the first out->size bytes of *out. Errors: LEIR_ERR_ARGUMENT. */
