@@ -77,17 +77,17 @@ static void mismatch_reason(const leir_verify_report *rep, char *buf, size_t cap
 static leir_status measure_real(search_ctx *ctx, search_node *parent, const leir_program *cand,
                                 uint32_t klass, leir_search_measurement *m, leir_kernel **kout,
                                 leir_search_record *r) {
-  double t0 = now_s();
+  double t0 = leir__now();
   leir_kernel *k = NULL;
   leir_status kst = leir__search_node_kernel(ctx, parent);
   if (kst == LEIR_OK) kst = leir_kernel_new(&k, ctx->backend, cand);
   char kerr[200] = "";
   if (kst != LEIR_OK) snprintf(kerr, sizeof kerr, "%s", leir_error_last()->message);
-  double t1 = now_s();
+  double t1 = leir__now();
   r->compile_s = t1 - t0;
   leir_verify_report *rep = NULL;
   leir_status st = leir_verifier_judge(ctx->verifier, cand, klass, &rep);
-  r->verify_s = now_s() - t1;
+  r->verify_s = leir__now() - t1;
   if (st != LEIR_OK) {
     leir_kernel_free(k);
     return st;
@@ -109,11 +109,11 @@ static leir_status measure_real(search_ctx *ctx, search_node *parent, const leir
   leir_comparison c;
   memset(&c, 0, sizeof c);
   c.size = sizeof c;
-  double t2 = now_s();
+  double t2 = leir__now();
   /* the search accepts FASTER only: the comparison ends once the candidate
    * is shown not faster (backends/bench.h) */
   st = leir__kernels_compare_ex(k, parent->kernel, &ctx->cmp, true, &c);
-  r->time_s = now_s() - t2;
+  r->time_s = leir__now() - t2;
   if (st != LEIR_OK) {
     snprintf(m->message, sizeof m->message, "verified, but timing failed: %s",
              leir_error_last()->message);
