@@ -131,6 +131,11 @@ CASES = [
     ("level1/conv_standard_2D_square_input_asymmetric_kernel___dilated____padded",
      ["3,12,3,5,1,1,2,2,1,4,16,12", "2,3,2,3,2,2,1,1,3,2,9,11"],
      lambda v, a: F.conv2d(v["A"], v["D"], stride=a[4], padding=(a[6], a[5]), dilation=(a[8], a[7]))),
+    # its pool and the rest ran over the corpus's 3 pooled features at every shape (the
+    # template had the small shape's extents written in); avg_pool1d keeps floor(out/k)
+    ("level2/Matmul_AvgPool_GELU_Scale_Max", ["16,12,4,2.0,3", "9,20,4,1.5,3", "7,22,4,0.5,2"],
+     lambda v, a: torch.amax(F.gelu(F.avg_pool1d(F.linear(v["A"], v["M"], v["N"])[:, None, :], a[2])[:, 0, :])
+                             * a[3], dim=1)),
     ("level2/conv1d_conv1d", ["3,12,3,1,1,16,10", "2,4,3,2,2,2,13"],
      lambda v, a: F.conv1d(v["A"], v["G"], stride=a[3], dilation=a[4]) + F.conv1d(v["C"], v["G"], stride=a[3], dilation=a[4])),
     ("level2/conv2d_conv2d", ["3,12,3,5,1,1,10,14,8", "2,3,2,3,2,2,2,11,9"],
